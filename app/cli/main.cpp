@@ -1,0 +1,30 @@
+// hap: the command-line front end of HAP Studio (everything the app does that is not
+// interactive). Exit status: 0 success, 1 an error in the input (message on stderr), 2 usage.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "app/cli/inspect_command.h"
+#include "engine/base/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "hap: plan and run SPMD training of a PyTorch model on a heterogeneous GPU cluster.\n"
+      "Models are TorchScript files whose forward returns the loss; input shapes come from the\n"
+      "file's hap/inputs.json (written by resources/models/export.py) or from --input.",
+      "hap"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "hap 0.1.0");
+  int exitCode = 0;
+  hap::cli::addInspectCommand(app, exitCode);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const hap::Error& e) {
+    std::cerr << "hap: error: " << e.what() << "\n";
+    return 1;
+  }
+  return exitCode;
+}

@@ -1,0 +1,42 @@
+// TorchScript -> ir::Graph (DESIGN.md §2, data flow step 1).
+//
+// The importer loads a TorchScript archive, inlines every call, and walks forward node by node
+// on *meta* tensors: shape arithmetic (aten::size, aten::Int, prim::NumToTensor, integer math,
+// size lists), static `if` conditions and constant-trip loops are folded away, so the resulting
+// graph holds tensor operations only, each value with a static shape and dtype. Ops without a
+// meta kernel run on CPU on zero inputs of the same shape (embedding is computed directly, so
+// large tables are never materialised).
+//
+// This header exposes plain engine types only; LibTorch stays inside importer.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/import/input_spec.h"
+#include "engine/ir/graph.h"
+
+namespace hap::ts {
+
+struct ImportOptions {
+  // Input shapes from --input; they replace the file's hap/inputs.json entries of the same name.
+  std::vector<InputSpec> inputOverrides;
+
+  enum class Execution {
+    Meta,  // shapes from meta tensors (the default: no tensor data is allocated)
+    Real,  // run the graph once on real CPU tensors with the file's weights and random inputs
+           // (drawn within each input's [low, high)); for tests that cross-check Meta
+  };
+  Execution execution = Execution::Meta;
+
+  // Largest total input size, in bytes, of an op that has no meta kernel and is therefore run on
+  // CPU zeros. Beyond it the import fails naming the node instead of allocating.
+  int64_t cpuFallbackLimitBytes = int64_t{512} << 20;
+};
+
+// Imports `path`. Throws ImportError (file, construct or node named; see README "Errors") or
+// InputSpecError (a malformed or missing input specification).
+ir::Graph importModel(const std::string& path, const ImportOptions& options = {});
+
+}  // namespace hap::ts

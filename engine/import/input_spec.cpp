@@ -1,0 +1,128 @@
+#include "engine/import/input_spec.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "engine/base/error.h"
+
+namespace hap::ts {
+namespace {
+
+using nlohmann::json;
+
+std::optional<int64_t> parseNonNegative(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+ir::DType dtypeOrThrow(std::string_view name, const std::string& context) {
+  if (auto t = ir::parseDType(name)) return *t;
+  throw InputSpecError(fmt::format("{}: unknown dtype '{}' (expected one of {})", context, name,
+                                   ir::dtypeNames()));
+}
+
+}  // namespace
+
+ModelSpec parseInputsJson(std::string_view text, const std::string& origin) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputSpecError(fmt::format("{}: not valid JSON ({})", origin, e.what()));
+  }
+  auto field = [&](const std::string& path) { return fmt::format("{}: field '{}'", origin, path); };
+  if (!doc.is_object()) throw InputSpecError(origin + ": expected a JSON object");
+  if (doc.value("format", "") != "hap-inputs")
+    throw InputSpecError(field("format") + " must be \"hap-inputs\"");
+  if (doc.value("version", 0) != 1)
+    throw InputSpecError(field("version") + " must be 1 (this HAP reads version 1)");
+  if (!doc.contains("inputs") || !doc["inputs"].is_array())
+    throw InputSpecError(field("inputs") + " must be an array of {name, shape, dtype}");
+
+  ModelSpec spec;
+  const json& inputs = doc["inputs"];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const json& e = inputs[i];
+    std::string at = fmt::format("inputs[{}]", i);
+    if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
+      throw InputSpecError(field(at + ".name") + " must be a string");
+    InputSpec in;
+    in.name = e["name"].get<std::string>();
+    if (!e.contains("shape") || !e["shape"].is_array())
+      throw InputSpecError(field(at + ".shape") + " must be an array of non-negative integers");
+    for (const json& d : e["shape"]) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 0)
+        throw InputSpecError(field(at + ".shape") + " must be an array of non-negative integers");
+      in.shape.push_back(d.get<int64_t>());
+    }
+    if (!e.contains("dtype") || !e["dtype"].is_string())
+      throw InputSpecError(field(at + ".dtype") + " must be a string");
+    in.dtype = dtypeOrThrow(e["dtype"].get<std::string>(), field(at + ".dtype"));
+    for (auto [key, dst] : {std::pair{"low", &in.low}, std::pair{"high", &in.high}}) {
+      if (!e.contains(key)) continue;
+      if (!e[key].is_number_integer())
+        throw InputSpecError(field(at + "." + key) + " must be an integer");
+      *dst = e[key].get<int64_t>();
+    }
+    if (in.low && in.high && *in.low >= *in.high)
+      throw InputSpecError(field(at) + ": low must be less than high");
+    spec.inputs.push_back(std::move(in));
+  }
+  if (doc.contains("model")) spec.modelInfo = doc["model"].dump();
+  return spec;
+}
+
+InputSpec parseInputArg(std::string_view arg) {
+  const std::string context = fmt::format("--input '{}'", arg);
+  auto eq = arg.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    throw InputSpecError(context + ": expected NAME=DIMxDIMx...[:DTYPE], e.g. x=64x3x32x32:float32");
+  InputSpec in;
+  in.name = std::string(arg.substr(0, eq));
+  std::string_view rest = arg.substr(eq + 1);
+  auto colon = rest.find(':');
+  std::string_view dims = rest.substr(0, colon);
+  if (colon == std::string_view::npos) {
+    in.dtypeGiven = false;
+  } else {
+    in.dtype = dtypeOrThrow(rest.substr(colon + 1), context);
+  }
+  while (!dims.empty()) {
+    auto x = dims.find('x');
+    std::string_view d = dims.substr(0, x);
+    auto v = parseNonNegative(d);
+    if (!v)
+      throw InputSpecError(
+          fmt::format("{}: dimension '{}' is not a non-negative integer", context, d));
+    in.shape.push_back(*v);
+    if (x == std::string_view::npos) break;
+    dims.remove_prefix(x + 1);
+    if (dims.empty())
+      throw InputSpecError(context + ": dimension '' is not a non-negative integer");
+  }
+  return in;
+}
+
+void applyOverrides(std::vector<InputSpec>& specs, const std::vector<InputSpec>& overrides) {
+  for (const InputSpec& o : overrides) {
+    auto it = std::find_if(specs.begin(), specs.end(),
+                           [&](const InputSpec& s) { return s.name == o.name; });
+    if (it == specs.end()) {
+      specs.push_back(o);
+      specs.back().dtypeGiven = true;
+      continue;
+    }
+    it->shape = o.shape;
+    if (o.dtypeGiven) {
+      it->dtype = o.dtype;
+      it->low = o.low;
+      it->high = o.high;
+    }
+  }
+}
+
+}  // namespace hap::ts

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every Debian package HAP Studio needs to build, test and run. Idempotent: packages
+# already present are skipped by apt, and the script exits early when nothing is missing.
+# Usage: scripts/setup.sh            (runs apt-get through sudo when not root)
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build ccache pkg-config clang-format git
+  # LibTorch (CPU) with c10d Gloo, and a fast BLAS that takes over libblas.so.3
+  libtorch-dev libgloo-dev libopenblas0-pthread
+  # model zoo export
+  python3 python3-torch python3-numpy
+  # GUI and its tests
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6svgwidgets6 libqt6sql6-sqlite
+  fonts-dejavu-core xvfb xauth
+  # planner back ends: LP solvers, graph layout, partitioning
+  coinor-libcbc-dev coinor-libclp-dev libgraphviz-dev libmetis-dev
+  # storage and C++ libraries
+  sqlite3 libsqlite3-dev libsqlitecpp-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
+  libfmt-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
