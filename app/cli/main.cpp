@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 2;  // --help and --version succeed; usage errors exit 2
   } catch (const hap::Error& e) {
     std::cerr << "hap: error: " << e.what() << "\n";
     return 1;

@@ -79,14 +79,17 @@ ValueId Graph::addValue(ValueKind kind, std::string name, Shape shape, DType dty
 
 NodeId Graph::addNode(Node node) {
   node.id = static_cast<NodeId>(nodes.size());
+  for (ValueId o : node.outputs) {
+    const Value& out = value(o);
+    if (out.kind != ValueKind::Activation || out.producer != kNone)
+      throw std::logic_error(fmt::format("addNode: output {} is not a fresh activation", out.name));
+  }
   for (ValueId in : node.tensorInputs()) {
     auto& users = value(in).users;
     if (users.empty() || users.back() != node.id) users.push_back(node.id);
   }
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     Value& out = value(node.outputs[i]);
-    if (out.kind != ValueKind::Activation || out.producer != kNone)
-      throw std::logic_error(fmt::format("addNode: output {} is not a fresh activation", out.name));
     out.producer = node.id;
     out.producerOutput = static_cast<int32_t>(i);
   }

@@ -116,7 +116,7 @@ std::string toDot(const Graph& g, const DotOptions& opt) {
     clusters.add(clusters.at(truncateScope(n.scope, opt.depth)),
                  fmt::format("{} [label={}, tooltip={}{}];", nodeId(n.id), quote(label),
                              quote(g.describe(n.id)),
-                             flagged.count(n.id) ? ", color=red, penwidth=1.5" : ""));
+                             flagged.contains(n.id) ? ", color=red, penwidth=1.5" : ""));
   }
 
   auto ellipse = [&](size_t cluster, const Value& v, std::string_view name,

@@ -19,8 +19,8 @@ bool isIndex(std::string_view component) {
 }
 
 // Prints v in the largest unit of `units` (each `base` times the previous) that keeps its
-// magnitude at least 1, with three significant digits. Values in the first unit that are whole numbers print
-// without decimals.
+// magnitude at least 1, with three significant digits. Values in the first unit that are whole
+// numbers print without decimals.
 template <size_t N>
 std::string humanize(double v, double base, const std::array<std::string_view, N>& units) {
   const char* sign = v < 0 ? "-" : "";

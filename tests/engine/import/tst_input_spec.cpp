@@ -1,4 +1,113 @@
+// Input specifications: hap/inputs.json and --input parsing, with their documented messages.
 #include <QtTest>
-class T : public QObject { Q_OBJECT };
-QTEST_GUILESS_MAIN(T)
+
+#include "engine/base/error.h"
+#include "engine/import/input_spec.h"
+
+using namespace hap;
+
+namespace {
+
+QString specError(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputSpecError& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+}  // namespace
+
+class TstInputSpec : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void parsesInputArg() {
+    ts::InputSpec s = ts::parseInputArg("x=64x3x32x32:float32");
+    QCOMPARE(QString::fromStdString(s.name), QString("x"));
+    QCOMPARE(s.shape, (ir::Shape{64, 3, 32, 32}));
+    QCOMPARE(s.dtype, ir::DType::Float32);
+    QVERIFY(s.dtypeGiven);
+
+    ts::InputSpec noDtype = ts::parseInputArg("tokens=8x128");
+    QVERIFY(!noDtype.dtypeGiven);
+    QCOMPARE(noDtype.shape, (ir::Shape{8, 128}));
+
+    ts::InputSpec scalar = ts::parseInputArg("lr=:float64");
+    QVERIFY(scalar.shape.empty());
+    QCOMPARE(scalar.dtype, ir::DType::Float64);
+    QCOMPARE(ts::parseInputArg("y=4:long").dtype, ir::DType::Int64);  // alias
+  }
+
+  void malformedInputArg_data() {
+    QTest::addColumn<QString>("arg");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("no =") << "x64x3" << "--input 'x64x3': expected NAME=DIMxDIMx...[:DTYPE], e.g. x=64x3x32x32:float32";
+    QTest::newRow("no name") << "=4x4" << "--input '=4x4': expected NAME=DIMxDIMx...[:DTYPE], e.g. x=64x3x32x32:float32";
+    QTest::newRow("bad dim") << "x=64xAx3" << "--input 'x=64xAx3': dimension 'A' is not a non-negative integer";
+    QTest::newRow("negative") << "x=-1x3" << "--input 'x=-1x3': dimension '-1' is not a non-negative integer";
+    QTest::newRow("trailing x") << "x=4x" << "--input 'x=4x': dimension '' is not a non-negative integer";
+    QTest::newRow("bad dtype") << "x=4:complex" << "--input 'x=4:complex': unknown dtype 'complex' (expected one of float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool)";
+  }
+  void malformedInputArg() {
+    QFETCH(QString, arg);
+    QFETCH(QString, message);
+    QCOMPARE(specError([&] { ts::parseInputArg(arg.toStdString()); }), message);
+  }
+
+  void parsesInputsJson() {
+    ts::ModelSpec m = ts::parseInputsJson(
+        R"({"format":"hap-inputs","version":1,
+            "inputs":[{"name":"x","shape":[2,3],"dtype":"int64","low":0,"high":9},
+                      {"name":"w","shape":[],"dtype":"float16"}],
+            "model":{"name":"m","parameters":5}})",
+        "f.pt:hap/inputs.json");
+    QCOMPARE(m.inputs.size(), size_t{2});
+    QCOMPARE(m.inputs[0].shape, (ir::Shape{2, 3}));
+    QCOMPARE(*m.inputs[0].low, int64_t{0});
+    QCOMPARE(*m.inputs[0].high, int64_t{9});
+    QVERIFY(!m.inputs[1].low);
+    QCOMPARE(m.inputs[1].dtype, ir::DType::Float16);
+    QVERIFY(QString::fromStdString(m.modelInfo).contains("\"parameters\":5"));
+  }
+
+  void malformedInputsJson_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("not json") << "{" << "f: not valid JSON";
+    QTest::newRow("format") << R"({"format":"x","version":1,"inputs":[]})" << "f: field 'format' must be \"hap-inputs\"";
+    QTest::newRow("version") << R"({"format":"hap-inputs","version":2,"inputs":[]})" << "f: field 'version' must be 1";
+    QTest::newRow("shape") << R"({"format":"hap-inputs","version":1,"inputs":[{"name":"x","shape":[2,-1],"dtype":"int64"}]})"
+                           << "f: field 'inputs[0].shape' must be an array of non-negative integers";
+    QTest::newRow("dtype") << R"({"format":"hap-inputs","version":1,"inputs":[{"name":"x","shape":[2],"dtype":"cplx"}]})"
+                           << "f: field 'inputs[0].dtype': unknown dtype 'cplx'";
+    QTest::newRow("range") << R"({"format":"hap-inputs","version":1,"inputs":[{"name":"x","shape":[2],"dtype":"int64","low":5,"high":5}]})"
+                           << "f: field 'inputs[0]': low must be less than high";
+  }
+  void malformedInputsJson() {
+    QFETCH(QString, text);
+    QFETCH(QString, message);
+    QString got = specError([&] { ts::parseInputsJson(text.toStdString(), "f"); });
+    QVERIFY2(got.startsWith(message), qPrintable(got));
+  }
+
+  void overridesReplaceAndAppend() {
+    std::vector<ts::InputSpec> specs = {
+        {"x", {4, 16}, ir::DType::Int64, true, 0, 100},
+        {"y", {4}, ir::DType::Int64, true, 0, 10},
+    };
+    ts::applyOverrides(specs, {ts::parseInputArg("x=8x16"), ts::parseInputArg("y=8:int32"),
+                               ts::parseInputArg("z=3")});
+    QCOMPARE(specs.size(), size_t{3});
+    QCOMPARE(specs[0].shape, (ir::Shape{8, 16}));
+    QCOMPARE(specs[0].dtype, ir::DType::Int64);  // kept: no dtype given
+    QCOMPARE(*specs[0].high, int64_t{100});
+    QCOMPARE(specs[1].dtype, ir::DType::Int32);  // replaced
+    QVERIFY(!specs[1].high);
+    QCOMPARE(specs[2].dtype, ir::DType::Float32);  // new name: float32 by default
+  }
+};
+
+QTEST_GUILESS_MAIN(TstInputSpec)
 #include "tst_input_spec.moc"

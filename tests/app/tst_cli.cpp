@@ -1,0 +1,101 @@
+// `hap` as a user runs it: exit codes, the inspect table, --json, --dot, --help and errors.
+#include <QtTest>
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+namespace {
+
+struct Run {
+  int exitCode = -1;
+  QString out, err;
+};
+
+Run hap(const QStringList& args) {
+  QProcess p;
+  p.start(HAP_CLI_PATH, args);
+  if (!p.waitForFinished(60'000)) qFatal("hap %s did not finish", qPrintable(args.join(' ')));
+  return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
+
+QString zoo(const char* model) {
+  return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + model + "-tiny.pt";
+}
+
+}  // namespace
+
+class TstCli : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void help() {
+    Run r = hap({"--help"});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY(r.out.contains("inspect"));
+    Run sub = hap({"inspect", "--help"});
+    QCOMPARE(sub.exitCode, 0);
+    for (const char* option : {"--input", "--depth", "--dot", "--json"})
+      QVERIFY2(sub.out.contains(option), option);
+  }
+
+  void inspectTable() {
+    Run r = hap({"inspect", zoo("bert")});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("layers.0") && r.out.contains("layers.1"), qPrintable(r.out));
+    QVERIFY(r.out.contains("total"));
+    QVERIFY(r.out.contains("Diagnostics: none"));
+    QVERIFY(r.out.contains("Inputs: x: int64 [4, 16]"));
+  }
+
+  void inspectWithInputOverride() {
+    Run r = hap({"inspect", zoo("vit"), "--input", "x=9x3x16x16", "--input", "y=9"});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("x: float32 [9, 3, 16, 16]"), qPrintable(r.out));
+  }
+
+  void inspectJson() {
+    Run r = hap({"inspect", zoo("mlp"), "--json"});
+    QCOMPARE(r.exitCode, 0);
+    QJsonParseError error;
+    QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
+    QCOMPARE(error.error, QJsonParseError::NoError);
+    QJsonObject graph = doc.object()["graph"].toObject();
+    QCOMPARE(graph["format"].toString(), QString("hap-graph"));
+    QVERIFY(graph["nodes"].toArray().size() > 3);
+    QCOMPARE(doc.object()["summary"].toObject()["total"].toObject()["parameters"].toInteger(),
+             qint64{1732});
+  }
+
+  void inspectDot() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath("g.dot");
+    Run r = hap({"inspect", zoo("vgg19"), "--dot", file});
+    QCOMPARE(r.exitCode, 0);
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString dot = QString::fromUtf8(f.readAll());
+    QVERIFY(dot.startsWith("digraph"));
+    QVERIFY(dot.contains("subgraph cluster_"));
+    QVERIFY(dot.contains("relu_"));
+  }
+
+  void errorsExitOne() {
+    Run missing = hap({"inspect", "/nonexistent/model.pt"});
+    QCOMPARE(missing.exitCode, 1);
+    QVERIFY2(missing.err.startsWith("hap: error: /nonexistent/model.pt: no such file"),
+             qPrintable(missing.err));
+    Run badInput = hap({"inspect", zoo("mlp"), "--input", "x=4xQ"});
+    QCOMPARE(badInput.exitCode, 1);
+    QVERIFY2(badInput.err.contains("dimension 'Q' is not a non-negative integer"),
+             qPrintable(badInput.err));
+    Run usage = hap({"inspect"});
+    QCOMPARE(usage.exitCode, 2);
+    QVERIFY2(usage.err.contains("MODEL is required"), qPrintable(usage.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TstCli)
+#include "tst_cli.moc"
