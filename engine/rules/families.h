@@ -1,0 +1,24 @@
+// The rule families. Each file owns the table of ops it handles; registry.cpp lists the
+// families explicitly, so every registered op can be found from that one list.
+#pragma once
+
+#include <span>
+
+#include "engine/rules/rule.h"
+
+namespace hap::rules {
+
+std::span<const RuleEntry> elementwiseRules();    // elementwise.cpp: unary, binary, where, casts
+std::span<const RuleEntry> randomRules();         // random.cpp: dropout and other random ops
+std::span<const RuleEntry> reductionRules();      // reduction.cpp: sum, mean, amax, ...
+std::span<const RuleEntry> normalizationRules();  // normalization.cpp: layer_norm, batch_norm
+std::span<const RuleEntry> softmaxRules();        // softmax.cpp: softmax, log_softmax
+std::span<const RuleEntry> lossRules();           // loss.cpp: nll_loss, cross_entropy_loss
+std::span<const RuleEntry> embeddingRules();      // embedding.cpp
+std::span<const RuleEntry> factoryRules();        // factory.cpp: arange, zeros, full, *_like
+std::span<const RuleEntry> shapeRules();          // shape.cpp: views, permutes, cat, split, ...
+std::span<const RuleEntry> matmulRules();         // matmul.cpp: linear, matmul, bmm, einsum, ...
+std::span<const RuleEntry> convolutionRules();    // convolution.cpp: convolutions and pooling
+std::span<const RuleEntry> indexingRules();       // indexing.cpp: topk, one_hot, cumsum, gather
+
+}  // namespace hap::rules

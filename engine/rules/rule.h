@@ -1,0 +1,63 @@
+// Sharding rules: for one reference node, the exact ways to compute it on distributed values.
+//
+// A rule (one per op family, registered by aten op name in registry.cpp) appends Variants. A
+// variant is a Hoare triple {inputs} node {outputs}: if every tensor input holds the listed
+// relation, running the node's op on every device's local pieces yields the outputs with the
+// listed relations. Contract for rule authors:
+//   - A variant must be exact (same values, to float rounding, as the single-device op), with
+//     the local adjustments the runtime applies noted in `note` (e.g. a mean over a sharded
+//     dimension divides by the global, not the local, length).
+//   - All G facts of one variant split "the same way": every G(d) dimension in a variant is
+//     linked, so its lengths come from one dimension class (synth/dim_classes.h). Link only
+//     dimensions whose lengths are equal or integer multiples of each other along a view.
+//   - Do not append the all-replicated variant: variantsFor() adds it to every node.
+//   - The node's tensor inputs are Node::tensorInputs() (list arguments flattened); a value that
+//     appears twice gets two entries.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/ir/graph.h"
+#include "engine/synth/fact.h"
+
+namespace hap::rules {
+
+struct Variant {
+  std::string name;                // short and stable: "replicate", "batch", "column", "row", ...
+  std::vector<synth::Rel> inputs;  // one per tensor input, in Node::tensorInputs() order
+  std::vector<synth::Rel> outputs;  // one per output
+  // Sufficient-factor broadcasting: the weight input holds I* and its gradient is formed on
+  // every device from all-gathered factors (input and output gradient) instead of all-reduced.
+  bool sfb = false;
+  std::string note;  // what the runtime does differently from the plain op, if anything
+};
+
+using RuleFn = void (*)(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out);
+
+struct RuleEntry {
+  std::string_view op;  // qualified op name without overload, in-place variants listed too
+  RuleFn rule;
+};
+
+// The rule for `op`, or nullptr. In-place variants ("aten::relu_") are looked up as listed.
+RuleFn findRule(std::string_view op);
+
+// All variants of node n: the replicate variant (always first) followed by the rule's variants,
+// deduplicated. Sets *hasRule to whether a specific rule exists for the op.
+std::vector<Variant> variantsFor(const ir::Graph& g, const ir::Node& n, bool* hasRule = nullptr);
+
+// "column: I G(0) G(0) -> G(2)" (inputs then outputs), for golden tests and --explain.
+std::string formatVariant(const Variant& v);
+
+// Helpers for rule authors.
+int normalizeDim(int64_t dim, int rank);  // -1 -> rank-1; asserts 0 <= result < rank
+// The integer constant argument `name`, or `fallback` when absent or None.
+int64_t intArg(const ir::Node& n, std::string_view name, int64_t fallback);
+// The int-list constant argument `name` (an int is a list of one); empty when absent or None.
+std::vector<int64_t> intListArg(const ir::Node& n, std::string_view name);
+const ir::Value& tensorInput(const ir::Graph& g, const ir::Node& n, size_t i);
+const ir::Value& output(const ir::Graph& g, const ir::Node& n, size_t i = 0);
+
+}  // namespace hap::rules

@@ -1,0 +1,8 @@
+// (rule family in progress)
+#include "engine/rules/families.h"
+
+namespace hap::rules {
+
+std::span<const RuleEntry> softmaxRules() { return {}; }
+
+}  // namespace hap::rules
