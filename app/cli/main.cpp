@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/cli/inspect_command.h"
+#include "app/cli/plan_command.h"
 #include "engine/base/error.h"
 
 int main(int argc, char** argv) {
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "hap 0.1.0");
   int exitCode = 0;
   hap::cli::addInspectCommand(app, exitCode);
+  hap::cli::addPlanCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,8 +1,45 @@
-// (rule family in progress)
+// embedding(weight [V, D], indices [...]) -> [..., D]: one weight row per index.
+#include "engine/rules/broadcast.h"
 #include "engine/rules/families.h"
 
 namespace hap::rules {
+namespace {
 
-std::span<const RuleEntry> embeddingRules() { return {}; }
+// Tensor inputs in order: weight, indices.
+void embeddingRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const ir::Value& weight = tensorInput(g, n, 0);
+  const ir::Value& indices = tensorInput(g, n, 1);
+  int indexRank = indices.rank();
+  // Sharded indices look up their rows in the replicated table. scale_grad_by_freq scales the
+  // weight gradient by each index's frequency in the batch, which a shard would count locally.
+  if (intArg(n, "scale_grad_by_freq", 0) == 0) {
+    for (int d = 0; d < indexRank; ++d) {
+      if (!shardable(indices, d)) continue;
+      out.push_back(makeVariant("shard", {synth::kIdentity, synth::gather(d)}, {synth::gather(d)}));
+    }
+  }
+  // Embedding-dimension parallel: each rank holds some columns of every row.
+  if (shardable(weight, 1) && shardable(output(g, n), indexRank)) {
+    out.push_back(
+        makeVariant("column", {synth::gather(1), synth::kIdentity}, {synth::gather(indexRank)}));
+  }
+  // Vocabulary parallel: each rank holds a range of rows, looks up the indices in its range and
+  // gives zero rows for the others, so the outputs add up to the lookup. A padding_idx would have
+  // to be translated into the local range: only without one.
+  if (intArg(n, "padding_idx", -1) < 0 && shardable(weight, 0)) {
+    out.push_back(makeVariant("vocab", {synth::gather(0), synth::kIdentity}, {synth::kReduce},
+                              "vocabulary parallel: look up only the ids in this rank's row range "
+                              "(shifted to local rows); other ids give zero rows; the output is a "
+                              "partial sum"));
+  }
+}
+
+constexpr RuleEntry kRules[] = {{"aten::embedding", embeddingRule}};
+
+}  // namespace
+
+std::span<const RuleEntry> embeddingRules() {
+  return kRules;
+}
 
 }  // namespace hap::rules

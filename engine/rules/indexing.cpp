@@ -1,8 +1,131 @@
-// (rule family in progress)
+// Ops that index along one dimension: topk, sort, argsort, cumulative ops, one_hot, gather,
+// index_select, scatter. The indexed dimension is never split (an element's result depends on the
+// whole of it, or indices address all of it); the other dimensions are independent lanes.
+// Data-dependent shapes (masked_select, nonzero) have no rule: only replication is exact.
+#include <algorithm>
+#include <string>
+
 #include "engine/rules/families.h"
+#include "engine/rules/variant_util.h"
 
 namespace hap::rules {
+namespace {
 
-std::span<const RuleEntry> indexingRules() { return {}; }
+using synth::gather;
+using synth::kIdentity;
+using synth::kReduce;
+
+std::string dimName(int d) { return "dim" + std::to_string(d); }
+
+// topk(self, k, dim, ...), sort(self, [stable,] dim, descending), argsort(self, dim, ...),
+// cumsum/cumprod(self, dim, dtype), cummax/cummin(self, dim): every lane along `dim` is processed
+// on its own, so another dimension passes G to all outputs (values and indices alike). cumsum
+// is linear (R → R).
+template <bool kLinear>
+void alongDimRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const ir::Value& x = tensorInput(g, n, 0);
+  if (x.rank() == 0) return;
+  const int k = normalizeDim(intArg(n, "dim", -1), x.rank());
+  for (int d = 0; d < x.rank(); ++d) {
+    if (d == k || !shardable(x, d)) continue;
+    out.push_back(
+        makeVariant(dimName(d), {gather(d)}, std::vector<synth::Rel>(n.outputs.size(), gather(d))));
+  }
+  if (kLinear) out.push_back(makeVariant("partial", {kReduce}, {kReduce}));
+}
+
+// one_hot(self, num_classes): each index becomes its own row along a new last dimension, which
+// is never split. With num_classes = -1 the length comes from the data (the local maximum would
+// differ per device): no variant.
+void oneHotRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  if (intArg(n, "num_classes", -1) <= 0) return;
+  const ir::Value& x = tensorInput(g, n, 0);
+  for (int d = 0; d < x.rank(); ++d)
+    if (shardable(x, d))
+      out.push_back(makeVariant(dimName(d), {gather(d)}, {gather(d)}));
+}
+
+// gather(self, dim, index): out[..i..] = self[..index[..i..]..] along `dim`, out shaped as index.
+//   dim<d> (d ≠ dim): self and index split alike along d, which needs equal lengths there.
+//   index: index (and so out) split along `dim`, each device reading all of self.
+//   partial: linear in self.
+void gatherRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const ir::Value& x = tensorInput(g, n, 0);
+  const ir::Value& index = tensorInput(g, n, 1);
+  if (x.rank() == 0 || index.rank() != x.rank()) return;
+  const int k = normalizeDim(intArg(n, "dim", 0), x.rank());
+  for (int d = 0; d < x.rank(); ++d) {
+    const size_t i = static_cast<size_t>(d);
+    if (d != k && shardable(x, d) && x.shape[i] == index.shape[i])
+      out.push_back(makeVariant(dimName(d), {gather(d), gather(d)}, {gather(d)}));
+  }
+  if (shardable(index, k))
+    out.push_back(makeVariant("index", {kIdentity, gather(k)}, {gather(k)}));
+  out.push_back(makeVariant("partial", {kReduce, kIdentity}, {kReduce}));
+}
+
+// index_select(self, dim, index): picks the 1-D index's entries along `dim`.
+//   dim<d> (d ≠ dim): self split along d, index whole.
+//   index: the index (and so out's `dim`) split, each device reading all of self.
+//   partial: linear in self.
+void indexSelectRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const ir::Value& x = tensorInput(g, n, 0);
+  const ir::Value& index = tensorInput(g, n, 1);
+  if (x.rank() == 0) return;
+  const int k = normalizeDim(intArg(n, "dim", 0), x.rank());
+  for (int d = 0; d < x.rank(); ++d)
+    if (d != k && shardable(x, d))
+      out.push_back(makeVariant(dimName(d), {gather(d), kIdentity}, {gather(d)}));
+  if (shardable(index, 0) && shardable(output(g, n), k))
+    out.push_back(makeVariant("index", {kIdentity, gather(0)}, {gather(k)}));
+  out.push_back(makeVariant("partial", {kReduce, kIdentity}, {kReduce}));
+}
+
+// scatter(self, dim, index, src | value [, reduce]), scatter_add(self, dim, index, src): writes
+// src[..i..] to out[..index[..i..]..] along `dim`. Another dimension d passes G when every tensor
+// has the same length there (index and src may be shorter than self, which would misalign the
+// pieces). scatter_add is linear in (self, src) together.
+template <bool kLinear>
+void scatterRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const ir::Value& x = tensorInput(g, n, 0);
+  if (x.rank() == 0) return;
+  const std::vector<ir::ValueId> inputs = n.tensorInputs();
+  const int k = normalizeDim(intArg(n, "dim", 0), x.rank());
+  for (int d = 0; d < x.rank(); ++d) {
+    const bool split = d != k && std::all_of(inputs.begin(), inputs.end(), [&](ir::ValueId id) {
+      const ir::Value& v = g.value(id);
+      return v.rank() == x.rank() && shardable(v, d) &&
+             v.shape[static_cast<size_t>(d)] == x.shape[static_cast<size_t>(d)];
+    });
+    if (!split) continue;
+    out.push_back(makeVariant(dimName(d), std::vector<synth::Rel>(inputs.size(), gather(d)),
+                              {gather(d)}));
+  }
+  if (kLinear && inputs.size() == 3)
+    out.push_back(makeVariant("partial", {kReduce, kIdentity, kReduce}, {kReduce}));
+}
+
+constexpr RuleEntry kRules[] = {
+    {"aten::topk", alongDimRule<false>},
+    {"aten::sort", alongDimRule<false>},
+    {"aten::argsort", alongDimRule<false>},
+    {"aten::cumsum", alongDimRule<true>},
+    {"aten::cumsum_", alongDimRule<true>},
+    {"aten::cumprod", alongDimRule<false>},
+    {"aten::cumprod_", alongDimRule<false>},
+    {"aten::cummax", alongDimRule<false>},
+    {"aten::cummin", alongDimRule<false>},
+    {"aten::one_hot", oneHotRule},
+    {"aten::gather", gatherRule},
+    {"aten::index_select", indexSelectRule},
+    {"aten::scatter", scatterRule<false>},
+    {"aten::scatter_", scatterRule<false>},
+    {"aten::scatter_add", scatterRule<true>},
+    {"aten::scatter_add_", scatterRule<true>},
+};
+
+}  // namespace
+
+std::span<const RuleEntry> indexingRules() { return kRules; }
 
 }  // namespace hap::rules

@@ -1,8 +1,107 @@
-// (rule family in progress)
+// Losses: nll_loss (and its nd/2d forms), cross_entropy_loss, and the pointwise losses (mse, l1,
+// smooth l1, huber, binary cross-entropy).
+//
+// Each position's loss depends only on the inputs at that position (and, for the class losses,
+// on the whole class dimension there). Sharding positions is therefore exact: with
+// reduction='none' the output is sharded like them; with 'sum' the local sums are partial sums of
+// the loss; with 'mean' too, provided each rank divides its local sum by the global denominator.
+// The class dimension does not shard: the log-softmax over it would need a distributed
+// log-sum-exp.
+#include <algorithm>
+
+#include "engine/rules/broadcast.h"
 #include "engine/rules/families.h"
 
 namespace hap::rules {
+namespace {
 
-std::span<const RuleEntry> lossRules() { return {}; }
+// The `reduction` argument.
+constexpr int64_t kNoReduction = 0;
+constexpr int64_t kMean = 1;
+
+constexpr char kClassMeanNote[] =
+    "mean: divide the local sum by the global number of non-ignored targets (weighted: their "
+    "global class-weight sum), all-reduced by the runtime";
+constexpr char kProbabilityMeanNote[] =
+    "mean: divide the local sum by the global number of positions (N·d1·…·dk)";
+constexpr char kPointwiseMeanNote[] = "mean: divide the local sum by the global number of elements";
+
+// The output relation for positions sharded along output dimension d.
+synth::Rel reducedOutput(int64_t reduction, int d) {
+  return reduction == kNoReduction ? synth::gather(d) : synth::kReduce;
+}
+
+// nll_loss, nll_loss_nd, nll_loss2d, cross_entropy_loss: self [N, C, d1..dk] of scores, target
+// [N, d1..dk] of class indices (or, for cross_entropy, [N, C, d1..dk] of class probabilities),
+// an optional weight [C] of class weights (replicated). An unbatched self [C] has nothing to shard.
+void classLossRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const ir::Value& self = tensorInput(g, n, 0);
+  int rank = self.rank();
+  if (rank < 2) return;
+  bool probabilities = tensorInput(g, n, 1).rank() == rank;
+  int64_t reduction = intArg(n, "reduction", kMean);
+  for (int d = 0; d < rank; ++d) {
+    if (d == 1 || !shardable(self, d)) continue;  // 1: the class dimension
+    int position = d == 0 ? 0 : d - 1;  // in the target of class indices and in the output
+    std::vector<synth::Rel> ins;
+    for (const ir::Arg& a : n.args) {
+      if (a.kind == ir::Arg::Kind::Constant) continue;
+      synth::Rel r = synth::kIdentity;
+      if (a.name == "self") r = synth::gather(d);
+      if (a.name == "target") r = synth::gather(probabilities ? d : position);
+      ins.insert(ins.end(), a.values.size(), r);
+    }
+    out.push_back(makeVariant(reduction == kNoReduction ? "shard" : "reduce", std::move(ins),
+                              {reducedOutput(reduction, position)},
+                              reduction != kMean ? ""
+                              : probabilities    ? kProbabilityMeanNote
+                                                 : kClassMeanNote));
+  }
+}
+
+// The shape all tensor inputs broadcast to.
+ir::Shape broadcastShape(const ir::Graph& g, const ir::Node& n) {
+  ir::Shape shape;
+  for (ir::ValueId id : n.tensorInputs()) {
+    const ir::Shape& in = g.value(id).shape;
+    if (in.size() > shape.size()) shape.insert(shape.begin(), in.size() - shape.size(), 1);
+    size_t offset = shape.size() - in.size();
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i] != 1) shape[offset + i] = in[i];
+  }
+  return shape;
+}
+
+// mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy(_with_logits): one loss per
+// element of the broadcast inputs (weight and pos_weight broadcast too).
+void pointwiseLossRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  ir::Shape shape = broadcastShape(g, n);
+  int64_t reduction = intArg(n, "reduction", kMean);
+  for (int d = 0; d < std::min(static_cast<int>(shape.size()), synth::kMaxShardedRank); ++d) {
+    if (shape[static_cast<size_t>(d)] <= 1) continue;  // as shardable()
+    out.push_back(makeVariant(reduction == kNoReduction ? "shard" : "reduce",
+                              broadcastInputs(g, n, shape, d), {reducedOutput(reduction, d)},
+                              reduction == kMean ? kPointwiseMeanNote : ""));
+  }
+}
+
+constexpr RuleEntry kRules[] = {
+    {"aten::nll_loss", classLossRule},
+    {"aten::nll_loss_nd", classLossRule},
+    {"aten::nll_loss2d", classLossRule},
+    {"aten::cross_entropy_loss", classLossRule},
+    {"aten::mse_loss", pointwiseLossRule},
+    {"aten::l1_loss", pointwiseLossRule},
+    {"aten::smooth_l1_loss", pointwiseLossRule},
+    {"aten::huber_loss", pointwiseLossRule},
+    {"aten::binary_cross_entropy", pointwiseLossRule},
+    {"aten::binary_cross_entropy_with_logits", pointwiseLossRule},
+};
+
+}  // namespace
+
+std::span<const RuleEntry> lossRules() {
+  return kRules;
+}
 
 }  // namespace hap::rules

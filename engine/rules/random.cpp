@@ -1,8 +1,70 @@
-// (rule family in progress)
+// Random ops: dropout and its variants, random fills and random factories.
+//
+// The runtime draws random numbers so that replicated random ops give identical results on all
+// ranks (DESIGN.md §5): every rank draws the full-size values from the shared seed. A sharded
+// variant keeps this rank's piece of them, so the pieces are exactly the single-device values and
+// the split does not change the random stream.
+#include "engine/rules/broadcast.h"
 #include "engine/rules/families.h"
 
 namespace hap::rules {
+namespace {
 
-std::span<const RuleEntry> randomRules() { return {}; }
+constexpr char kPieceNote[] =
+    "random: draw the full-size values from the shared seed and keep this rank's piece";
+
+constexpr char kSameMaskNote[] =
+    "random: every rank draws the same full-size mask from the shared seed";
+
+// Each output element is drawn from the input elements at its position (or from nothing).
+void randomRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  appendPointwiseShards(g, n, out, kPieceNote);
+}
+
+// dropout(x) = mask·x / (1 − p) is linear in x for a fixed mask: with every rank drawing the same
+// full-size mask, partial sums stay partial sums. native_dropout also returns that mask.
+void dropoutRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  appendPointwiseShards(g, n, out, kPieceNote);
+  std::vector<synth::Rel> outs(n.outputs.size(), synth::kIdentity);
+  outs[0] = synth::kReduce;
+  out.push_back(makeVariant("partial", {synth::kReduce}, std::move(outs), kSameMaskNote));
+}
+
+// rand_like(x) uses only the shape of x: a full-size input, replicated or partial, gives the same
+// full-size values on every rank.
+void randomLikeRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  appendPointwiseShards(g, n, out, kPieceNote);
+  out.push_back(makeVariant("like", {synth::kReduce}, {synth::kIdentity}));
+}
+
+constexpr RuleEntry kRules[] = {
+    {"aten::dropout", dropoutRule},
+    {"aten::dropout_", dropoutRule},
+    {"aten::feature_dropout", dropoutRule},  // one draw per channel, broadcast: still linear
+    {"aten::feature_dropout_", dropoutRule},
+    {"aten::native_dropout", dropoutRule},
+    // Alpha dropout sets dropped elements to a nonzero constant: affine, not linear.
+    {"aten::alpha_dropout", randomRule},
+    {"aten::alpha_dropout_", randomRule},
+    {"aten::feature_alpha_dropout", randomRule},
+    {"aten::feature_alpha_dropout_", randomRule},
+    {"aten::bernoulli", randomRule},
+    {"aten::bernoulli_", randomRule},
+    {"aten::uniform_", randomRule},
+    {"aten::normal", randomRule},
+    {"aten::normal_", randomRule},
+    {"aten::rand", randomRule},
+    {"aten::randn", randomRule},
+    {"aten::randint", randomRule},
+    {"aten::rand_like", randomLikeRule},
+    {"aten::randn_like", randomLikeRule},
+    {"aten::randint_like", randomLikeRule},
+};
+
+}  // namespace
+
+std::span<const RuleEntry> randomRules() {
+  return kRules;
+}
 
 }  // namespace hap::rules

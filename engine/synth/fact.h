@@ -31,4 +31,18 @@ std::string formatRel(Rel r);
 using FormMask = uint16_t;
 inline constexpr FormMask bit(Rel r) { return static_cast<FormMask>(1u << (r >= 0 ? 3 + r : -1 - r)); }
 
+// Whether a value holding `m` has form r without communication: I gives every G(d) by a local
+// slice and R by keeping the value on rank 0 only.
+inline constexpr bool holds(FormMask m, Rel r) {
+  if (m & bit(r)) return true;
+  return (m & bit(kIdentity)) && (r >= 0 || r == kReduce);
+}
+// Adds form r to m, normalised: I subsumes every G(d) and R (derivable locally from it), so
+// states that differ only in those compare equal.
+inline constexpr FormMask addForm(FormMask m, Rel r) {
+  m = static_cast<FormMask>(m | bit(r));
+  if (m & bit(kIdentity)) m = static_cast<FormMask>(m & (bit(kIdentity) | bit(kIdentitySfb)));
+  return m;
+}
+
 }  // namespace hap::synth

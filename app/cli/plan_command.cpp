@@ -1,0 +1,105 @@
+#include "app/cli/plan_command.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "engine/base/error.h"
+#include "engine/cost/cluster.h"
+#include "engine/import/importer.h"
+#include "engine/plan/explain.h"
+#include "engine/plan/plan_json.h"
+#include "engine/plan/planner.h"
+#include "engine/plan/verifier.h"
+
+namespace hap::cli {
+namespace {
+
+struct PlanArgs {
+  std::string model, cluster, output, ratios = "proportional";
+  std::vector<std::string> inputs;
+  bool explain = false, quiet = false, baselines = true;
+  int64_t maxStates = 20'000'000;
+};
+
+// Prints search progress on one stderr line.
+class ProgressLine : public synth::SearchListener {
+ public:
+  void onProgress(const synth::SearchProgress& p) override {
+    std::cerr << fmt::format("\rsearch: {} states expanded, {} in the frontier, bound {:.3f} ms, {:.1f} s   ",
+                             p.expanded, p.frontier, p.boundSeconds * 1e3, p.elapsedSeconds)
+              << std::flush;
+    printed = true;
+  }
+  void finish() {
+    if (printed) std::cerr << "\n";
+  }
+  bool printed = false;
+};
+
+int runPlan(const PlanArgs& a) {
+  ts::ImportOptions importOptions;
+  for (const std::string& in : a.inputs) importOptions.inputOverrides.push_back(ts::parseInputArg(in));
+  ir::Graph g = ts::importModel(a.model, importOptions);
+  cost::Cluster cluster = cost::loadCluster(a.cluster);
+
+  plan::PlanOptions options;
+  options.ratios = a.ratios == "even" ? plan::PlanOptions::Ratios::Even : plan::PlanOptions::Ratios::Proportional;
+  options.baselines = a.baselines;
+  options.search.maxStates = a.maxStates;
+  ProgressLine progress;
+  if (!a.quiet) options.search.listener = &progress;
+  plan::Plan p = plan::makePlan(g, cluster, options);
+  progress.finish();
+
+  std::vector<std::string> problems = plan::verifyPlan(g, p);
+  if (!problems.empty()) {
+    std::string list;
+    for (const std::string& s : problems) list += "\n  " + s;
+    throw Error(fmt::format("the synthesised plan failed verification (a bug; please report it):{}", list));
+  }
+  if (a.explain) std::cout << plan::formatExplain(g, p) << "\n";
+  std::cout << plan::formatSummary(p);
+  std::cout << "Plan verified.";
+  if (!a.output.empty()) {
+    plan::writePlan(p, g, a.output);
+    std::cout << fmt::format(" Written to {}.", a.output);
+  }
+  std::cout << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void addPlanCommand(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan",
+      "Synthesise the fastest distributed program for a model on a cluster (A* search over "
+      "sharding rules under the cost model), verify it, and compare it with data parallelism "
+      "(DP-EV: even shares, DP-CP: shares proportional to device speed).");
+  cmd->add_option("MODEL", args->model, "TorchScript file (.pt) whose forward returns the loss")->required();
+  cmd->add_option("--cluster,-c", args->cluster, "Cluster inventory (YAML), e.g. resources/clusters/paper-testbed-64.yaml")
+      ->required()
+      ->type_name("FILE");
+  cmd->add_option("--input,-i", args->inputs,
+                  "Shape and dtype of a forward argument, NAME=DIMxDIMx...[:DTYPE]; repeatable; "
+                  "overrides the file's hap/inputs.json")
+      ->type_name("SPEC");
+  cmd->add_option("--ratios", args->ratios,
+                  "Device shares of every sharded dimension: 'even', or 'proportional' to each "
+                  "device's peak FLOP/s")
+      ->check(CLI::IsMember({"even", "proportional"}))
+      ->capture_default_str();
+  cmd->add_option("--output,-o", args->output, "Write the plan (JSON, format hap-plan v1)")->type_name("FILE");
+  cmd->add_flag("--explain", args->explain,
+                "Print the program stage by stage: each collective with its tensor and cost, each "
+                "computation with its rule variant and the sharding of its tensors");
+  cmd->add_option("--max-states", args->maxStates, "Memory bound of the search, in states")->capture_default_str();
+  cmd->add_flag("!--no-baselines", args->baselines, "Skip planning the DP-EV and DP-CP baselines");
+  cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
+  cmd->callback([args, &exitCode] { exitCode = runPlan(*args); });
+}
+
+}  // namespace hap::cli

@@ -1,0 +1,130 @@
+#include "engine/cost/collective_cost.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+namespace hap::cost {
+namespace {
+
+void checkSize(const Cluster& cluster, std::span<const double> v, const char* what) {
+  if (v.size() != static_cast<size_t>(cluster.size()))
+    throw std::invalid_argument(
+        fmt::format("{}: {} entries for a cluster of {} devices", what, v.size(), cluster.size()));
+}
+
+// Shared by all-gather and its dual reduce-scatter.
+double gatherLike(const Cluster& cluster, Collective c, Method method,
+                  std::span<const double> shardBytes, const char* what) {
+  checkSize(cluster, shardBytes, what);
+  const int n = cluster.size();
+  if (n <= 1) return 0;
+  const Link link = collectiveLink(cluster, c);
+  if (method == Method::Padded) {
+    double largest = *std::max_element(shardBytes.begin(), shardBytes.end());
+    return (n - 1) * (link.latency + largest / link.bandwidth);
+  }
+  double seconds = 0;
+  for (double shard : shardBytes)
+    if (shard > 0) seconds += ceilLog2(n) * link.latency + shard / link.bandwidth;
+  return seconds;
+}
+
+}  // namespace
+
+std::string_view methodName(Method m) {
+  return m == Method::Padded ? "padded" : "grouped";
+}
+
+int ceilLog2(int n) {
+  int depth = 0;
+  while ((1LL << depth) < n) ++depth;
+  return depth;
+}
+
+Link collectiveLink(const Cluster& cluster, Collective c) {
+  if (cluster.size() <= 1) return {std::numeric_limits<double>::infinity(), 0};
+  std::vector<int> perMachine(cluster.machines.size(), 0);
+  for (const Device& d : cluster.devices) ++perMachine[d.machine];
+  bool first = true;
+  Link bound;
+  auto include = [&](const Link& l) {
+    bound.bandwidth = first ? l.bandwidth : std::min(bound.bandwidth, l.bandwidth);
+    bound.latency = first ? l.latency : std::max(bound.latency, l.latency);
+    first = false;
+  };
+  if (cluster.spansMachines()) include(cluster.network);
+  for (size_t m = 0; m < perMachine.size(); ++m)
+    if (perMachine[m] >= 2) include(cluster.machines[m].link);
+  bound.bandwidth *= cluster.efficiencyOf(c);
+  return bound;
+}
+
+double allGatherSeconds(const Cluster& cluster, Method method, std::span<const double> shardBytes) {
+  return gatherLike(cluster, Collective::AllGather, method, shardBytes, "allGatherSeconds");
+}
+
+double reduceScatterSeconds(const Cluster& cluster, Method method,
+                            std::span<const double> shardBytes) {
+  return gatherLike(cluster, Collective::ReduceScatter, method, shardBytes, "reduceScatterSeconds");
+}
+
+double allReduceSeconds(const Cluster& cluster, double bytes) {
+  const int n = cluster.size();
+  if (n <= 1) return 0;
+  const Link link = collectiveLink(cluster, Collective::AllReduce);
+  double ring = 2.0 * (n - 1) * (link.latency + bytes / (n * link.bandwidth));
+  double tree = 2.0 * ceilLog2(n) * link.latency + 2.0 * bytes / link.bandwidth;
+  return std::min(ring, tree);
+}
+
+double broadcastSeconds(const Cluster& cluster, double bytes) {
+  const int n = cluster.size();
+  if (n <= 1) return 0;
+  const Link link = collectiveLink(cluster, Collective::Broadcast);
+  return ceilLog2(n) * link.latency + bytes / link.bandwidth;
+}
+
+double allToAllSeconds(const Cluster& cluster, std::span<const double> localBytes,
+                       std::span<const double> receiveShares) {
+  checkSize(cluster, localBytes, "allToAllSeconds localBytes");
+  checkSize(cluster, receiveShares, "allToAllSeconds receiveShares");
+  const int n = cluster.size();
+  if (n <= 1) return 0;
+  const double efficiency = cluster.efficiencyOf(Collective::AllToAll);
+
+  // Bytes per device over its machine's link, per machine over the NIC, each direction.
+  std::vector<double> intraSent(n, 0), intraReceived(n, 0);
+  std::vector<double> egress(cluster.machines.size(), 0), ingress(cluster.machines.size(), 0);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      double bytes = localBytes[i] * receiveShares[j];
+      int mi = cluster.devices[i].machine, mj = cluster.devices[j].machine;
+      if (mi == mj) {
+        intraSent[i] += bytes;
+        intraReceived[j] += bytes;
+      } else {
+        egress[mi] += bytes;
+        ingress[mj] += bytes;
+      }
+    }
+  }
+  double transfer = 0;
+  for (int i = 0; i < n; ++i) {
+    double bytes = std::max(intraSent[i], intraReceived[i]);
+    if (bytes > 0)
+      transfer = std::max(transfer, bytes / (cluster.machineOf(i).link.bandwidth * efficiency));
+  }
+  for (size_t m = 0; m < egress.size(); ++m) {
+    double bytes = std::max(egress[m], ingress[m]);
+    if (bytes > 0) transfer = std::max(transfer, bytes / (cluster.network.bandwidth * efficiency));
+  }
+  return (n - 1) * collectiveLink(cluster, Collective::AllToAll).latency + transfer;
+}
+
+}  // namespace hap::cost

@@ -1,0 +1,62 @@
+// Time of the collectives of a distributed program over ALL devices of a cluster, from byte
+// counts (never element counts). Each is built from α + bytes/β steps, where the link (α, β)
+// comes from the cluster inventory (collectiveLink). Formulas and their derivation are in
+// docs/cost-model.md (§3 "Collective time"); every function returns 0 for a one-device cluster.
+//
+// Per-device vectors are indexed by rank and must have Cluster::size() entries
+// (std::invalid_argument otherwise: that is a caller bug, not a user error).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "engine/cost/cluster.h"
+
+namespace hap::cost {
+
+// How an all-gather / reduce-scatter of uneven shards is carried out (DESIGN.md §3):
+// Padded pads every shard to the largest and runs one ring collective; Grouped runs one
+// broadcast (or reduce) per device inside one group call, moving the actual shards.
+enum class Method { Padded, Grouped };
+std::string_view methodName(Method m);  // "padded", "grouped"
+
+// The link a collective over all devices is bound by, with the collective's efficiency
+// (Cluster::efficiency) applied to the bandwidth:
+//   - one machine: that machine's link;
+//   - several machines: the bottleneck of the network and of the links of every machine that
+//     holds two or more devices: bandwidth = the minimum, latency = the maximum;
+//   - one device: {infinity, 0} (nothing is sent).
+Link collectiveLink(const Cluster& cluster, Collective c);
+
+// ⌈log2 n⌉ for n ≥ 1 (0 for n = 1): the depth of a binary broadcast/reduction tree.
+int ceilLog2(int n);
+
+// All-gather; shardBytes[j] = bytes of device j's local piece.
+//   Padded:  (n−1) · (α + max_j shard_j / β)          (ring; every step moves the padded shard)
+//   Grouped: Σ_{j: shard_j > 0} (⌈log2 n⌉·α + shard_j / β)   (one pipelined broadcast per
+//            non-empty shard; an empty shard is not broadcast)
+double allGatherSeconds(const Cluster& cluster, Method method, std::span<const double> shardBytes);
+
+// Reduce-scatter, the dual of all-gather: the same formulas over the output pieces
+// (shardBytes[j] = bytes of the piece device j ends up with).
+double reduceScatterSeconds(const Cluster& cluster, Method method,
+                            std::span<const double> shardBytes);
+
+// All-reduce of a tensor of `bytes` (the full tensor, held by every device):
+//   min(ring: 2(n−1)·(α + S/(n·β)),  tree: 2·⌈log2 n⌉·α + 2·S/β)
+double allReduceSeconds(const Cluster& cluster, double bytes);
+
+// Broadcast of `bytes` from one device to all others (pipelined tree):  ⌈log2 n⌉·α + S/β.
+double broadcastSeconds(const Cluster& cluster, double bytes);
+
+// All-to-all: device i sends localBytes[i] · receiveShares[j] bytes to every device j ≠ i (its
+// share for itself stays local).
+//   (n−1)·α + max( max over devices i of max(bytes i sends, bytes i receives) to or from devices
+//                      of its own machine / that machine's link β,
+//                  max over machines m of max(bytes leaving m, bytes entering m) / network β )
+// Links are full duplex and work in parallel; a machine's NIC carries all of its devices'
+// traffic to and from other machines.
+double allToAllSeconds(const Cluster& cluster, std::span<const double> localBytes,
+                       std::span<const double> receiveShares);
+
+}  // namespace hap::cost

@@ -1,0 +1,97 @@
+#include "engine/plan/explain.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "engine/ir/summary.h"
+
+namespace hap::plan {
+namespace {
+
+std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
+
+std::string form(const ir::Graph& g, const Form& f) {
+  return fmt::format("{} {}", g.value(f.value).name, synth::formatRel(f.rel));
+}
+
+}  // namespace
+
+std::string formatSummary(const Plan& p) {
+  std::string out = fmt::format("Plan for {} ({} parameters, {} nodes) on {} ({} devices), ratios {}\n\n",
+                                p.modelPath, ir::formatCount(static_cast<double>(p.parameters)),
+                                p.nodes, p.clusterName, p.devices.size(), p.ratioPolicy);
+  auto maxMemory = [](const Estimate& e) {
+    double m = 0;
+    for (double b : e.memoryBytes) m = std::max(m, b);
+    return m;
+  };
+  out += fmt::format("  {:<8} {:>14} {:>14} {:>5} {:>12}\n", "plan", "iteration", "memory (max)", "fits",
+                     "HAP speedup");
+  auto row = [&](const std::string& name, const Estimate& e) {
+    std::string speedup = name == "HAP" ? "" : fmt::format("{:.2f}x", e.iterationSeconds / p.estimate.iterationSeconds);
+    out += fmt::format("  {:<8} {:>14} {:>14} {:>5} {:>12}\n", name, ms(e.iterationSeconds),
+                       ir::formatBytes(static_cast<int64_t>(maxMemory(e))), e.fits ? "yes" : "NO", speedup);
+  };
+  row("HAP", p.estimate);
+  for (const Plan::Baseline& b : p.baselines) {
+    std::string upper = b.name;
+    for (char& c : upper) c = static_cast<char>(std::toupper(c));
+    row(upper, b.estimate);
+  }
+  // Per device type: how many, share, busy time, memory against capacity.
+  struct Agg { int count = 0; double share = 0, busy = 0, memory = 0, capacity = 0; };
+  std::map<std::string, Agg> types;
+  for (const PlanDevice& d : p.devices) {
+    Agg& a = types[d.type];
+    ++a.count;
+    a.share = std::max(a.share, p.ratios[static_cast<size_t>(d.rank)]);
+    a.busy = std::max(a.busy, d.computeSeconds);
+    a.memory = std::max(a.memory, d.memoryBytes);
+    a.capacity = d.capacityBytes;
+  }
+  out += fmt::format("\n  {:<18} {:>5} {:>8} {:>14} {:>22}\n", "device type", "count", "share", "compute", "memory / capacity");
+  for (const auto& [type, a] : types)
+    out += fmt::format("  {:<18} {:>5} {:>7.2f}% {:>14} {:>22}\n", type, a.count, a.share * 100, ms(a.busy),
+                       ir::formatBytes(static_cast<int64_t>(a.memory)) + " / " +
+                           ir::formatBytes(static_cast<int64_t>(a.capacity)));
+  int collectives = 0;
+  for (const PlanStep& s : p.steps) collectives += s.kind == PlanStep::Kind::Convert && s.seconds() > 0;
+  out += fmt::format("\n{} stages, {} collectives. Search: {} states expanded, {} stored, {:.3f} s.\n",
+                     p.stages.size(), collectives, p.expanded, p.stored, p.searchSeconds);
+  return out;
+}
+
+std::string formatExplain(const ir::Graph& g, const Plan& p) {
+  std::string out;
+  for (size_t si = 0; si < p.stages.size(); ++si) {
+    const Stage& st = p.stages[si];
+    out += fmt::format("Stage {}: communication {}, computation {}\n", si + 1, ms(st.communicationSeconds),
+                       ms(st.computationSeconds));
+    for (int i = st.firstStep; i < st.endStep; ++i) {
+      const PlanStep& s = p.steps[static_cast<size_t>(i)];
+      if (s.kind == PlanStep::Kind::Convert) {
+        if (s.seconds() == 0 && s.instruction != "slice" && s.instruction != "load-shard") continue;
+        std::string what = s.instruction + (s.method.empty() ? "" : " (" + s.method + ")");
+        const ir::Value& v = g.value(s.to.value);
+        out += fmt::format("  {:<28} {} {}: {} -> {}   {}\n", what, v.name, ir::formatShape(v.shape),
+                           synth::formatRel(s.from.rel), synth::formatRel(s.to.rel),
+                           s.seconds() > 0 ? fmt::format("{} (fwd {}, bwd {})", ms(s.seconds()), ms(s.forwardSeconds),
+                                                         ms(s.backwardSeconds))
+                                           : "free");
+      } else {
+        const ir::Node& n = g.node(s.node);
+        std::string ins, outs;
+        for (const Form& f : s.inputs) ins += (ins.empty() ? "" : ", ") + form(g, f);
+        for (const Form& f : s.outputs) outs += (outs.empty() ? "" : ", ") + form(g, f);
+        out += fmt::format("  {:<28} {:<12} [{}] ({}) -> ({})   {}\n", n.op.substr(n.op.find("::") + 2),
+                           s.variant + (s.sfb ? "" : ""), n.scope.empty() ? "top" : n.scope, ins, outs,
+                           ms(s.seconds()));
+      }
+    }
+  }
+  out += fmt::format("Predicted iteration time: {}\n", ms(p.estimate.iterationSeconds));
+  return out;
+}
+
+}  // namespace hap::plan

@@ -1,0 +1,34 @@
+// Plans a model on a cluster: theory, cost table, A* search, baselines, and the Plan with exact
+// lengths, stages and memory (DESIGN.md §2 data flow, steps 2-4 with fixed ratios).
+#pragma once
+
+#include <string>
+
+#include "engine/cost/cluster.h"
+#include "engine/ir/graph.h"
+#include "engine/plan/plan.h"
+#include "engine/synth/search.h"
+
+namespace hap::plan {
+
+struct PlanOptions {
+  enum class Ratios { Even, Proportional };
+  // Shares of the devices: equal, or proportional to each device's peak FLOP/s for the model's
+  // dtype. (The LP that optimises them is a later step.)
+  Ratios ratios = Ratios::Proportional;
+  synth::CostOptions cost;
+  synth::SearchOptions search;  // listener, cancellation, memory bound
+  bool baselines = true;        // also plan DP-EV and DP-CP
+};
+
+// The model file's identity: path and SHA-256 of its bytes.
+std::string sha256File(const std::string& path);
+
+// Plans `g` (imported from g.sourceFile) on `cluster`. Throws synth::SearchError.
+Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOptions& options);
+
+// The shares `policy` gives the cluster's devices.
+std::vector<double> ratiosFor(const ir::Graph& g, const cost::Cluster& cluster,
+                              PlanOptions::Ratios policy);
+
+}  // namespace hap::plan

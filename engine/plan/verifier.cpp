@@ -1,0 +1,183 @@
+#include "engine/plan/verifier.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "engine/rules/rule.h"
+
+namespace hap::plan {
+namespace {
+
+using synth::Rel;
+
+class Verifier {
+ public:
+  Verifier(const ir::Graph& g, const Plan& p) : g_(g), p_(p), forms_(g.values.size(), 0) {}
+
+  std::vector<std::string> run();
+
+ private:
+  template <typename... A>
+  void error(fmt::format_string<A...> f, A&&... a) {
+    errors_.push_back(fmt::format(f, std::forward<A>(a)...));
+  }
+  bool validValue(ir::ValueId v) const { return v >= 0 && static_cast<size_t>(v) < g_.values.size(); }
+  std::string name(ir::ValueId v) const { return validValue(v) ? "'" + g_.value(v).name + "'" : "#" + std::to_string(v); }
+  void checkForm(const Form& f, const std::string& where);
+  void checkConvert(const PlanStep& s, const std::string& where);
+  void checkCompute(const PlanStep& s, const std::string& where);
+
+  const ir::Graph& g_;
+  const Plan& p_;
+  std::vector<synth::FormMask> forms_;
+  std::map<std::pair<ir::ValueId, Rel>, std::vector<int64_t>> lengths_;
+  std::vector<std::string> errors_;
+  ir::NodeId next_ = 0;
+};
+
+void Verifier::checkForm(const Form& f, const std::string& where) {
+  if (!validValue(f.value)) return error("{}: value {} does not exist", where, f.value);
+  const ir::Value& v = g_.value(f.value);
+  if (!synth::isGather(f.rel)) {
+    if (!f.lengths.empty()) error("{}: {} {} carries lengths", where, name(f.value), synth::formatRel(f.rel));
+    return;
+  }
+  if (f.rel >= v.rank()) return error("{}: {} has rank {}, so {} is invalid", where, name(f.value), v.rank(), synth::formatRel(f.rel));
+  if (f.lengths.size() != p_.devices.size())
+    return error("{}: {} {} has {} lengths for {} ranks", where, name(f.value), synth::formatRel(f.rel), f.lengths.size(), p_.devices.size());
+  int64_t sum = 0;
+  for (int64_t l : f.lengths) {
+    if (l < 0) error("{}: {} {} has a negative length", where, name(f.value), synth::formatRel(f.rel));
+    sum += l;
+  }
+  const int64_t size = v.shape[static_cast<size_t>(f.rel)];
+  if (sum != size)
+    error("{}: the lengths of {} {} sum to {}, not the dimension's size {}", where, name(f.value), synth::formatRel(f.rel), sum, size);
+  auto [it, fresh] = lengths_.try_emplace({f.value, f.rel}, f.lengths);
+  if (!fresh && it->second != f.lengths)
+    error("{}: {} {} has lengths that differ from its earlier use", where, name(f.value), synth::formatRel(f.rel));
+}
+
+void Verifier::checkConvert(const PlanStep& s, const std::string& where) {
+  checkForm(s.from, where + " from");
+  checkForm(s.to, where + " to");
+  if (!validValue(s.to.value) || s.from.value != s.to.value)
+    return error("{}: converts between different values", where);
+  const ir::Value& v = g_.value(s.to.value);
+  const Rel from = s.from.rel, to = s.to.rel;
+  const bool source = v.kind != ir::ValueKind::Activation;
+  const bool param = v.kind == ir::ValueKind::Parameter;
+  const std::string& in = s.instruction;
+  bool valid = false, load = false;
+  if (in == "load") valid = load = source && !param && to == synth::kIdentity;
+  else if (in == "load-shard") valid = load = source && synth::isGather(to);
+  else if (in == "replicate-parameter") valid = load = param && to == synth::kIdentity;
+  else if (in == "replicate-parameter-sfb") valid = load = param && to == synth::kIdentitySfb;
+  else if (in == "all-gather") valid = synth::isGather(from) && to == synth::kIdentity;
+  else if (in == "reduce-scatter") valid = from == synth::kReduce && synth::isGather(to);
+  else if (in == "all-reduce") valid = from == synth::kReduce && to == synth::kIdentity;
+  else if (in == "all-to-all") valid = synth::isGather(from) && synth::isGather(to) && from != to;
+  else if (in == "slice") valid = from == synth::kIdentity && synth::isGather(to);
+  else if (in == "replica-to-partial") valid = from == synth::kIdentity && to == synth::kReduce;
+  else return error("{}: unknown instruction '{}'", where, in);
+  if (!valid)
+    return error("{}: {} cannot turn {} {} into {}", where, in, name(s.to.value), synth::formatRel(from), synth::formatRel(to));
+  synth::FormMask& m = forms_[static_cast<size_t>(s.to.value)];
+  if (!load && !synth::holds(m, from))
+    error("{}: {} converts {} from {}, which it does not hold", where, in, name(s.to.value), synth::formatRel(from));
+  m = synth::addForm(m, to);
+}
+
+void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
+  if (s.node != next_) return error("{}: computes node {} where node {} is next", where, s.node, next_);
+  ++next_;
+  const ir::Node& n = g_.node(s.node);
+  const std::vector<ir::ValueId> ins = n.tensorInputs();
+  if (s.inputs.size() != ins.size() || s.outputs.size() != n.outputs.size())
+    return error("{}: {} has {} inputs and {} outputs, the plan lists {} and {}", where, g_.describe(n.id), ins.size(), n.outputs.size(), s.inputs.size(), s.outputs.size());
+  // A variant is identified by its relations (names are descriptive and may repeat).
+  const std::vector<rules::Variant> variants = rules::variantsFor(g_, n);
+  const rules::Variant* match = nullptr;
+  for (const rules::Variant& v : variants) {
+    bool same = v.name == s.variant && v.sfb == s.sfb;
+    for (size_t i = 0; i < ins.size() && same; ++i) same = v.inputs[i] == s.inputs[i].rel;
+    for (size_t o = 0; o < n.outputs.size() && same; ++o) same = v.outputs[o] == s.outputs[o].rel;
+    if (same) match = &v;
+  }
+  if (!match) {
+    std::string forms;
+    for (const Form& f : s.inputs) forms += " " + synth::formatRel(f.rel);
+    forms += " ->";
+    for (const Form& f : s.outputs) forms += " " + synth::formatRel(f.rel);
+    return error("{}: {} has no variant '{}' with the forms{}", where, g_.describe(n.id), s.variant, forms);
+  }
+  std::vector<const Form*> gathered;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const Form& f = s.inputs[i];
+    checkForm(f, fmt::format("{} input {}", where, i));
+    if (f.value != ins[i] || f.rel != match->inputs[i])
+      error("{}: input {} of {} must be {} {} under '{}'", where, i, g_.describe(n.id), name(ins[i]), synth::formatRel(match->inputs[i]), s.variant);
+    else if (!synth::holds(forms_[static_cast<size_t>(f.value)], f.rel))
+      error("{}: {} needs {} {}, which the program does not hold there", where, g_.describe(n.id), name(f.value), synth::formatRel(f.rel));
+    if (synth::isGather(f.rel)) gathered.push_back(&f);
+  }
+  for (size_t o = 0; o < n.outputs.size(); ++o) {
+    const Form& f = s.outputs[o];
+    checkForm(f, fmt::format("{} output {}", where, o));
+    if (f.value != n.outputs[o] || f.rel != match->outputs[o])
+      error("{}: output {} of {} must be {} {} under '{}'", where, o, g_.describe(n.id), name(n.outputs[o]), synth::formatRel(match->outputs[o]), s.variant);
+    else
+      forms_[static_cast<size_t>(f.value)] = synth::addForm(0, f.rel);
+    if (synth::isGather(f.rel)) gathered.push_back(&f);
+  }
+  // Linked dimensions are cut at the same relative positions: l_a[j] / L_a == l_b[j] / L_b.
+  for (size_t i = 1; i < gathered.size(); ++i) {
+    const Form& a = *gathered[0];
+    const Form& b = *gathered[i];
+    if (a.lengths.size() != b.lengths.size() || a.lengths.empty()) continue;
+    const int64_t la = g_.value(a.value).shape[static_cast<size_t>(a.rel)];
+    const int64_t lb = g_.value(b.value).shape[static_cast<size_t>(b.rel)];
+    for (size_t j = 0; j < a.lengths.size(); ++j)
+      if (a.lengths[j] * lb != b.lengths[j] * la) {
+        error("{}: {} {} and {} {} are not split alike on rank {}", where, name(a.value), synth::formatRel(a.rel), name(b.value), synth::formatRel(b.rel), j);
+        break;
+      }
+  }
+}
+
+std::vector<std::string> Verifier::run() {
+  if (p_.nodes != static_cast<int>(g_.nodes.size()))
+    error("the plan is for a graph of {} nodes, this model has {}", p_.nodes, g_.nodes.size());
+  if (p_.ratios.size() != p_.devices.size()) error("{} ratios for {} devices", p_.ratios.size(), p_.devices.size());
+  double total = 0;
+  for (double r : p_.ratios) {
+    if (r < 0) error("a ratio is negative");
+    total += r;
+  }
+  if (std::abs(total - 1) > 1e-6) error("the ratios sum to {}, not 1", total);
+  if (!errors_.empty()) return errors_;
+  for (size_t i = 0; i < p_.steps.size(); ++i) {
+    const PlanStep& s = p_.steps[i];
+    const std::string where = fmt::format("step {}", i);
+    if (s.node < 0 || static_cast<size_t>(s.node) >= g_.nodes.size()) {
+      error("{}: node {} does not exist", where, s.node);
+      continue;
+    }
+    if (s.kind == PlanStep::Kind::Convert) checkConvert(s, where);
+    else checkCompute(s, where);
+  }
+  if (next_ != static_cast<ir::NodeId>(g_.nodes.size()))
+    error("the program computes {} of the {} nodes", next_, g_.nodes.size());
+  else if (g_.loss == ir::kNone || !synth::holds(forms_[static_cast<size_t>(g_.loss)], synth::kReduce))
+    error("the program does not derive R(loss)");
+  return errors_;
+}
+
+}  // namespace
+
+std::vector<std::string> verifyPlan(const ir::Graph& g, const Plan& plan) {
+  return Verifier(g, plan).run();
+}
+
+}  // namespace hap::plan

@@ -1,0 +1,26 @@
+// An independent check of a plan against its reference graph (DESIGN.md §4: every plan is
+// verified before it is written, and by every worker before it runs).
+//
+// The verifier shares no state with the search: it re-derives the facts the program establishes
+// step by step from the rule library and the conversion semantics, and checks that
+//   - every node is computed exactly once, in order, under one of its rules' variants, with each
+//     input holding the form the variant needs;
+//   - every conversion is a valid instruction for the forms it connects, from a form held;
+//   - every G(d) form has one length per rank, non-negative, summing to the dimension's size, the
+//     same wherever the form appears, and split at the same relative positions as the other G
+//     forms of its compute step (linked dimensions);
+//   - the loss ends as a partial sum R (or I, from which R is local): R(loss) is derived.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+#include "engine/plan/plan.h"
+
+namespace hap::plan {
+
+// The problems found, each naming the step and value; empty when the plan is valid.
+std::vector<std::string> verifyPlan(const ir::Graph& g, const Plan& plan);
+
+}  // namespace hap::plan

@@ -1,0 +1,118 @@
+// Prices of every choice the search makes, for one cluster and fixed sharding ratios.
+//
+// Cost model (DESIGN.md §3 "Stages and cost", docs/synthesis.md):
+// - A node computed under a variant costs the maximum over devices of its forward plus backward
+//   time; a device's time is the roofline of its FLOPs and bytes (cost/device_cost.h). A variant
+//   with any G fact splits the op's work and the G tensors' bytes by the device's share; I and R
+//   tensors are full size on every device. Backward costs a factor of the forward (2 for the
+//   matmul and convolution families, 1 otherwise) and is skipped where no gradient flows.
+// - Conversions between forms are collectives priced with their backward duals (all-gather ↔
+//   reduce-scatter, all-reduce ↔ all-reduce, all-to-all ↔ all-to-all); slicing (I → G) and taking
+//   a replica as a partial sum (I → R: rank 0 keeps the value, the others hold zeros) are free.
+// - Sources load their forms: inputs, buffers and constants as I or G(d) (free); parameters as
+//   G(d) (Parameter-Shard, free), I (replicated: backward all-reduce of the gradient) or I*
+//   (replicated, gradient by SFB in an SFB variant, free here: the variant pays its gathers).
+// - A program's time is the sum of its nodes' and conversions' costs: every op synchronises its
+//   stage (an upper bound on a model where ops between collectives overlap across devices).
+// Every term is linear in the shares, up to the maximum over devices (and, for padded
+// collectives, over shards), which an LP expresses with one auxiliary variable each.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/cost/cluster.h"
+#include "engine/cost/collective_cost.h"
+#include "engine/synth/fact.h"
+#include "engine/synth/theory.h"
+
+namespace hap::synth {
+
+// How a value obtains a form.
+enum class ConversionKind : uint8_t {
+  LoadReplica,       // source loaded whole on every device
+  LoadShard,         // source loaded as the device's slice (Placeholder-/Parameter-Shard)
+  ParamReplicate,    // parameter replicated; backward all-reduces its gradient
+  ParamSfb,          // parameter replicated for an SFB consumer
+  AllGather,         // G(d) -> I
+  ReduceScatter,     // R -> G(d)
+  AllReduce,         // R -> I
+  AllToAll,          // G(i) -> G(j)
+  Slice,             // I -> G(d), local
+  ReplicaToPartial,  // I -> R, local (rank 0 keeps the value, the others zeros)
+};
+std::string_view conversionName(ConversionKind k);
+
+struct Conversion {
+  ConversionKind kind;
+  Rel from = kIdentity;  // unused for loads
+  Rel to = kIdentity;
+  cost::Method method = cost::Method::Padded;  // for all-gather and reduce-scatter
+  double forwardSeconds = 0;
+  double backwardSeconds = 0;
+  double seconds() const { return forwardSeconds + backwardSeconds; }
+  bool communicates() const { return forwardSeconds + backwardSeconds > 0; }
+};
+
+struct CostOptions {
+  // Bytes of optimizer state per parameter byte (Adam/AdamW: 2 moments; SGD with momentum: 1).
+  double optimizerStateFactor = 2;
+};
+
+class CostTable {
+ public:
+  // `shares[j]` is device j's share of every sharded dimension (non-negative, summing to 1).
+  CostTable(const Theory& theory, const cost::Cluster& cluster, std::vector<double> shares,
+            CostOptions options = {});
+
+  const Theory& theory() const { return theory_; }
+  const cost::Cluster& cluster() const { return cluster_; }
+  const std::vector<double>& shares() const { return shares_; }
+
+  // Forward + backward seconds of node n under variant v on device j, and the maximum over
+  // devices (the node's cost).
+  double deviceSeconds(ir::NodeId n, int v, int device) const;
+  double seconds(ir::NodeId n, int v) const { return best_[static_cast<size_t>(n)][static_cast<size_t>(v)]; }
+  double minSeconds(ir::NodeId n) const { return min_[static_cast<size_t>(n)]; }
+  // Forward seconds of a variant on device j (for traces and reports).
+  double deviceForwardSeconds(ir::NodeId n, int v, int device) const;
+
+  // The cheapest way for value x holding the forms `have` to obtain `to`; nullopt if none exists
+  // (I* for a value that is not a parameter, or a form a restricted search disallows).
+  std::optional<Conversion> convert(ir::ValueId x, FormMask have, Rel to) const;
+
+  // Bytes value x occupies on device j in form r.
+  double localBytes(ir::ValueId x, Rel r, int device) const;
+
+  // Search restrictions used by the data-parallel baselines.
+  struct Restrictions {
+    bool parameterShards = true;  // parameters may be loaded as G(d) (and all-gathered from it)
+    bool sfb = true;
+    bool inputShardsOnBatchOnly = false;  // inputs only as G(0) (data parallelism)
+  };
+  void restrict(const Restrictions& r) { restrictions_ = r; }
+  const Restrictions& restrictions() const { return restrictions_; }
+
+ private:
+  struct Group {  // devices with the same type and share cost the same
+    int type;
+    double share;
+    std::vector<int> devices;
+  };
+  double groupSeconds(ir::NodeId n, const rules::Variant& v, const Group& g, bool forwardOnly) const;
+  double sfbExtraSeconds(ir::NodeId n, const rules::Variant& v) const;
+  double gatherSeconds(ir::ValueId x, bool grad, cost::Method* method) const;
+
+  const Theory& theory_;
+  const cost::Cluster& cluster_;
+  std::vector<double> shares_;
+  CostOptions options_;
+  Restrictions restrictions_;
+  std::vector<Group> groups_;
+  std::vector<int> groupOf_;                // per device
+  std::vector<std::vector<double>> best_;   // [node][variant]
+  std::vector<double> min_;                 // [node]
+};
+
+}  // namespace hap::synth

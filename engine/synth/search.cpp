@@ -1,0 +1,266 @@
+#include "engine/synth/search.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <queue>
+#include <unordered_set>
+
+namespace hap::synth {
+namespace {
+
+// Per position k (before node k): the values live there, and how node k's inputs and the
+// values live at k+1 map onto them.
+struct Layout {
+  std::vector<std::vector<ir::ValueId>> live;   // live[k], sorted by id
+  std::vector<std::vector<int>> inputSlot;      // [k][i]: slot of node k's input i in live[k]
+  // [k][s] for slot s of live[k+1]: >= 0 a slot of live[k]; -1-o output o of node k;
+  // kFresh a source first used at k+1 (holds nothing yet).
+  std::vector<std::vector<int>> carry;
+};
+constexpr int kFresh = std::numeric_limits<int>::min();
+
+Layout makeLayout(const Theory& t) {
+  const ir::Graph& g = t.graph();
+  const int n = static_cast<int>(g.nodes.size());
+  Layout L;
+  L.live.resize(static_cast<size_t>(n) + 1);
+  // The first position at which a value must be tracked.
+  auto start = [&](const ir::Value& v) -> int {
+    if (v.kind == ir::ValueKind::Activation) return v.producer + 1;
+    return v.users.empty() ? n + 1 : v.users.front();
+  };
+  for (const ir::Value& v : g.values) {
+    const int last = t.lastUse(v.id);
+    if (last == ir::kNone) continue;
+    for (int k = start(v); k <= std::min(last, n); ++k) L.live[static_cast<size_t>(k)].push_back(v.id);
+  }
+  auto slotOf = [&](int k, ir::ValueId v) {
+    const auto& live = L.live[static_cast<size_t>(k)];
+    auto it = std::lower_bound(live.begin(), live.end(), v);
+    return (it != live.end() && *it == v) ? static_cast<int>(it - live.begin()) : -1;
+  };
+  L.inputSlot.resize(static_cast<size_t>(n));
+  L.carry.resize(static_cast<size_t>(n));
+  for (const ir::Node& node : g.nodes) {
+    const int k = node.id;
+    for (ir::ValueId in : node.tensorInputs()) L.inputSlot[static_cast<size_t>(k)].push_back(slotOf(k, in));
+    for (ir::ValueId v : L.live[static_cast<size_t>(k) + 1]) {
+      int from = slotOf(k, v);
+      if (from < 0) {
+        auto out = std::find(node.outputs.begin(), node.outputs.end(), v);
+        from = out != node.outputs.end() ? -1 - static_cast<int>(out - node.outputs.begin()) : kFresh;
+      }
+      L.carry[static_cast<size_t>(k)].push_back(from);
+    }
+  }
+  return L;
+}
+
+struct State {
+  int32_t k;
+  uint32_t forms;   // offset into the form arena (live[k].size() entries)
+  double g;
+  int32_t parent;
+  int32_t variant;  // the variant of node k-1 that led here
+};
+
+struct Entry {
+  double f;
+  uint64_t seq;
+  int32_t state;
+  bool operator>(const Entry& o) const { return f != o.f ? f > o.f : seq > o.seq; }
+};
+
+class Searcher {
+ public:
+  Searcher(const CostTable& table, const SearchOptions& options)
+      : table_(table), t_(table.theory()), g_(t_.graph()), options_(options),
+        layout_(makeLayout(t_)), index_(1024, Hash{this}, Equal{this}) {}
+
+  Program run(SearchStats* stats);
+
+ private:
+  struct Hash {
+    const Searcher* s;
+    size_t operator()(int32_t i) const { return s->hashOf(i); }
+  };
+  struct Equal {
+    const Searcher* s;
+    bool operator()(int32_t a, int32_t b) const { return s->equal(a, b); }
+  };
+  size_t width(int32_t k) const { return layout_.live[static_cast<size_t>(k)].size(); }
+  const FormMask* formsOf(int32_t i) const { return &arena_[states_[static_cast<size_t>(i)].forms]; }
+  size_t hashOf(int32_t i) const {
+    const State& s = states_[static_cast<size_t>(i)];
+    size_t h = static_cast<size_t>(s.k) * 0x9E3779B97F4A7C15ull;
+    const FormMask* f = formsOf(i);
+    for (size_t j = 0; j < width(s.k); ++j) h = (h ^ f[j]) * 0x100000001B3ull;
+    return h;
+  }
+  bool equal(int32_t a, int32_t b) const {
+    const State& x = states_[static_cast<size_t>(a)];
+    const State& y = states_[static_cast<size_t>(b)];
+    return x.k == y.k && std::equal(formsOf(a), formsOf(a) + width(x.k), formsOf(b));
+  }
+  std::vector<int> partialOf(int32_t i) const;
+  [[noreturn]] void noProgram(int32_t deepest) const;
+  void report(int32_t current, double f, bool force);
+
+  const CostTable& table_;
+  const Theory& t_;
+  const ir::Graph& g_;
+  const SearchOptions& options_;
+  Layout layout_;
+  std::vector<FormMask> arena_;
+  std::vector<State> states_;
+  std::unordered_set<int32_t, Hash, Equal> index_;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> open_;
+  std::vector<double> h_;
+  std::chrono::steady_clock::time_point start_, lastReport_;
+  int64_t expanded_ = 0, generated_ = 0;
+};
+
+std::vector<int> Searcher::partialOf(int32_t i) const {
+  std::vector<int> chosen(static_cast<size_t>(states_[static_cast<size_t>(i)].k));
+  for (int32_t s = i; states_[static_cast<size_t>(s)].parent >= 0; s = states_[static_cast<size_t>(s)].parent)
+    chosen[static_cast<size_t>(states_[static_cast<size_t>(s)].k) - 1] = states_[static_cast<size_t>(s)].variant;
+  return chosen;
+}
+
+void Searcher::report(int32_t current, double f, bool force) {
+  if (!options_.listener) return;
+  auto now = std::chrono::steady_clock::now();
+  if (!force && std::chrono::duration<double>(now - lastReport_).count() < options_.progressIntervalSeconds)
+    return;
+  lastReport_ = now;
+  SearchProgress p;
+  p.expanded = expanded_;
+  p.frontier = static_cast<int64_t>(open_.size());
+  p.stored = static_cast<int64_t>(states_.size());
+  p.boundSeconds = f;
+  p.elapsedSeconds = std::chrono::duration<double>(now - start_).count();
+  p.partial = partialOf(current);
+  if (states_[static_cast<size_t>(current)].k == static_cast<int32_t>(g_.nodes.size()))
+    p.bestSeconds = states_[static_cast<size_t>(current)].g;
+  options_.listener->onProgress(p);
+}
+
+// Every state was expanded without completing: name the first node no state got past.
+void Searcher::noProgram(int32_t deepest) const {
+  const ir::Node& n = g_.node(deepest);
+  const std::vector<ir::ValueId> ins = n.tensorInputs();
+  std::string needs;
+  for (const rules::Variant& v : t_.variants(n.id))
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (!needs.empty()) break;
+      else needs = fmt::format("input '{}' in form {} ({} variant)", g_.value(ins[i]).name,
+                               formatRel(v.inputs[i]), v.name);
+  throw SearchError(fmt::format(
+      "no distributed program exists: {} needs {}, which no rule or conversion produces under "
+      "the search restrictions; allow parameter sharding, or add a rule for the producer",
+      g_.describe(n.id), needs.empty() ? "a form" : needs));
+}
+
+Program Searcher::run(SearchStats* stats) {
+  start_ = lastReport_ = std::chrono::steady_clock::now();
+  const int32_t n = static_cast<int32_t>(g_.nodes.size());
+  h_.assign(static_cast<size_t>(n) + 1, 0.0);
+  for (int32_t k = n - 1; k >= 0; --k) h_[static_cast<size_t>(k)] = h_[static_cast<size_t>(k) + 1] + table_.minSeconds(k);
+
+  arena_.assign(width(0), 0);
+  states_.push_back({0, 0, 0.0, -1, -1});
+  index_.insert(0);
+  uint64_t seq = 0;
+  open_.push({h_[0], seq++, 0});
+  int32_t deepest = 0;
+
+  std::vector<FormMask> work;
+  while (!open_.empty()) {
+    const Entry top = open_.top();
+    open_.pop();
+    const State cur = states_[static_cast<size_t>(top.state)];
+    if (top.f > cur.g + h_[static_cast<size_t>(cur.k)] + 1e-15) continue;  // superseded entry
+    if (cur.k == n) {
+      report(top.state, top.f, true);
+      if (stats) {
+        stats->expanded = expanded_;
+        stats->generated = generated_;
+        stats->stored = static_cast<int64_t>(states_.size());
+        stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      }
+      return buildProgram(table_, partialOf(top.state));
+    }
+    if ((++expanded_ & 1023) == 0) {
+      if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
+        throw SearchError("the search was cancelled");
+      report(top.state, top.f, false);
+    }
+    deepest = std::max(deepest, cur.k);
+
+    const ir::Node& node = g_.node(cur.k);
+    const std::vector<ir::ValueId> ins = node.tensorInputs();
+    const auto& slots = layout_.inputSlot[static_cast<size_t>(cur.k)];
+    const auto& carry = layout_.carry[static_cast<size_t>(cur.k)];
+    const auto& variants = t_.variants(cur.k);
+    for (size_t vi = 0; vi < variants.size(); ++vi) {
+      const rules::Variant& v = variants[vi];
+      work.assign(formsOf(top.state), formsOf(top.state) + width(cur.k));
+      double cost = table_.seconds(cur.k, static_cast<int>(vi));
+      bool feasible = true;
+      for (size_t i = 0; i < ins.size() && feasible; ++i) {
+        FormMask& m = work[static_cast<size_t>(slots[i])];
+        if (holds(m, v.inputs[i])) continue;
+        std::optional<Conversion> c = table_.convert(ins[i], m, v.inputs[i]);
+        if (!c) {
+          feasible = false;
+          break;
+        }
+        cost += c->seconds();
+        m = addForm(m, v.inputs[i]);
+      }
+      if (!feasible) continue;
+      ++generated_;
+      // The successor's forms go at the arena's end; kept only if the state is new or cheaper.
+      const uint32_t offset = static_cast<uint32_t>(arena_.size());
+      for (int from : carry)
+        arena_.push_back(from >= 0 ? work[static_cast<size_t>(from)]
+                                   : from == kFresh ? FormMask{0}
+                                                    : addForm(0, v.outputs[static_cast<size_t>(-1 - from)]));
+      states_.push_back({cur.k + 1, offset, cur.g + cost, top.state, static_cast<int32_t>(vi)});
+      const int32_t id = static_cast<int32_t>(states_.size()) - 1;
+      auto [it, fresh] = index_.insert(id);
+      if (!fresh) {
+        State& old = states_[static_cast<size_t>(*it)];
+        const bool better = states_.back().g < old.g - 1e-15;
+        if (better) {
+          old.g = states_.back().g;
+          old.parent = top.state;
+          old.variant = static_cast<int32_t>(vi);
+          open_.push({old.g + h_[static_cast<size_t>(old.k)], seq++, *it});
+        }
+        states_.pop_back();
+        arena_.resize(offset);
+        continue;
+      }
+      open_.push({states_.back().g + h_[static_cast<size_t>(cur.k) + 1], seq++, id});
+      if (static_cast<int64_t>(states_.size()) > options_.maxStates)
+        throw SearchError(fmt::format(
+            "the search stopped at its memory bound of {} states ({} expanded, at node {} of {}); "
+            "raise the bound (--max-states) or restrict the search",
+            options_.maxStates, expanded_, deepest, n));
+    }
+  }
+  noProgram(deepest);
+}
+
+}  // namespace
+
+Program search(const CostTable& table, const SearchOptions& options, SearchStats* stats) {
+  if (table.theory().graph().nodes.empty()) throw SearchError("the graph has no nodes to plan");
+  return Searcher(table, options).run(stats);
+}
+
+}  // namespace hap::synth

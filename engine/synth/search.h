@@ -1,0 +1,69 @@
+// A* search for the cheapest distributed program (DESIGN.md §3, docs/synthesis.md).
+//
+// Search space. Nodes are computed in the reference graph's order (the cost of a program does not
+// depend on the order of its computations), each once, under one of its variants; before a node,
+// each input that lacks the form its variant needs obtains it by the cheapest conversion from a
+// form it holds. A state is the position in the node order plus the forms held by every live
+// value (a value is live from its producer, or a source's first use, to its last use): dead
+// values are dropped and forms derivable locally (G and R from I) are folded into I, so states
+// that can be completed the same way compare equal and are expanded once.
+//
+// Optimality. g is the cost so far; h is the sum over the remaining nodes of their cheapest
+// variant's cost, a lower bound on any completion that never decreases along a step
+// (consistent), so the first complete state popped is optimal under the cost model. Ties break
+// by insertion order: the search is deterministic.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/base/error.h"
+#include "engine/synth/program.h"
+
+namespace hap::synth {
+
+// The search cannot return a program: no program exists, it was cancelled, or it hit its
+// memory bound. The message says which and what to do.
+class SearchError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct SearchProgress {
+  int64_t expanded = 0;      // states expanded so far
+  int64_t frontier = 0;      // states waiting in the priority queue
+  int64_t stored = 0;        // distinct states seen
+  double bestSeconds = -1;   // cost of the best complete program found (-1: none yet)
+  double boundSeconds = 0;   // f of the state just expanded: a lower bound on the optimum
+  double elapsedSeconds = 0;
+  // The partial program of the state just expanded: the variant chosen for nodes 0..size-1.
+  std::vector<int> partial;
+};
+
+// Receives progress from the search thread (the CLI prints it; the app forwards it as a signal).
+class SearchListener {
+ public:
+  virtual ~SearchListener() = default;
+  virtual void onProgress(const SearchProgress& progress) = 0;
+};
+
+struct SearchOptions {
+  int64_t maxStates = 20'000'000;  // memory bound: about 40 bytes per state plus its forms
+  const std::atomic<bool>* cancel = nullptr;  // set to true to stop with a SearchError
+  SearchListener* listener = nullptr;
+  double progressIntervalSeconds = 0.1;
+};
+
+struct SearchStats {
+  int64_t expanded = 0;
+  int64_t generated = 0;
+  int64_t stored = 0;
+  double seconds = 0;
+};
+
+Program search(const CostTable& table, const SearchOptions& options = {},
+               SearchStats* stats = nullptr);
+
+}  // namespace hap::synth

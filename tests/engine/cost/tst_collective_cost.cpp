@@ -1,0 +1,265 @@
+// Device roofline and collective formulas, against values computed by hand (docs/cost-model.md).
+#include <QtTest>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "engine/cost/cluster.h"
+#include "engine/cost/collective_cost.h"
+#include "engine/cost/device_cost.h"
+
+using namespace hap;
+using namespace hap::cost;
+
+namespace {
+
+const std::string kType =
+    "device_types: {t: {flops: {float32: 1T, float16: 4T}, memory: 1GB, "
+    "memory_bandwidth: 100GB/s, op_overhead: 10us}}\n";
+
+// 2 devices on one machine; link α = 10 us, β = 1 GB/s.
+Cluster one2(const std::string& extra = "") {
+  return parseCluster("name: one2\n" + kType +
+                          "machines: [{name: m0, device_type: t, count: 2, link: {bandwidth: "
+                          "1GB/s, latency: 10us}}]\n" +
+                          extra,
+                      "one2");
+}
+
+// 2 machines × 2 devices; links α = 5 us, β = 10 GB/s; network α = 20 us, β = 1 GB/s.
+// Ranks 0, 1 on m0; 2, 3 on m1. Bottleneck link: α = 20 us, β = 1 GB/s.
+Cluster two2(const std::string& extra = "") {
+  return parseCluster("name: two2\n" + kType +
+                          "machines:\n"
+                          "  - {name: m0, device_type: t, count: 2, link: {bandwidth: 10GB/s, "
+                          "latency: 5us}}\n"
+                          "  - {name: m1, device_type: t, count: 2, link: {bandwidth: 10GB/s, "
+                          "latency: 5us}}\n"
+                          "network: {bandwidth: 1GB/s, latency: 20us}\n" +
+                          extra,
+                      "two2");
+}
+
+Cluster single() {
+  return parseCluster(
+      "name: single\n" + kType + "machines: [{name: m0, device_type: t, count: 1}]\n", "single");
+}
+
+using V = std::vector<double>;
+
+}  // namespace
+
+class TstCollectiveCost : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  // ---- device roofline --------------------------------------------------------------------
+
+  void rooflineRegimes() {
+    DeviceType t = one2().types[0];  // 1 TFLOP/s fp32, 4 fp16, 100 GB/s, 10 us overhead
+    // Compute-bound: 1e9 FLOP / 1e12 = 1 ms > 1e6 B / 1e11 = 10 us; + 10 us.
+    QCOMPARE(computeSeconds(t, 1e9, 1e6, ir::DType::Float32), 0.00101);
+    // Memory-bound: 1e6 FLOP → 1 us < 1e9 B / 1e11 = 10 ms; + 10 us.
+    QCOMPARE(computeSeconds(t, 1e6, 1e9, ir::DType::Float32), 0.01001);
+    // Float16 arithmetic at 4 TFLOP/s: 0.25 ms + 10 us; bfloat16 likewise.
+    QCOMPARE(computeSeconds(t, 1e9, 1e6, ir::DType::Float16), 0.00026);
+    QCOMPARE(computeSeconds(t, 1e9, 1e6, ir::DType::BFloat16), 0.00026);
+    // Integers and float64 (no float64 figure given): the float32 rate.
+    QCOMPARE(computeSeconds(t, 1e9, 0, ir::DType::Int64), 0.00101);
+    QCOMPARE(computeSeconds(t, 1e9, 0, ir::DType::Float64), 0.00101);
+    // No work, no kernel: a view costs nothing, not even the overhead.
+    QCOMPARE(computeSeconds(t, 0, 0, ir::DType::Float32), 0.0);
+    // Overhead alone dominates a tiny op.
+    QCOMPARE(computeSeconds(t, 1, 4, ir::DType::Float32), 1e-5 + 4e-11);
+    // The NodeCost form sums bytes read and written.
+    ir::NodeCost cost{1e6, 600'000'000, 400'000'000};
+    QCOMPARE(computeSeconds(t, cost, ir::DType::Float32), 0.01001);
+  }
+
+  // Bytes, not elements: the same elementwise op on float16 moves half the bytes.
+  void rooflineBytesNotElements() {
+    DeviceType t = one2().types[0];
+    const double elements = 2.5e8;  // out = a + b: read a, b and write out
+    auto bytes = [&](ir::DType d) { return 3 * elements * double(ir::dtypeSize(d)); };
+    QCOMPARE(computeSeconds(t, elements, bytes(ir::DType::Float32), ir::DType::Float32),
+             3e9 / 1e11 + 1e-5);  // 30.01 ms
+    QCOMPARE(computeSeconds(t, elements, bytes(ir::DType::Float16), ir::DType::Float16),
+             1.5e9 / 1e11 + 1e-5);  // 15.01 ms
+  }
+
+  // ---- link classes -----------------------------------------------------------------------
+
+  void collectiveLinkClasses() {
+    Link l = collectiveLink(one2(), Collective::AllGather);
+    QCOMPARE(l.bandwidth, 1e9);
+    QCOMPARE(l.latency, 10e-6);
+    l = collectiveLink(two2(), Collective::AllGather);  // bottleneck: the network
+    QCOMPARE(l.bandwidth, 1e9);
+    QCOMPARE(l.latency, 20e-6);
+    l = collectiveLink(single(), Collective::AllReduce);
+    QVERIFY(std::isinf(l.bandwidth));
+    QCOMPARE(l.latency, 0.0);
+
+    // Heterogeneous links: min bandwidth, max latency over the network and every machine with
+    // two or more devices; a one-device machine's (absent) link does not count.
+    Cluster mixed = parseCluster(
+        "name: mixed\n" + kType +
+            "machines:\n"
+            "  - {name: fast, device_type: t, count: 2, link: {bandwidth: 10GB/s, latency: 5us}}\n"
+            "  - {name: slow, device_type: t, count: 2, link: {bandwidth: 2GB/s, latency: 30us}}\n"
+            "  - {name: lone, device_type: t, count: 1}\n"
+            "network: {bandwidth: 4GB/s, latency: 20us}\n",
+        "mixed");
+    l = collectiveLink(mixed, Collective::AllReduce);
+    QCOMPARE(l.bandwidth, 2e9);
+    QCOMPARE(l.latency, 30e-6);
+
+    // Efficiency scales the bandwidth of that collective only.
+    Cluster slow = two2("collectives: {all_reduce: {efficiency: 0.5}}\n");
+    QCOMPARE(collectiveLink(slow, Collective::AllReduce).bandwidth, 0.5e9);
+    QCOMPARE(collectiveLink(slow, Collective::AllGather).bandwidth, 1e9);
+
+    // The paper's testbed is bound by its 10.4 Gbps network.
+    Cluster testbed = loadCluster(qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() +
+                                  "/resources/clusters/paper-testbed-64.yaml");
+    l = collectiveLink(testbed, Collective::AllGather);
+    QVERIFY(l.bandwidth == 1.3e9);
+    QVERIFY(l.latency == 70e-6);
+  }
+
+  void ceilLog2Values() {
+    QCOMPARE(ceilLog2(1), 0);
+    QCOMPARE(ceilLog2(2), 1);
+    QCOMPARE(ceilLog2(3), 2);
+    QCOMPARE(ceilLog2(4), 2);
+    QCOMPARE(ceilLog2(5), 3);
+    QCOMPARE(ceilLog2(64), 6);
+  }
+
+  // ---- all-gather / reduce-scatter ----------------------------------------------------------
+
+  void allGatherOneMachine() {
+    Cluster c = one2();
+    // Padded: (n−1)(α + max/β) = 1 · (10 us + 3e6/1e9) = 3.01 ms.
+    QCOMPARE(allGatherSeconds(c, Method::Padded, V{1e6, 3e6}), 0.00301);
+    // Grouped: Σ (⌈log2 2⌉·α + shard/β) = (10 us + 1 ms) + (10 us + 3 ms) = 4.02 ms.
+    QCOMPARE(allGatherSeconds(c, Method::Grouped, V{1e6, 3e6}), 0.00402);
+    QCOMPARE(reduceScatterSeconds(c, Method::Padded, V{1e6, 3e6}), 0.00301);
+    QCOMPARE(reduceScatterSeconds(c, Method::Grouped, V{1e6, 3e6}), 0.00402);
+  }
+
+  // Padded wins on even shards; grouped wins on very uneven ones (the paper's §2.5.1).
+  void paddedVersusGrouped() {
+    Cluster c = two2();  // n = 4, α = 20 us, β = 1 GB/s, ⌈log2 4⌉ = 2
+    const V even{1e6, 1e6, 1e6, 1e6};
+    // Padded: 3 · (20 us + 1 ms) = 3.06 ms. Grouped: 4 · (2 · 20 us) + 4e6/1e9 = 4.16 ms.
+    double padded = allGatherSeconds(c, Method::Padded, even);
+    double grouped = allGatherSeconds(c, Method::Grouped, even);
+    QCOMPARE(padded, 0.00306);
+    QCOMPARE(grouped, 0.00416);
+    QVERIFY(padded < grouped);
+
+    const V skewed{8e6, 1e6, 1e6, 0};
+    // Padded: 3 · (20 us + 8 ms) = 24.06 ms. Grouped (the empty shard is not broadcast):
+    // 3 · 40 us + 10e6/1e9 = 10.12 ms.
+    padded = allGatherSeconds(c, Method::Padded, skewed);
+    grouped = allGatherSeconds(c, Method::Grouped, skewed);
+    QCOMPARE(padded, 0.02406);
+    QCOMPARE(grouped, 0.01012);
+    QVERIFY(grouped < padded);
+
+    // Reduce-scatter is the dual: the same numbers over the output pieces.
+    QCOMPARE(reduceScatterSeconds(c, Method::Padded, skewed), 0.02406);
+    QCOMPARE(reduceScatterSeconds(c, Method::Grouped, skewed), 0.01012);
+    QCOMPARE(reduceScatterSeconds(c, Method::Padded, even), 0.00306);
+    QCOMPARE(reduceScatterSeconds(c, Method::Grouped, even), 0.00416);
+  }
+
+  // A float16 tensor costs half the bandwidth term of a float32 one with as many elements.
+  void collectivesCountBytes() {
+    Cluster c = two2();
+    const double elements = 1e6;  // split evenly over 4 devices
+    auto shards = [&](ir::DType d) { return V(4, elements / 4 * double(ir::dtypeSize(d))); };
+    // float32: shard = 1e6 bytes → 3 · (20 us + 1 ms) = 3.06 ms.
+    QCOMPARE(allGatherSeconds(c, Method::Padded, shards(ir::DType::Float32)), 0.00306);
+    // float16: shard = 0.5e6 bytes → 3 · (20 us + 0.5 ms) = 1.56 ms.
+    QCOMPARE(allGatherSeconds(c, Method::Padded, shards(ir::DType::Float16)), 0.00156);
+    // All-reduce of 4e6 elements: float32 16e6 bytes vs float16 8e6 bytes (ring):
+    // 6 · (20 us + 16e6/4e9) = 24.12 ms; 6 · (20 us + 8e6/4e9) = 12.12 ms.
+    QCOMPARE(allReduceSeconds(c, 4e6 * 4), 0.02412);
+    QCOMPARE(allReduceSeconds(c, 4e6 * 2), 0.01212);
+  }
+
+  // ---- all-reduce, broadcast ------------------------------------------------------------------
+
+  void allReduceRingAndTree() {
+    // One machine, n = 2, S = 2e6: ring 2 · (10 us + 2e6/2e9) = 2.02 ms;
+    // tree 2 · 1 · 10 us + 2 · 2e6/1e9 = 4.02 ms → ring.
+    QCOMPARE(allReduceSeconds(one2(), 2e6), 0.00202);
+    Cluster c = two2();
+    // Large, n = 4, S = 8e6: ring 6 · (20 us + 8e6/4e9) = 12.12 ms;
+    // tree 2 · 2 · 20 us + 2 · 8e6/1e9 = 16.08 ms → ring.
+    QCOMPARE(allReduceSeconds(c, 8e6), 0.01212);
+    // Small, S = 1e3: ring 6 · (20 us + 250 ns) = 121.5 us; tree 80 us + 2 us = 82 us → tree.
+    QCOMPARE(allReduceSeconds(c, 1e3), 82e-6);
+    // Efficiency 0.5 halves β: ring 6 · (20 us + 8e6/2e9) = 24.12 ms.
+    QCOMPARE(allReduceSeconds(two2("collectives: {all_reduce: {efficiency: 0.5}}\n"), 8e6),
+             0.02412);
+  }
+
+  void broadcast() {
+    // ⌈log2 4⌉ · 20 us + 4e6/1e9 = 4.04 ms.
+    QCOMPARE(broadcastSeconds(two2(), 4e6), 0.00404);
+    QCOMPARE(broadcastSeconds(one2(), 1e6), 0.00101);
+  }
+
+  // The local CPU cluster reproduces the measured 16 MiB Gloo all-reduce between 2 processes
+  // (~17 ms): 2 · (100 us + 8 MiB / 1 GB/s).
+  void localCpuAllReduce() {
+    Cluster c = loadCluster(qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() +
+                            "/resources/clusters/local-cpu-4.yaml");
+    Cluster two = takeDevices(c, 2);
+    QCOMPARE(allReduceSeconds(two, 16.0 * 1024 * 1024), 2 * (100e-6 + 8388608.0 / 1e9));
+  }
+
+  // ---- all-to-all -------------------------------------------------------------------------
+
+  void allToAll() {
+    Cluster c = two2();
+    // Even: every device sends 1e6 to each other device. Device 0: 1e6 to rank 1 over the
+    // 10 GB/s link (0.1 ms); machine m0 sends 4e6 through its NIC (4 ms). (n−1)α = 60 us.
+    QCOMPARE(allToAllSeconds(c, V{4e6, 4e6, 4e6, 4e6}, V{0.25, 0.25, 0.25, 0.25}), 0.00406);
+    // Uneven shares: everything goes to ranks 0 and 1. m1 sends 3e6+3e6 (rank 2) + 1e6+1e6
+    // (rank 3) = 8e6 bytes into m0 → 8 ms + 60 us.
+    QCOMPARE(allToAllSeconds(c, V{2e6, 2e6, 6e6, 2e6}, V{0.5, 0.5, 0, 0}), 0.00806);
+    // One machine: device 1 sends 2e6 to device 0, which receives 2e6 (receiving counts too):
+    // 10 us + 2e6/1e9 = 2.01 ms.
+    QCOMPARE(allToAllSeconds(one2(), V{2e6, 4e6}, V{0.5, 0.5}), 0.00201);
+    // A device's share for itself stays local: all to rank 0 from rank 0 moves nothing.
+    QCOMPARE(allToAllSeconds(one2(), V{2e6, 0}, V{1, 0}), 10e-6);
+  }
+
+  // ---- one device: nothing to communicate ---------------------------------------------------
+
+  void oneDeviceCostsNothing() {
+    Cluster c = single();
+    QCOMPARE(allGatherSeconds(c, Method::Padded, V{1e9}), 0.0);
+    QCOMPARE(allGatherSeconds(c, Method::Grouped, V{1e9}), 0.0);
+    QCOMPARE(reduceScatterSeconds(c, Method::Padded, V{1e9}), 0.0);
+    QCOMPARE(reduceScatterSeconds(c, Method::Grouped, V{1e9}), 0.0);
+    QCOMPARE(allReduceSeconds(c, 1e9), 0.0);
+    QCOMPARE(broadcastSeconds(c, 1e9), 0.0);
+    QCOMPARE(allToAllSeconds(c, V{1e9}, V{1}), 0.0);
+  }
+
+  void wrongVectorSizeIsACallerBug() {
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             allGatherSeconds(two2(), Method::Padded, V{1, 2, 3}));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, allToAllSeconds(two2(), V{1, 2, 3, 4}, V{1}));
+  }
+};
+
+QTEST_GUILESS_MAIN(TstCollectiveCost)
+#include "tst_collective_cost.moc"

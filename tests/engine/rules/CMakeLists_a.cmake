@@ -1,0 +1,7 @@
+hap_add_test(tst_rules_elementwise rules/tst_rules_elementwise.cpp LIBS hap_engine)
+hap_add_test(tst_rules_random_factory rules/tst_rules_random_factory.cpp LIBS hap_engine)
+hap_add_test(tst_rules_reduction rules/tst_rules_reduction.cpp LIBS hap_engine)
+hap_add_test(tst_rules_normalization rules/tst_rules_normalization.cpp LIBS hap_engine)
+hap_add_test(tst_rules_softmax rules/tst_rules_softmax.cpp LIBS hap_engine)
+hap_add_test(tst_rules_loss rules/tst_rules_loss.cpp LIBS hap_engine)
+hap_add_test(tst_rules_embedding rules/tst_rules_embedding.cpp LIBS hap_engine)

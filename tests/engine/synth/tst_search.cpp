@@ -1,0 +1,202 @@
+// A* search: optimal against exhaustive enumeration, deterministic, cancellable, bounded.
+#include <QtTest>
+
+#include <functional>
+
+#include "engine/cost/cluster.h"
+#include "engine/import/importer.h"
+#include "engine/ir/op_cost.h"
+#include "engine/synth/search.h"
+#include "../rules/rule_test_util.h"
+
+using namespace hap;
+
+namespace {
+
+// Two machines: 2 fast devices on NVLink and 2 slow ones on PCIe, a slow network between.
+cost::Cluster smallCluster() {
+  return cost::parseCluster(R"(
+name: test-4
+device_types:
+  fast: {flops: {float32: 20T}, memory: 40GiB, memory_bandwidth: 1500GB/s, op_overhead: 10us}
+  slow: {flops: {float32: 8T}, memory: 16GiB, memory_bandwidth: 700GB/s, op_overhead: 10us}
+machines:
+  - {name: a, host: 10.0.0.1, device_type: fast, count: 2, link: {bandwidth: 150GB/s, latency: 5us}}
+  - {name: b, host: 10.0.0.2, device_type: slow, count: 2, link: {bandwidth: 16GB/s, latency: 8us}}
+network: {bandwidth: 10Gbps, latency: 50us}
+)",
+                            "test-4");
+}
+
+// x[B,I] -> linear -> relu -> linear -> cross_entropy(y) -> loss
+ir::Graph mlpGraph(int64_t batch, int64_t in, int64_t hidden, int64_t out) {
+  test::GraphBuilder b;
+  using GB = test::GraphBuilder;
+  ir::ValueId x = b.input("x", {batch, in});
+  ir::ValueId y = b.input("y", {batch}, ir::DType::Int64);
+  ir::ValueId w1 = b.param("fc1.weight", {hidden, in}), b1 = b.param("fc1.bias", {hidden});
+  ir::ValueId w2 = b.param("fc2.weight", {out, hidden}), b2 = b.param("fc2.bias", {out});
+  auto l1 = b.op("aten::linear", {GB::tensor("input", x), GB::tensor("weight", w1), GB::tensor("bias", b1)},
+                 {{batch, hidden}});
+  auto r = b.op("aten::relu", {GB::tensor("self", b.out(l1))}, {{batch, hidden}});
+  auto l2 = b.op("aten::linear", {GB::tensor("input", b.out(r)), GB::tensor("weight", w2), GB::tensor("bias", b2)},
+                 {{batch, out}});
+  auto ce = b.op("aten::cross_entropy_loss",
+                 {GB::tensor("self", b.out(l2)), GB::tensor("target", y), GB::constant("weight", std::monostate{}),
+                  GB::constant("reduction", int64_t{1}), GB::constant("ignore_index", int64_t{-100}),
+                  GB::constant("label_smoothing", 0.0)},
+                 {{}});
+  b.g.loss = b.out(ce);
+  ir::annotateCosts(b.g);
+  b.g.check();
+  return std::move(b.g);
+}
+
+// The cheapest program over every combination of variants (the same conversion replay).
+double exhaustiveOptimum(const synth::CostTable& table, int64_t* combinations) {
+  const ir::Graph& g = table.theory().graph();
+  std::vector<int> choice(g.nodes.size(), 0);
+  double best = std::numeric_limits<double>::infinity();
+  *combinations = 0;
+  std::function<void(size_t)> rec = [&](size_t k) {
+    if (k == g.nodes.size()) {
+      ++*combinations;
+      try {
+        best = std::min(best, synth::buildProgram(table, choice).seconds);
+      } catch (const std::logic_error&) {  // a choice whose forms cannot be obtained
+      }
+      return;
+    }
+    for (size_t v = 0; v < table.theory().variants(static_cast<ir::NodeId>(k)).size(); ++v) {
+      choice[k] = static_cast<int>(v);
+      rec(k + 1);
+    }
+  };
+  rec(0);
+  return best;
+}
+
+std::vector<double> proportional(const cost::Cluster& c) {
+  std::vector<double> s;
+  double total = 0;
+  for (int j = 0; j < c.size(); ++j) total += c.type(j).flops32;
+  for (int j = 0; j < c.size(); ++j) s.push_back(c.type(j).flops32 / total);
+  return s;
+}
+
+struct Recorder : synth::SearchListener {
+  std::vector<synth::SearchProgress> events;
+  void onProgress(const synth::SearchProgress& p) override { events.push_back(p); }
+};
+
+}  // namespace
+
+class TstSearch : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void optimalOnHandBuiltGraphs_data() {
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("hidden");
+    QTest::newRow("small batch, wide layers") << 8 << 4096;  // model parallelism pays
+    QTest::newRow("large batch, narrow layers") << 4096 << 64;  // data parallelism pays
+    QTest::newRow("balanced") << 256 << 512;
+  }
+  void optimalOnHandBuiltGraphs() {
+    QFETCH(int, batch);
+    QFETCH(int, hidden);
+    ir::Graph g = mlpGraph(batch, 1024, hidden, 16);
+    cost::Cluster c = smallCluster();
+    synth::Theory t(g);
+    synth::CostTable table(t, c, proportional(c));
+    synth::Program p = synth::search(table);
+    int64_t combinations = 0;
+    const double optimum = exhaustiveOptimum(table, &combinations);
+    QVERIFY(combinations > 100);
+    QVERIFY2(std::abs(p.seconds - optimum) <= 1e-12 * optimum,
+             qPrintable(QString("A* %1 s, exhaustive %2 s").arg(p.seconds).arg(optimum)));
+    // The program's cost is the replay of its choice.
+    QCOMPARE(synth::buildProgram(table, p.variantOf).seconds, p.seconds);
+  }
+
+  void optimalOnZooMlp() {
+    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/mlp-tiny.pt");
+    cost::Cluster c = smallCluster();
+    synth::Theory t(g);
+    synth::CostTable table(t, c, proportional(c));
+    synth::Program p = synth::search(table);
+    int64_t combinations = 0;
+    const double optimum = exhaustiveOptimum(table, &combinations);
+    QVERIFY(combinations > 1000);
+    QVERIFY2(std::abs(p.seconds - optimum) <= 1e-12 * optimum,
+             qPrintable(QString("A* %1 s, exhaustive %2 s").arg(p.seconds).arg(optimum)));
+  }
+
+  void deterministic() {
+    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    cost::Cluster c = smallCluster();
+    synth::Theory t(g);
+    synth::CostTable table(t, c, proportional(c));
+    synth::SearchStats a, b;
+    synth::Program p1 = synth::search(table, {}, &a);
+    synth::Program p2 = synth::search(table, {}, &b);
+    QCOMPARE(p1.variantOf, p2.variantOf);
+    QCOMPARE(p1.seconds, p2.seconds);
+    QCOMPARE(a.expanded, b.expanded);
+  }
+
+  void cancellable() {
+    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    cost::Cluster c = smallCluster();
+    synth::Theory t(g);
+    synth::CostTable table(t, c, proportional(c));
+    std::atomic<bool> cancel{true};
+    synth::SearchOptions o;
+    o.cancel = &cancel;
+    bool threw = false;
+    try {
+      synth::search(table, o);
+    } catch (const synth::SearchError& e) {
+      threw = QString(e.what()).contains("cancelled");
+    }
+    // A search that finishes within its first 1024 expansions never looks at the flag; bert-tiny
+    // needs more.
+    QVERIFY(threw);
+  }
+
+  void memoryBounded() {
+    ir::Graph g = mlpGraph(256, 1024, 512, 16);
+    cost::Cluster c = smallCluster();
+    synth::Theory t(g);
+    synth::CostTable table(t, c, proportional(c));
+    synth::SearchOptions o;
+    o.maxStates = 5;
+    QString message;
+    try {
+      synth::search(table, o);
+    } catch (const synth::SearchError& e) {
+      message = e.what();
+    }
+    QVERIFY2(message.contains("memory bound of 5 states"), qPrintable(message));
+  }
+
+  void reportsProgress() {
+    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    cost::Cluster c = smallCluster();
+    synth::Theory t(g);
+    synth::CostTable table(t, c, proportional(c));
+    Recorder r;
+    synth::SearchOptions o;
+    o.listener = &r;
+    o.progressIntervalSeconds = 0;
+    synth::Program p = synth::search(table, o);
+    QVERIFY(!r.events.empty());
+    const synth::SearchProgress& last = r.events.back();
+    QCOMPARE(last.bestSeconds, p.seconds);  // the final event carries the complete program
+    QCOMPARE(last.partial, p.variantOf);
+    for (const synth::SearchProgress& e : r.events) QVERIFY(e.boundSeconds <= p.seconds * (1 + 1e-12));
+  }
+};
+
+QTEST_GUILESS_MAIN(TstSearch)
+#include "tst_search.moc"
