@@ -20,7 +20,8 @@ struct PlanArgs {
   std::string model, cluster, output, ratios = "proportional";
   std::vector<std::string> inputs;
   bool explain = false, quiet = false, baselines = true;
-  int64_t maxStates = 20'000'000;
+  int64_t maxStates = 2'000'000;
+  int beamWidth = 2000;
 };
 
 // Prints search progress on one stderr line.
@@ -48,6 +49,7 @@ int runPlan(const PlanArgs& a) {
   options.ratios = a.ratios == "even" ? plan::PlanOptions::Ratios::Even : plan::PlanOptions::Ratios::Proportional;
   options.baselines = a.baselines;
   options.search.maxStates = a.maxStates;
+  options.search.beamWidth = a.beamWidth;
   ProgressLine progress;
   if (!a.quiet) options.search.listener = &progress;
   plan::Plan p = plan::makePlan(g, cluster, options);
@@ -96,7 +98,12 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--explain", args->explain,
                 "Print the program stage by stage: each collective with its tensor and cost, each "
                 "computation with its rule variant and the sharding of its tensors");
-  cmd->add_option("--max-states", args->maxStates, "Memory bound of the search, in states")->capture_default_str();
+  cmd->add_option("--max-states", args->maxStates,
+                  "State budget of the A* search; beyond it the beam search takes over")
+      ->capture_default_str();
+  cmd->add_option("--beam-width", args->beamWidth,
+                  "States kept per position by the fallback beam search (0: fail instead)")
+      ->capture_default_str();
   cmd->add_flag("!--no-baselines", args->baselines, "Skip planning the DP-EV and DP-CP baselines");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
   cmd->callback([args, &exitCode] { exitCode = runPlan(*args); });

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -170,6 +171,46 @@ ir::SourceLoc locationOf(const jit::Node* n) {
   return loc;
 }
 
+// The output shape of a convolution (aten::_convolution, convolution, conv1d/2d/3d with numeric
+// padding), which has no meta kernel in LibTorch 1.13 and is too costly to run on large zeros:
+//   out = floor((in + 2·pad − dilation·(k − 1) − 1) / stride) + 1, or for a transposed
+//   convolution (in − 1)·stride − 2·pad + dilation·(k − 1) + output_padding + 1.
+std::optional<std::vector<int64_t>> convolutionShapeOf(const std::string& op, const std::vector<IValue>& a) {
+  const bool full = op == "aten::_convolution" || op == "aten::convolution";
+  if (!full && op != "aten::conv1d" && op != "aten::conv2d" && op != "aten::conv3d") return std::nullopt;
+  if (a.size() < 7 || !a[0].isTensor() || !a[1].isTensor()) return std::nullopt;
+  const at::Tensor& x = a[0].toTensor();
+  const at::Tensor& w = a[1].toTensor();
+  const int64_t spatial = w.dim() - 2;
+  if (spatial < 1 || x.dim() != spatial + 2) return std::nullopt;  // unbatched: let LibTorch do it
+  auto list = [&](const IValue& v) -> std::optional<std::vector<int64_t>> {
+    if (!v.isIntList()) return std::nullopt;
+    std::vector<int64_t> l = v.toIntVector();
+    if (l.size() == 1) l.assign(static_cast<size_t>(spatial), l[0]);
+    if (static_cast<int64_t>(l.size()) != spatial) return std::nullopt;
+    return l;
+  };
+  auto stride = list(a[3]), pad = list(a[4]), dilation = list(a[5]);
+  if (!stride || !pad || !dilation) return std::nullopt;
+  const bool transposed = full && a[6].isBool() && a[6].toBool();
+  std::optional<std::vector<int64_t>> outputPadding;
+  int64_t groups = 1;
+  if (full) {
+    outputPadding = list(a[7]);
+    if (!outputPadding || !a[8].isInt()) return std::nullopt;
+    groups = a[8].toInt();
+  }
+  std::vector<int64_t> out{x.size(0), transposed ? w.size(1) * groups : w.size(0)};
+  for (int64_t d = 0; d < spatial; ++d) {
+    const size_t i = static_cast<size_t>(d);
+    const int64_t in = x.size(d + 2), k = w.size(d + 2);
+    out.push_back(transposed ? (in - 1) * (*stride)[i] - 2 * (*pad)[i] + (*dilation)[i] * (k - 1) +
+                                   (*outputPadding)[i] + 1
+                             : (in + 2 * (*pad)[i] - (*dilation)[i] * (k - 1) - 1) / (*stride)[i] + 1);
+  }
+  return out;
+}
+
 class Importer {
  public:
   Importer(std::string path, ImportOptions options)
@@ -201,6 +242,11 @@ class Importer {
   IValue toIValue(const Slot& s, Pass pass) const;
   std::vector<IValue> execute(jit::Node* n, const std::vector<Slot>& in, Pass pass) const;
   std::vector<IValue> executeMetaWithFallback(jit::Node* n, const std::vector<Slot>& in) const;
+  std::optional<std::vector<int64_t>> convolutionShape(jit::Node* n, const std::vector<Slot>& in) const {
+    std::vector<IValue> args;
+    for (const Slot& s : in) args.push_back(toIValue(s, Pass::Meta));
+    return convolutionShapeOf(n->kind().toQualString(), args);
+  }
   ir::ValueId materialize(const at::Tensor& t, const std::string& name, const jit::Node* n);
   ir::ValueId newValue(ir::ValueKind kind, const std::string& name, const at::Tensor& t,
                        const jit::Node* n);
@@ -391,6 +437,13 @@ std::vector<IValue> Importer::executeMetaWithFallback(jit::Node* n,
     std::vector<int64_t> shape = idx.sizes().vec();
     shape.push_back(weight.size(1));
     return {at::empty(shape, weight.options())};
+  }
+  if (auto shape = convolutionShape(n, in)) return {at::empty(*shape, toIValue(in[0], Pass::Meta).toTensor().options())};
+  // Normalisations without a meta kernel in LibTorch 1.13 keep their input's shape and dtype.
+  if (op == "aten::layer_norm" || op == "aten::batch_norm" || op == "aten::instance_norm" ||
+      op == "aten::group_norm") {
+    at::Tensor input = toIValue(in[0], Pass::Meta).toTensor();
+    return {at::empty(input.sizes(), input.options())};
   }
   try {
     return execute(n, in, Pass::Meta);

@@ -57,8 +57,10 @@ std::string formatSummary(const Plan& p) {
                            ir::formatBytes(static_cast<int64_t>(a.capacity)));
   int collectives = 0;
   for (const PlanStep& s : p.steps) collectives += s.kind == PlanStep::Kind::Convert && s.seconds() > 0;
-  out += fmt::format("\n{} stages, {} collectives. Search: {} states expanded, {} stored, {:.3f} s.\n",
-                     p.stages.size(), collectives, p.expanded, p.stored, p.searchSeconds);
+  out += fmt::format("\n{} stages, {} collectives. Search: {} states expanded, {} stored, {:.3f} s, {}.\n",
+                     p.stages.size(), collectives, p.expanded, p.stored, p.searchSeconds,
+                     p.provenOptimal ? "optimal under the cost model"
+                                     : "beam search after the A* state budget: not proven optimal");
   return out;
 }
 

@@ -76,7 +76,8 @@ struct Plan {
     Estimate estimate;
   };
   std::vector<Baseline> baselines;
-  // Search statistics.
+  // Search statistics. provenOptimal is false when the beam search produced the program.
+  bool provenOptimal = true;
   int64_t expanded = 0, generated = 0, stored = 0;
   double searchSeconds = 0;
 };

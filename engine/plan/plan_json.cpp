@@ -113,7 +113,7 @@ ojson toJson(const Plan& p, const ir::Graph& g) {
   doc["prediction"]["stages"] = std::move(stages);
   doc["baselines"] = ojson::object();
   for (const Plan::Baseline& b : p.baselines) doc["baselines"][b.name] = estimateJson(b.estimate);
-  doc["search"] = {{"expanded", p.expanded}, {"generated", p.generated}, {"stored", p.stored},
+  doc["search"] = {{"proven_optimal", p.provenOptimal}, {"expanded", p.expanded}, {"generated", p.generated}, {"stored", p.stored},
                    {"seconds", p.searchSeconds}};
   return doc;
 }
@@ -187,6 +187,7 @@ Plan planFromJson(const json& doc, const std::string& origin) {
       p.baselines.push_back({name, estimateFrom(r, b, "baselines." + name + ".")});
   if (doc.contains("search")) {
     const json& s = doc["search"];
+    p.provenOptimal = s.value("proven_optimal", true);
     p.expanded = s.value("expanded", int64_t{0});
     p.generated = s.value("generated", int64_t{0});
     p.stored = s.value("stored", int64_t{0});

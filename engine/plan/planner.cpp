@@ -83,6 +83,7 @@ Plan::Baseline baseline(const synth::Theory& t, const cost::Cluster& c, std::vec
   synth::SearchOptions so;
   so.cancel = options.search.cancel;
   so.maxStates = options.search.maxStates;
+  so.beamWidth = options.search.beamWidth;
   synth::Program p = synth::search(table, so);
   return {name, estimateOf(table, p, options.cost)};
 }
@@ -190,6 +191,7 @@ Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOption
     plan.devices.push_back({j, m.name, m.host, cluster.type(j).name, cluster.type(j).memoryBytes,
                             plan.estimate.memoryBytes[static_cast<size_t>(j)], busy[static_cast<size_t>(j)]});
   }
+  plan.provenOptimal = stats.provenOptimal;
   plan.expanded = stats.expanded;
   plan.generated = stats.generated;
   plan.stored = stats.stored;

@@ -81,7 +81,115 @@ CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, std::ve
       if (v.sfb) worst += sfbExtraSeconds(n.id, v);
       row.push_back(worst);
     }
-    min_[static_cast<size_t>(n.id)] = *std::min_element(row.begin(), row.end());
+  }
+  computeBounds();
+}
+
+void CostTable::computeBounds() {
+  const ir::Graph& g = theory_.graph();
+  min_.assign(g.nodes.size(), 0.0);
+  for (const ir::Node& n : g.nodes) {
+    const std::vector<ir::ValueId> ins = n.tensorInputs();
+    double lowest = std::numeric_limits<double>::infinity();
+    const auto& variants = theory_.variants(n.id);
+    for (size_t vi = 0; vi < variants.size(); ++vi) {
+      double bound = best_[static_cast<size_t>(n.id)][vi];
+      for (size_t i = 0; i < ins.size() && bound < lowest; ++i) {
+        const ir::Value& x = g.value(ins[i]);
+        // A value read by this node alone, once, is converted here and nowhere else, so its
+        // cheapest conversion can be charged to this node without counting it twice.
+        if (x.users.size() != 1 || std::count(ins.begin(), ins.end(), x.id) != 1) continue;
+        const Rel need = variants[vi].inputs[i];
+        if (x.kind == ir::ValueKind::Parameter) {
+          // Nothing is held before: it is loaded here, directly.
+          const std::optional<Conversion>& load = pair(x.id, kNoForm, need);
+          bound += load ? load->seconds() : std::numeric_limits<double>::infinity();
+        } else if (x.kind == ir::ValueKind::Activation) {
+          // It holds exactly the form its producer's variant gives it.
+          const ir::Node& producer = g.node(x.producer);
+          double cheapest = std::numeric_limits<double>::infinity();
+          for (const rules::Variant& pv : theory_.variants(producer.id)) {
+            const Rel made = pv.outputs[static_cast<size_t>(x.producerOutput)];
+            if (holds(addForm(0, made), need)) {
+              cheapest = 0;
+              break;
+            }
+            const std::optional<Conversion>& c = pair(x.id, made, need);
+            if (c) cheapest = std::min(cheapest, c->seconds());
+          }
+          bound += cheapest;
+        }
+      }
+      lowest = std::min(lowest, bound);
+    }
+    min_[static_cast<size_t>(n.id)] = lowest;
+  }
+
+  // Values read more than once: whatever forms they gain, each consumer's form costs at least the
+  // shortest path to it in the value's conversion graph from the form its producer made (or from
+  // nothing, for a source). So the value costs at least the largest such path over its consumers,
+  // charged at its first consumer: before that nothing of it is paid. (A* stays optimal: the
+  // bound is admissible and the search re-opens states whose cost improves.)
+  for (const ir::Value& x : g.values) {
+    if (x.users.empty() || x.kind == ir::ValueKind::Buffer || x.kind == ir::ValueKind::Constant) continue;
+    int reads = 0;
+    for (ir::NodeId u : x.users) {
+      const auto ins = g.node(u).tensorInputs();
+      reads += static_cast<int>(std::count(ins.begin(), ins.end(), x.id));
+    }
+    if (reads < 2) continue;
+    // Forms: 0 = nothing (sources), 1 + b for bit b of a FormMask.
+    const int forms = 1 + 3 + std::min<int>(x.rank(), kMaxShardedRank);
+    auto relOf = [](int f) { return f >= 4 ? static_cast<Rel>(f - 4) : static_cast<Rel>(-f); };
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> d(static_cast<size_t>(forms * forms), inf);
+    auto at = [&](int a, int b) -> double& { return d[static_cast<size_t>(a * forms + b)]; };
+    for (int a = 0; a < forms; ++a) {
+      at(a, a) = 0;
+      for (int b = 1; b < forms; ++b) {
+        if (a == b) continue;
+        const Rel to = relOf(b);
+        if (a == 0) {
+          if (x.kind != ir::ValueKind::Activation) {
+            const std::optional<Conversion>& c = pair(x.id, kNoForm, to);
+            if (c) at(a, b) = c->seconds();
+          }
+        } else if (holds(addForm(0, relOf(a)), to)) {
+          at(a, b) = 0;
+        } else {
+          const std::optional<Conversion>& c = pair(x.id, relOf(a), to);
+          if (c) at(a, b) = c->seconds();
+        }
+      }
+    }
+    for (int k = 0; k < forms; ++k)
+      for (int a = 0; a < forms; ++a)
+        for (int b = 0; b < forms; ++b) at(a, b) = std::min(at(a, b), at(a, k) + at(k, b));
+    auto formIndex = [](Rel r) { return r >= 0 ? 4 + r : -r; };
+    std::vector<int> starts;
+    if (x.kind == ir::ValueKind::Activation) {
+      for (const rules::Variant& pv : theory_.variants(x.producer))
+        starts.push_back(formIndex(pv.outputs[static_cast<size_t>(x.producerOutput)]));
+    } else {
+      starts.push_back(0);
+    }
+    double bound = inf;
+    for (int start : starts) {
+      double worst = 0;
+      for (ir::NodeId u : x.users) {
+        const auto ins = g.node(u).tensorInputs();
+        double cheapest = inf;
+        for (const rules::Variant& v : theory_.variants(u)) {
+          double need = 0;
+          for (size_t i = 0; i < ins.size(); ++i)
+            if (ins[i] == x.id) need = std::max(need, at(start, formIndex(v.inputs[i])));
+          cheapest = std::min(cheapest, need);
+        }
+        worst = std::max(worst, cheapest);
+      }
+      bound = std::min(bound, worst);
+    }
+    if (bound < inf) min_[static_cast<size_t>(x.users.front())] += bound;
   }
 }
 
@@ -167,87 +275,94 @@ double CostTable::localBytes(ir::ValueId x, Rel r, int device) const {
   return isGather(r) ? bytes * shares_[static_cast<size_t>(device)] : bytes;
 }
 
-std::optional<Conversion> CostTable::convert(ir::ValueId x, FormMask have, Rel to) const {
-  const ir::Graph& g = theory_.graph();
-  const ir::Value& v = g.value(x);
-  const bool grad = theory_.requiresGrad(x);
-  std::optional<Conversion> best;
-  auto offer = [&](Conversion c) {
-    if (!best || c.seconds() < best->seconds()) best = c;
-  };
-  const bool has = [&] {
-    if (have & bit(to)) return true;
-    return (have & bit(kIdentity)) && (isGather(to) || to == kReduce);
-  }();
-  assert(!has && "convert() called for a form the value already has");
-  (void)has;
+void CostTable::restrict(const Restrictions& r) {
+  restrictions_ = r;
+  pairs_.clear();
+  computeBounds();
+}
 
-  if (theory_.isSource(x)) {
+std::optional<Conversion> CostTable::convert(ir::ValueId x, FormMask have, Rel to) const {
+  assert(!holds(have, to) && "convert() called for a form the value already has");
+  const std::optional<Conversion>* best = nullptr;
+  auto offer = [&](const std::optional<Conversion>& c) {
+    if (c && (!best || c->seconds() < (*best)->seconds())) best = &c;
+  };
+  if (theory_.isSource(x)) offer(pair(x, kNoForm, to));
+  if (to != kIdentitySfb)
+    for (int b = 0; b < 16; ++b)
+      if (have & (1u << b)) offer(pair(x, b >= 3 ? b - 3 : -1 - b, to));
+  return best ? *best : std::nullopt;
+}
+
+const std::optional<Conversion>& CostTable::pair(ir::ValueId x, int from, Rel to) const {
+  // from is kNoForm (-100), -3..-1 or a dimension; to is -3..-1 or a dimension: both fit a byte
+  // once offset by 128.
+  const uint64_t key = (static_cast<uint64_t>(x) << 16) | (static_cast<uint64_t>(from + 128) << 8) |
+                       static_cast<uint64_t>(to + 128);
+  auto it = pairs_.find(key);
+  if (it == pairs_.end()) it = pairs_.emplace(key, computePair(x, from, to)).first;
+  return it->second;
+}
+
+std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Rel to) const {
+  const ir::Value& v = theory_.graph().value(x);
+  const bool grad = theory_.requiresGrad(x);
+  const double bytes = static_cast<double>(v.bytes());
+  if (fromForm == kNoForm) {  // loading a source
     const bool param = v.kind == ir::ValueKind::Parameter;
     const bool input = v.kind == ir::ValueKind::Input;
     if (to == kIdentity) {
       Conversion c{param ? ConversionKind::ParamReplicate : ConversionKind::LoadReplica};
-      c.to = to;
-      if (param) c.backwardSeconds = cost::allReduceSeconds(cluster_, static_cast<double>(v.bytes()));
-      offer(c);
-    } else if (to == kIdentitySfb) {
-      if (param && restrictions_.sfb) offer({ConversionKind::ParamSfb, kIdentity, to});
-    } else if (isGather(to)) {
-      const bool allowed = param ? restrictions_.parameterShards
-                                 : !(input && restrictions_.inputShardsOnBatchOnly && to != 0);
-      if (allowed) offer({ConversionKind::LoadShard, kIdentity, to});
+      if (param) c.backwardSeconds = cost::allReduceSeconds(cluster_, bytes);
+      return c;
     }
-    // A source that already holds a form may also convert from it (below), e.g. a sharded
-    // parameter all-gathered before use (ZeRO-3 style).
-  }
-  if (to == kIdentitySfb) return best;
-
-  for (int bitIndex = 0; bitIndex < 16; ++bitIndex) {
-    if (!(have & (1u << bitIndex))) continue;
-    const Rel from = bitIndex >= 3 ? static_cast<Rel>(bitIndex - 3) : static_cast<Rel>(-1 - bitIndex);
-    if (from == kIdentitySfb) continue;
-    Conversion c{ConversionKind::Slice, from, to};
-    if (from == kIdentity) {
-      c.kind = to == kReduce ? ConversionKind::ReplicaToPartial : ConversionKind::Slice;
-      offer(c);
-    } else if (from == kReduce && to == kIdentity) {
-      c.kind = ConversionKind::AllReduce;
-      c.forwardSeconds = cost::allReduceSeconds(cluster_, static_cast<double>(v.bytes()));
-      if (grad) c.backwardSeconds = c.forwardSeconds;
-      offer(c);
-    } else if (from == kReduce && isGather(to)) {
-      c.kind = ConversionKind::ReduceScatter;
-      std::vector<double> shards(shares_.size());
-      for (size_t j = 0; j < shares_.size(); ++j) shards[j] = static_cast<double>(v.bytes()) * shares_[j];
-      for (cost::Method m : {cost::Method::Padded, cost::Method::Grouped}) {
-        Conversion mc = c;
-        mc.method = m;
-        mc.forwardSeconds = cost::reduceScatterSeconds(cluster_, m, shards);
-        if (grad) mc.backwardSeconds = cost::allGatherSeconds(cluster_, m, shards);
-        offer(mc);
-      }
-    } else if (isGather(from) && to == kIdentity) {
-      c.kind = ConversionKind::AllGather;
-      std::vector<double> shards(shares_.size());
-      for (size_t j = 0; j < shares_.size(); ++j) shards[j] = static_cast<double>(v.bytes()) * shares_[j];
-      for (cost::Method m : {cost::Method::Padded, cost::Method::Grouped}) {
-        Conversion mc = c;
-        mc.method = m;
-        mc.forwardSeconds = cost::allGatherSeconds(cluster_, m, shards);
-        if (grad) mc.backwardSeconds = cost::reduceScatterSeconds(cluster_, m, shards);
-        offer(mc);
-      }
-    } else if (isGather(from) && isGather(to)) {
-      c.kind = ConversionKind::AllToAll;
-      std::vector<double> local(shares_.size());
-      for (size_t j = 0; j < shares_.size(); ++j) local[j] = static_cast<double>(v.bytes()) * shares_[j];
-      c.forwardSeconds = cost::allToAllSeconds(cluster_, local, shares_);
-      if (grad) c.backwardSeconds = c.forwardSeconds;
-      offer(c);
+    if (to == kIdentitySfb) {
+      if (param && restrictions_.sfb) return Conversion{ConversionKind::ParamSfb, kIdentity, to};
+      return std::nullopt;
     }
-    // G -> R and R from a partial-sum-free form are not exact conversions.
+    if (to == kReduce) return std::nullopt;  // via I, then replica-to-partial
+    const bool allowed = param ? restrictions_.parameterShards
+                               : !(input && restrictions_.inputShardsOnBatchOnly && to != 0);
+    if (!allowed) return std::nullopt;
+    return Conversion{ConversionKind::LoadShard, kIdentity, to};
   }
-  return best;
+  const Rel from = static_cast<Rel>(fromForm);
+  if (from == kIdentitySfb || from == to) return std::nullopt;
+  std::vector<double> shards(shares_.size());
+  for (size_t j = 0; j < shares_.size(); ++j) shards[j] = bytes * shares_[j];
+  Conversion c{ConversionKind::Slice, from, to};
+  if (from == kIdentity) {
+    c.kind = to == kReduce ? ConversionKind::ReplicaToPartial : ConversionKind::Slice;
+    return c;
+  }
+  if (from == kReduce && to == kIdentity) {
+    c.kind = ConversionKind::AllReduce;
+    c.forwardSeconds = cost::allReduceSeconds(cluster_, bytes);
+    if (grad) c.backwardSeconds = c.forwardSeconds;
+    return c;
+  }
+  if ((from == kReduce && isGather(to)) || (isGather(from) && to == kIdentity)) {
+    const bool gather = to == kIdentity;
+    c.kind = gather ? ConversionKind::AllGather : ConversionKind::ReduceScatter;
+    std::optional<Conversion> best;
+    for (cost::Method m : {cost::Method::Padded, cost::Method::Grouped}) {
+      Conversion mc = c;
+      mc.method = m;
+      const double ag = cost::allGatherSeconds(cluster_, m, shards);
+      const double rs = cost::reduceScatterSeconds(cluster_, m, shards);
+      mc.forwardSeconds = gather ? ag : rs;
+      if (grad) mc.backwardSeconds = gather ? rs : ag;
+      if (!best || mc.seconds() < best->seconds()) best = mc;
+    }
+    return best;
+  }
+  if (isGather(from) && isGather(to)) {
+    c.kind = ConversionKind::AllToAll;
+    c.forwardSeconds = cost::allToAllSeconds(cluster_, shards, shares_);
+    if (grad) c.backwardSeconds = c.forwardSeconds;
+    return c;
+  }
+  return std::nullopt;  // G -> R is not an exact conversion
 }
 
 }  // namespace hap::synth

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,10 @@ class CostTable {
   // devices (the node's cost).
   double deviceSeconds(ir::NodeId n, int v, int device) const;
   double seconds(ir::NodeId n, int v) const { return best_[static_cast<size_t>(n)][static_cast<size_t>(v)]; }
+  // A lower bound on what node n adds to any program: the minimum over its variants of the
+  // variant's cost plus the conversions of the values only n reads (paid at n and only there),
+  // plus a bound on the conversions of the values read several times whose first reader is n
+  // (cost_table.cpp). The search's heuristic sums it over the remaining nodes.
   double minSeconds(ir::NodeId n) const { return min_[static_cast<size_t>(n)]; }
   // Forward seconds of a variant on device j (for traces and reports).
   double deviceForwardSeconds(ir::NodeId n, int v, int device) const;
@@ -91,7 +96,8 @@ class CostTable {
     bool sfb = true;
     bool inputShardsOnBatchOnly = false;  // inputs only as G(0) (data parallelism)
   };
-  void restrict(const Restrictions& r) { restrictions_ = r; }
+  // Applies restrictions (before the first search: memoised prices and bounds are recomputed).
+  void restrict(const Restrictions& r);
   const Restrictions& restrictions() const { return restrictions_; }
 
  private:
@@ -103,6 +109,12 @@ class CostTable {
   double groupSeconds(ir::NodeId n, const rules::Variant& v, const Group& g, bool forwardOnly) const;
   double sfbExtraSeconds(ir::NodeId n, const rules::Variant& v) const;
   double gatherSeconds(ir::ValueId x, bool grad, cost::Method* method) const;
+  // The cheapest conversion of x from form `from` (kNone: a source's load) to `to`, memoised:
+  // the search asks for the same few pairs of every value many times.
+  const std::optional<Conversion>& pair(ir::ValueId x, int from, Rel to) const;
+  void computeBounds();
+  static constexpr int kNoForm = -100;
+  std::optional<Conversion> computePair(ir::ValueId x, int from, Rel to) const;
 
   const Theory& theory_;
   const cost::Cluster& cluster_;
@@ -113,6 +125,7 @@ class CostTable {
   std::vector<int> groupOf_;                // per device
   std::vector<std::vector<double>> best_;   // [node][variant]
   std::vector<double> min_;                 // [node]
+  mutable std::unordered_map<uint64_t, std::optional<Conversion>> pairs_;  // not thread-safe
 };
 
 }  // namespace hap::synth

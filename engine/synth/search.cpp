@@ -83,6 +83,12 @@ class Searcher {
   Program run(SearchStats* stats);
 
  private:
+  // Appends state `from`'s successors (one per feasible variant of its node) to the arena and
+  // calls `sink(id)` for each; returns their ids via the callback only.
+  template <typename Sink>
+  void expand(int32_t from, Sink&& sink);
+  Program beam(SearchStats* stats);
+  void resetTo(size_t states, size_t arena);
   struct Hash {
     const Searcher* s;
     size_t operator()(int32_t i) const { return s->hashOf(i); }
@@ -177,7 +183,6 @@ Program Searcher::run(SearchStats* stats) {
   open_.push({h_[0], seq++, 0});
   int32_t deepest = 0;
 
-  std::vector<FormMask> work;
   while (!open_.empty()) {
     const Entry top = open_.top();
     open_.pop();
@@ -200,60 +205,126 @@ Program Searcher::run(SearchStats* stats) {
     }
     deepest = std::max(deepest, cur.k);
 
-    const ir::Node& node = g_.node(cur.k);
-    const std::vector<ir::ValueId> ins = node.tensorInputs();
-    const auto& slots = layout_.inputSlot[static_cast<size_t>(cur.k)];
-    const auto& carry = layout_.carry[static_cast<size_t>(cur.k)];
-    const auto& variants = t_.variants(cur.k);
-    for (size_t vi = 0; vi < variants.size(); ++vi) {
-      const rules::Variant& v = variants[vi];
-      work.assign(formsOf(top.state), formsOf(top.state) + width(cur.k));
-      double cost = table_.seconds(cur.k, static_cast<int>(vi));
-      bool feasible = true;
-      for (size_t i = 0; i < ins.size() && feasible; ++i) {
-        FormMask& m = work[static_cast<size_t>(slots[i])];
-        if (holds(m, v.inputs[i])) continue;
-        std::optional<Conversion> c = table_.convert(ins[i], m, v.inputs[i]);
-        if (!c) {
-          feasible = false;
-          break;
-        }
-        cost += c->seconds();
-        m = addForm(m, v.inputs[i]);
-      }
-      if (!feasible) continue;
-      ++generated_;
-      // The successor's forms go at the arena's end; kept only if the state is new or cheaper.
-      const uint32_t offset = static_cast<uint32_t>(arena_.size());
-      for (int from : carry)
-        arena_.push_back(from >= 0 ? work[static_cast<size_t>(from)]
-                                   : from == kFresh ? FormMask{0}
-                                                    : addForm(0, v.outputs[static_cast<size_t>(-1 - from)]));
-      states_.push_back({cur.k + 1, offset, cur.g + cost, top.state, static_cast<int32_t>(vi)});
-      const int32_t id = static_cast<int32_t>(states_.size()) - 1;
+    expand(top.state, [&](int32_t id) {
       auto [it, fresh] = index_.insert(id);
+      const State& created = states_[static_cast<size_t>(id)];
       if (!fresh) {
         State& old = states_[static_cast<size_t>(*it)];
-        const bool better = states_.back().g < old.g - 1e-15;
-        if (better) {
-          old.g = states_.back().g;
-          old.parent = top.state;
-          old.variant = static_cast<int32_t>(vi);
+        if (created.g < old.g - 1e-15) {
+          old.g = created.g;
+          old.parent = created.parent;
+          old.variant = created.variant;
           open_.push({old.g + h_[static_cast<size_t>(old.k)], seq++, *it});
         }
-        states_.pop_back();
-        arena_.resize(offset);
-        continue;
+        return false;  // drop the duplicate
       }
-      open_.push({states_.back().g + h_[static_cast<size_t>(cur.k) + 1], seq++, id});
-      if (static_cast<int64_t>(states_.size()) > options_.maxStates)
-        throw SearchError(fmt::format(
-            "the search stopped at its memory bound of {} states ({} expanded, at node {} of {}); "
-            "raise the bound (--max-states) or restrict the search",
-            options_.maxStates, expanded_, deepest, n));
+      open_.push({created.g + h_[static_cast<size_t>(created.k)], seq++, id});
+      return true;
+    });
+    if (static_cast<int64_t>(states_.size()) > options_.maxStates) {
+      if (options_.beamWidth > 0) return beam(stats);
+      throw SearchError(fmt::format(
+          "the search stopped at its memory bound of {} states ({} expanded, at node {} of {}); "
+          "raise the bound (--max-states) or allow the beam search (--beam-width)",
+          options_.maxStates, expanded_, deepest, n));
     }
   }
   noProgram(deepest);
+}
+
+
+template <typename Sink>
+void Searcher::expand(int32_t from, Sink&& sink) {
+  const State cur = states_[static_cast<size_t>(from)];
+  const ir::Node& node = g_.node(cur.k);
+  const std::vector<ir::ValueId> ins = node.tensorInputs();
+  const auto& slots = layout_.inputSlot[static_cast<size_t>(cur.k)];
+  const auto& carry = layout_.carry[static_cast<size_t>(cur.k)];
+  const auto& variants = t_.variants(cur.k);
+  std::vector<FormMask> work;
+  for (size_t vi = 0; vi < variants.size(); ++vi) {
+    const rules::Variant& v = variants[vi];
+    work.assign(formsOf(from), formsOf(from) + width(cur.k));
+    double cost = table_.seconds(cur.k, static_cast<int>(vi));
+    bool feasible = true;
+    for (size_t i = 0; i < ins.size() && feasible; ++i) {
+      FormMask& m = work[static_cast<size_t>(slots[i])];
+      if (holds(m, v.inputs[i])) continue;
+      std::optional<Conversion> c = table_.convert(ins[i], m, v.inputs[i]);
+      if (!c) {
+        feasible = false;
+        break;
+      }
+      cost += c->seconds();
+      m = addForm(m, v.inputs[i]);
+    }
+    if (!feasible) continue;
+    ++generated_;
+    // The successor's forms go at the arena's end; the sink keeps or drops the state.
+    const uint32_t offset = static_cast<uint32_t>(arena_.size());
+    for (int f : carry)
+      arena_.push_back(f >= 0 ? work[static_cast<size_t>(f)]
+                              : f == kFresh ? FormMask{0}
+                                            : addForm(0, v.outputs[static_cast<size_t>(-1 - f)]));
+    states_.push_back({cur.k + 1, offset, cur.g + cost, from, static_cast<int32_t>(vi)});
+    if (!sink(static_cast<int32_t>(states_.size()) - 1)) resetTo(states_.size() - 1, offset);
+  }
+}
+
+void Searcher::resetTo(size_t states, size_t arena) {
+  states_.resize(states);
+  arena_.resize(arena);
+}
+
+// Position by position, keep the beamWidth distinct states of lowest g + h (ties: creation
+// order). Deterministic; returns the cheapest complete program found.
+Program Searcher::beam(SearchStats* stats) {
+  const int32_t n = static_cast<int32_t>(g_.nodes.size());
+  index_.clear();
+  open_ = {};
+  states_.clear();
+  arena_.assign(width(0), 0);
+  states_.push_back({0, 0, 0.0, -1, -1});
+  std::vector<int32_t> layer{0};
+  for (int32_t k = 0; k < n; ++k) {
+    if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
+      throw SearchError("the search was cancelled");
+    index_.clear();
+    std::vector<int32_t> next;
+    for (int32_t s : layer) {
+      ++expanded_;
+      expand(s, [&](int32_t id) {
+        auto [it, fresh] = index_.insert(id);
+        if (fresh) {
+          next.push_back(id);
+          return true;
+        }
+        State& old = states_[static_cast<size_t>(*it)];
+        const State& created = states_[static_cast<size_t>(id)];
+        if (created.g < old.g - 1e-15) {
+          old.g = created.g;
+          old.parent = created.parent;
+          old.variant = created.variant;
+        }
+        return false;
+      });
+    }
+    if (next.empty()) noProgram(k);
+    std::stable_sort(next.begin(), next.end(), [&](int32_t a, int32_t b) {
+      return states_[static_cast<size_t>(a)].g < states_[static_cast<size_t>(b)].g;
+    });
+    if (next.size() > static_cast<size_t>(options_.beamWidth)) next.resize(static_cast<size_t>(options_.beamWidth));
+    layer = std::move(next);
+    report(layer.front(), states_[static_cast<size_t>(layer.front())].g + h_[static_cast<size_t>(k) + 1], false);
+  }
+  if (stats) {
+    stats->provenOptimal = false;
+    stats->expanded = expanded_;
+    stats->generated = generated_;
+    stats->stored = static_cast<int64_t>(states_.size());
+    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  return buildProgram(table_, partialOf(layer.front()));
 }
 
 }  // namespace

@@ -8,10 +8,11 @@
 // values are dropped and forms derivable locally (G and R from I) are folded into I, so states
 // that can be completed the same way compare equal and are expanded once.
 //
-// Optimality. g is the cost so far; h is the sum over the remaining nodes of their cheapest
-// variant's cost, a lower bound on any completion that never decreases along a step
-// (consistent), so the first complete state popped is optimal under the cost model. Ties break
-// by insertion order: the search is deterministic.
+// Optimality. g is the cost so far; h is a lower bound on any completion (CostTable::minSeconds
+// summed over the remaining nodes), so the first complete state popped is optimal under the cost
+// model; states whose cost improves are re-opened. Ties break by insertion order: the search is
+// deterministic. Graphs with wide plateaus of near-equal states (MoE gating) can exceed the state
+// budget; then a beam search returns the best program it finds and says it is not proven optimal.
 #pragma once
 
 #include <atomic>
@@ -50,13 +51,19 @@ class SearchListener {
 };
 
 struct SearchOptions {
-  int64_t maxStates = 20'000'000;  // memory bound: about 40 bytes per state plus its forms
+  // A* stops after storing this many states (about 40 bytes each plus their forms). Then, when
+  // beamWidth > 0, a beam search over the same states runs instead: each position keeps the
+  // beamWidth states of lowest g + h. Its program is the best it finds, not proven optimal
+  // (Program::provenOptimal is false); with beamWidth 0 the search fails with a SearchError.
+  int64_t maxStates = 2'000'000;
+  int beamWidth = 2000;
   const std::atomic<bool>* cancel = nullptr;  // set to true to stop with a SearchError
   SearchListener* listener = nullptr;
   double progressIntervalSeconds = 0.1;
 };
 
 struct SearchStats {
+  bool provenOptimal = true;  // false when the beam search produced the program
   int64_t expanded = 0;
   int64_t generated = 0;
   int64_t stored = 0;

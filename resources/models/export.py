@@ -79,12 +79,23 @@ def forward_argument_names(traced):
     return [arg.name for arg in traced.forward.schema.arguments[1:]]
 
 
-def export(name, preset, overrides, trace_batch, out_dir):
-    """Traces one model and writes it; returns (path, parameters)."""
+def export(name, preset, overrides, trace_batch, out_dir, shape_only=False,
+           output=None):
+    """Traces one model and writes it; returns (path, parameters).
+
+    With ``shape_only`` every parameter is saved as a zero-stride view of one
+    zero, so the file is small whatever the model's size: enough to plan it
+    (shapes and dtypes are exact), not to train it (the runtime refuses such a
+    file; the spec records ``"weights": "shape-only"``).
+    """
     torch.manual_seed(0)
     model, config, batch = zoo.build(name, preset, overrides)
     model.train()
     parameters = sum(p.numel() for p in model.parameters())
+    if shape_only:
+        with torch.no_grad():
+            for p in model.parameters():
+                p.data = torch.zeros((), dtype=p.dtype).expand(p.shape)
     traced = torch.jit.trace(
         model, tuple(example_inputs(model.input_spec(trace_batch))),
         check_trace=False)
@@ -99,9 +110,10 @@ def export(name, preset, overrides, trace_batch, out_dir):
         "version": 1,
         "inputs": spec,
         "model": {"name": name, "preset": preset, "config": config,
-                  "parameters": parameters, "trace_batch": trace_batch},
+                  "parameters": parameters, "trace_batch": trace_batch,
+                  "weights": "shape-only" if shape_only else "initialised"},
     }
-    path = os.path.join(out_dir, f"{name}-{preset}.pt")
+    path = output or os.path.join(out_dir, f"{name}-{preset}.pt")
     partial = path + ".partial"
     torch.jit.save(traced, partial,
                    _extra_files={SPEC_FILE: json.dumps(document)})
@@ -123,6 +135,12 @@ def main():
     parser.add_argument("--trace-batch", type=int, default=2)
     parser.add_argument("--out", help="output directory")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--shape-only", action="store_true",
+                        help="save parameters as zero-stride views: a small "
+                             "file for planning only, not for training")
+    parser.add_argument("--output", metavar="FILE",
+                        help="file name for a single --model (default "
+                             "OUT/NAME-PRESET.pt)")
     args = parser.parse_args()
 
     if args.list:
@@ -131,8 +149,12 @@ def main():
                 f"{p} (batch {e['batch']})" for p, e in zoo.PRESETS[name].items())
             print(f"{name}: {presets}")
         return
+    if args.output and not args.out:
+        args.out = os.path.dirname(args.output) or "."
     if not args.out:
         parser.error("--out is required")
+    if args.output and args.all:
+        parser.error("--output names one file: use it with --model")
     names = list(zoo.MODELS) if args.all else [args.model]
     for name in names:
         if args.preset not in zoo.PRESETS[name]:
@@ -144,7 +166,8 @@ def main():
         start = time.perf_counter()
         try:
             path, parameters = export(name, args.preset, overrides,
-                                      args.trace_batch, args.out)
+                                      args.trace_batch, args.out,
+                                      args.shape_only, args.output)
         except zoo.ConfigError as error:
             raise SystemExit(f"export.py: {name}: {error}")
         if not args.quiet:
