@@ -171,6 +171,7 @@ class TstSearch : public QObject {
     synth::CostTable table(t, c, proportional(c));
     synth::SearchOptions o;
     o.maxStates = 5;
+    o.beamWidth = 0;  // no fallback: a clear error
     QString message;
     try {
       synth::search(table, o);
@@ -178,6 +179,17 @@ class TstSearch : public QObject {
       message = e.what();
     }
     QVERIFY2(message.contains("memory bound of 5 states"), qPrintable(message));
+
+    // With the fallback, a beam search returns a program, flagged as not proven optimal, never
+    // cheaper than the optimum.
+    o.beamWidth = 3;
+    synth::SearchStats beam, exact;
+    synth::Program p = synth::search(table, o, &beam);
+    synth::Program best = synth::search(table, {}, &exact);
+    QVERIFY(!beam.provenOptimal);
+    QVERIFY(exact.provenOptimal);
+    QVERIFY(p.seconds >= best.seconds * (1 - 1e-12));
+    QCOMPARE(synth::buildProgram(table, p.variantOf).seconds, p.seconds);
   }
 
   void reportsProgress() {
