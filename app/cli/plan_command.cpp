@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <unistd.h>
 #include <memory>
 
 #include "engine/base/error.h"
@@ -24,19 +25,27 @@ struct PlanArgs {
   int beamWidth = 2000;
 };
 
-// Prints search progress on one stderr line.
+// Prints search progress on stderr: one line rewritten in place on a terminal, a line a second
+// otherwise (logs).
 class ProgressLine : public synth::SearchListener {
  public:
   void onProgress(const synth::SearchProgress& p) override {
-    std::cerr << fmt::format("\rsearch: {} states expanded, {} in the frontier, bound {:.3f} ms, {:.1f} s   ",
+    if (!terminal_ && p.elapsedSeconds - lastLine_ < 1.0) return;
+    lastLine_ = p.elapsedSeconds;
+    std::cerr << (terminal_ ? "\r" : "")
+              << fmt::format("search: {} states expanded, {} in the frontier, bound {:.3f} ms, {:.1f} s",
                              p.expanded, p.frontier, p.boundSeconds * 1e3, p.elapsedSeconds)
-              << std::flush;
-    printed = true;
+              << (terminal_ ? "   " : "\n") << std::flush;
+    printed_ = true;
   }
   void finish() {
-    if (printed) std::cerr << "\n";
+    if (printed_ && terminal_) std::cerr << "\n";
   }
-  bool printed = false;
+
+ private:
+  bool terminal_ = isatty(STDERR_FILENO) != 0;
+  bool printed_ = false;
+  double lastLine_ = -1;
 };
 
 int runPlan(const PlanArgs& a) {
