@@ -96,100 +96,17 @@ void CostTable::computeBounds() {
       double bound = best_[static_cast<size_t>(n.id)][vi];
       for (size_t i = 0; i < ins.size() && bound < lowest; ++i) {
         const ir::Value& x = g.value(ins[i]);
-        // A value read by this node alone, once, is converted here and nowhere else, so its
-        // cheapest conversion can be charged to this node without counting it twice.
-        if (x.users.size() != 1 || std::count(ins.begin(), ins.end(), x.id) != 1) continue;
-        const Rel need = variants[vi].inputs[i];
-        if (x.kind == ir::ValueKind::Parameter) {
-          // Nothing is held before: it is loaded here, directly.
-          const std::optional<Conversion>& load = pair(x.id, kNoForm, need);
-          bound += load ? load->seconds() : std::numeric_limits<double>::infinity();
-        } else if (x.kind == ir::ValueKind::Activation) {
-          // It holds exactly the form its producer's variant gives it.
-          const ir::Node& producer = g.node(x.producer);
-          double cheapest = std::numeric_limits<double>::infinity();
-          for (const rules::Variant& pv : theory_.variants(producer.id)) {
-            const Rel made = pv.outputs[static_cast<size_t>(x.producerOutput)];
-            if (holds(addForm(0, made), need)) {
-              cheapest = 0;
-              break;
-            }
-            const std::optional<Conversion>& c = pair(x.id, made, need);
-            if (c) cheapest = std::min(cheapest, c->seconds());
-          }
-          bound += cheapest;
-        }
+        // A parameter read by this node alone, once, holds nothing before it: it is loaded here,
+        // directly, and nowhere else, so its load can be charged to this node.
+        if (x.kind != ir::ValueKind::Parameter || x.users.size() != 1 ||
+            std::count(ins.begin(), ins.end(), x.id) != 1)
+          continue;
+        const std::optional<Conversion>& load = pair(x.id, kNoForm, variants[vi].inputs[i]);
+        bound += load ? load->seconds() : std::numeric_limits<double>::infinity();
       }
       lowest = std::min(lowest, bound);
     }
     min_[static_cast<size_t>(n.id)] = lowest;
-  }
-
-  // Values read more than once: whatever forms they gain, each consumer's form costs at least the
-  // shortest path to it in the value's conversion graph from the form its producer made (or from
-  // nothing, for a source). So the value costs at least the largest such path over its consumers,
-  // charged at its first consumer: before that nothing of it is paid. (A* stays optimal: the
-  // bound is admissible and the search re-opens states whose cost improves.)
-  for (const ir::Value& x : g.values) {
-    if (x.users.empty() || x.kind == ir::ValueKind::Buffer || x.kind == ir::ValueKind::Constant) continue;
-    int reads = 0;
-    for (ir::NodeId u : x.users) {
-      const auto ins = g.node(u).tensorInputs();
-      reads += static_cast<int>(std::count(ins.begin(), ins.end(), x.id));
-    }
-    if (reads < 2) continue;
-    // Forms: 0 = nothing (sources), 1 + b for bit b of a FormMask.
-    const int forms = 1 + 3 + std::min<int>(x.rank(), kMaxShardedRank);
-    auto relOf = [](int f) { return f >= 4 ? static_cast<Rel>(f - 4) : static_cast<Rel>(-f); };
-    const double inf = std::numeric_limits<double>::infinity();
-    std::vector<double> d(static_cast<size_t>(forms * forms), inf);
-    auto at = [&](int a, int b) -> double& { return d[static_cast<size_t>(a * forms + b)]; };
-    for (int a = 0; a < forms; ++a) {
-      at(a, a) = 0;
-      for (int b = 1; b < forms; ++b) {
-        if (a == b) continue;
-        const Rel to = relOf(b);
-        if (a == 0) {
-          if (x.kind != ir::ValueKind::Activation) {
-            const std::optional<Conversion>& c = pair(x.id, kNoForm, to);
-            if (c) at(a, b) = c->seconds();
-          }
-        } else if (holds(addForm(0, relOf(a)), to)) {
-          at(a, b) = 0;
-        } else {
-          const std::optional<Conversion>& c = pair(x.id, relOf(a), to);
-          if (c) at(a, b) = c->seconds();
-        }
-      }
-    }
-    for (int k = 0; k < forms; ++k)
-      for (int a = 0; a < forms; ++a)
-        for (int b = 0; b < forms; ++b) at(a, b) = std::min(at(a, b), at(a, k) + at(k, b));
-    auto formIndex = [](Rel r) { return r >= 0 ? 4 + r : -r; };
-    std::vector<int> starts;
-    if (x.kind == ir::ValueKind::Activation) {
-      for (const rules::Variant& pv : theory_.variants(x.producer))
-        starts.push_back(formIndex(pv.outputs[static_cast<size_t>(x.producerOutput)]));
-    } else {
-      starts.push_back(0);
-    }
-    double bound = inf;
-    for (int start : starts) {
-      double worst = 0;
-      for (ir::NodeId u : x.users) {
-        const auto ins = g.node(u).tensorInputs();
-        double cheapest = inf;
-        for (const rules::Variant& v : theory_.variants(u)) {
-          double need = 0;
-          for (size_t i = 0; i < ins.size(); ++i)
-            if (ins[i] == x.id) need = std::max(need, at(start, formIndex(v.inputs[i])));
-          cheapest = std::min(cheapest, need);
-        }
-        worst = std::max(worst, cheapest);
-      }
-      bound = std::min(bound, worst);
-    }
-    if (bound < inf) min_[static_cast<size_t>(x.users.front())] += bound;
   }
 }
 

@@ -76,9 +76,9 @@ class CostTable {
   double deviceSeconds(ir::NodeId n, int v, int device) const;
   double seconds(ir::NodeId n, int v) const { return best_[static_cast<size_t>(n)][static_cast<size_t>(v)]; }
   // A lower bound on what node n adds to any program: the minimum over its variants of the
-  // variant's cost plus the conversions of the values only n reads (paid at n and only there),
-  // plus a bound on the conversions of the values read several times whose first reader is n
-  // (cost_table.cpp). The search's heuristic sums it over the remaining nodes.
+  // variant's cost plus the loads of the parameters only n reads (loaded at n and only there).
+  // The search's heuristic sums it over the remaining nodes. (Activations get no such term:
+  // every producer has a replicate variant, from which every form is free.)
   double minSeconds(ir::NodeId n) const { return min_[static_cast<size_t>(n)]; }
   // Forward seconds of a variant on device j (for traces and reports).
   double deviceForwardSeconds(ir::NodeId n, int v, int device) const;
