@@ -175,9 +175,13 @@ ir::SourceLoc locationOf(const jit::Node* n) {
 // padding), which has no meta kernel in LibTorch 1.13 and is too costly to run on large zeros:
 //   out = floor((in + 2·pad − dilation·(k − 1) − 1) / stride) + 1, or for a transposed
 //   convolution (in − 1)·stride − 2·pad + dilation·(k − 1) + output_padding + 1.
+bool isConvolution(const std::string& op) {
+  return op == "aten::_convolution" || op == "aten::convolution" || op == "aten::conv1d" ||
+         op == "aten::conv2d" || op == "aten::conv3d";
+}
+
 std::optional<std::vector<int64_t>> convolutionShapeOf(const std::string& op, const std::vector<IValue>& a) {
   const bool full = op == "aten::_convolution" || op == "aten::convolution";
-  if (!full && op != "aten::conv1d" && op != "aten::conv2d" && op != "aten::conv3d") return std::nullopt;
   if (a.size() < 7 || !a[0].isTensor() || !a[1].isTensor()) return std::nullopt;
   const at::Tensor& x = a[0].toTensor();
   const at::Tensor& w = a[1].toTensor();
@@ -438,7 +442,9 @@ std::vector<IValue> Importer::executeMetaWithFallback(jit::Node* n,
     shape.push_back(weight.size(1));
     return {at::empty(shape, weight.options())};
   }
-  if (auto shape = convolutionShape(n, in)) return {at::empty(*shape, toIValue(in[0], Pass::Meta).toTensor().options())};
+  if (isConvolution(op))
+    if (auto shape = convolutionShape(n, in))
+      return {at::empty(*shape, toIValue(in[0], Pass::Meta).toTensor().options())};
   // Normalisations without a meta kernel in LibTorch 1.13 keep their input's shape and dtype.
   if (op == "aten::layer_norm" || op == "aten::batch_norm" || op == "aten::instance_norm" ||
       op == "aten::group_norm") {

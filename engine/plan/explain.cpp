@@ -87,7 +87,7 @@ std::string formatExplain(const ir::Graph& g, const Plan& p) {
         for (const Form& f : s.inputs) ins += (ins.empty() ? "" : ", ") + form(g, f);
         for (const Form& f : s.outputs) outs += (outs.empty() ? "" : ", ") + form(g, f);
         out += fmt::format("  {:<28} {:<12} [{}] ({}) -> ({})   {}\n", n.op.substr(n.op.find("::") + 2),
-                           s.variant + (s.sfb ? "" : ""), n.scope.empty() ? "top" : n.scope, ins, outs,
+                           s.variant, n.scope.empty() ? "top" : n.scope, ins, outs,
                            ms(s.seconds()));
       }
     }

@@ -54,7 +54,7 @@ std::vector<double> memoryOf(const synth::CostTable& table, const synth::Program
       double persistent = -1;  // a parameter's smallest form is the one kept between steps
       for (int b = 0; b < 16; ++b) {
         if (!(m & (1u << b))) continue;
-        const Rel r = b >= 3 ? static_cast<Rel>(b - 3) : static_cast<Rel>(-1 - b);
+        const Rel r = synth::relOfBit(b);
         const double lb = table.localBytes(v.id, r, j);
         local += lb;
         persistent = persistent < 0 ? lb : std::min(persistent, lb);

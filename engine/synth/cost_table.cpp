@@ -207,7 +207,7 @@ std::optional<Conversion> CostTable::convert(ir::ValueId x, FormMask have, Rel t
   if (theory_.isSource(x)) offer(pair(x, kNoForm, to));
   if (to != kIdentitySfb)
     for (int b = 0; b < 16; ++b)
-      if (have & (1u << b)) offer(pair(x, b >= 3 ? b - 3 : -1 - b, to));
+      if (have & (1u << b)) offer(pair(x, relOfBit(b), to));
   return best ? *best : std::nullopt;
 }
 

@@ -30,6 +30,8 @@ std::string formatRel(Rel r);
 // A set of relations held for one value, as a bit mask: bit 0 = I, 1 = R, 2 = I*, 3 + d = G(d).
 using FormMask = uint16_t;
 inline constexpr FormMask bit(Rel r) { return static_cast<FormMask>(1u << (r >= 0 ? 3 + r : -1 - r)); }
+// The relation of bit b of a FormMask (the inverse of bit()).
+inline constexpr Rel relOfBit(int b) { return static_cast<Rel>(b >= 3 ? b - 3 : -1 - b); }
 
 // Whether a value holding `m` has form r without communication: I gives every G(d) by a local
 // slice and R by keeping the value on rank 0 only.

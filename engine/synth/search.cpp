@@ -156,14 +156,14 @@ void Searcher::report(int32_t current, double f, bool force) {
 
 // Every state was expanded without completing: name the first node no state got past.
 void Searcher::noProgram(int32_t deepest) const {
+  // Name what the node's first variant (replicate) asks of its first input.
   const ir::Node& n = g_.node(deepest);
   const std::vector<ir::ValueId> ins = n.tensorInputs();
-  std::string needs;
-  for (const rules::Variant& v : t_.variants(n.id))
-    for (size_t i = 0; i < ins.size(); ++i)
-      if (!needs.empty()) break;
-      else needs = fmt::format("input '{}' in form {} ({} variant)", g_.value(ins[i]).name,
-                               formatRel(v.inputs[i]), v.name);
+  const rules::Variant& v = t_.variants(n.id).front();
+  const std::string needs =
+      ins.empty() ? std::string()
+                  : fmt::format("input '{}' in form {} ({} variant)", g_.value(ins[0]).name,
+                                formatRel(v.inputs[0]), v.name);
   throw SearchError(fmt::format(
       "no distributed program exists: {} needs {}, which no rule or conversion produces under "
       "the search restrictions; allow parameter sharding, or add a rule for the producer",
