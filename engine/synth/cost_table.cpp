@@ -1,6 +1,7 @@
 #include "engine/synth/cost_table.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <limits>
 
@@ -87,14 +88,16 @@ CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, std::ve
 
 void CostTable::computeBounds() {
   const ir::Graph& g = theory_.graph();
-  min_.assign(g.nodes.size(), 0.0);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  min_.assign(g.nodes.size(), kInf);
+  bound_.assign(g.nodes.size(), {});
+  distances_.clear();
   for (const ir::Node& n : g.nodes) {
     const std::vector<ir::ValueId> ins = n.tensorInputs();
-    double lowest = std::numeric_limits<double>::infinity();
     const auto& variants = theory_.variants(n.id);
     for (size_t vi = 0; vi < variants.size(); ++vi) {
       double bound = best_[static_cast<size_t>(n.id)][vi];
-      for (size_t i = 0; i < ins.size() && bound < lowest; ++i) {
+      for (size_t i = 0; i < ins.size(); ++i) {
         const ir::Value& x = g.value(ins[i]);
         // A parameter read by this node alone, once, holds nothing before it: it is loaded here,
         // directly, and nowhere else, so its load can be charged to this node.
@@ -102,12 +105,52 @@ void CostTable::computeBounds() {
             std::count(ins.begin(), ins.end(), x.id) != 1)
           continue;
         const std::optional<Conversion>& load = pair(x.id, kNoForm, variants[vi].inputs[i]);
-        bound += load ? load->seconds() : std::numeric_limits<double>::infinity();
+        bound += load ? load->seconds() : kInf;
       }
-      lowest = std::min(lowest, bound);
+      bound_[static_cast<size_t>(n.id)].push_back(bound);
+      min_[static_cast<size_t>(n.id)] = std::min(min_[static_cast<size_t>(n.id)], bound);
     }
-    min_[static_cast<size_t>(n.id)] = lowest;
   }
+}
+
+double CostTable::distance(ir::ValueId x, FormMask have, Rel to) const {
+  if (holds(have, to)) return 0;
+  const uint64_t key = (static_cast<uint64_t>(x) << 16) | have;
+  auto it = distances_.find(key);
+  if (it == distances_.end()) {
+    // Dijkstra over the (at most 16) forms, from the held ones and, for a source, from a load.
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    const int rank = std::min(theory_.graph().value(x).rank(), kMaxShardedRank);
+    std::array<double, 16> d;
+    d.fill(kInf);
+    std::array<bool, 16> done{};
+    const int forms = 3 + rank;
+    for (int b = 0; b < forms; ++b) {
+      if (holds(have, relOfBit(b))) d[static_cast<size_t>(b)] = 0;
+      else if (theory_.isSource(x))
+        if (const auto& load = pair(x, kNoForm, relOfBit(b))) d[static_cast<size_t>(b)] = load->seconds();
+    }
+    for (int round = 0; round < forms; ++round) {
+      int u = -1;
+      for (int b = 0; b < forms; ++b)
+        if (!done[static_cast<size_t>(b)] && (u < 0 || d[static_cast<size_t>(b)] < d[static_cast<size_t>(u)])) u = b;
+      if (d[static_cast<size_t>(u)] == kInf) break;
+      done[static_cast<size_t>(u)] = true;
+      const Rel from = relOfBit(u);
+      for (int b = 0; b < forms; ++b) {
+        if (done[static_cast<size_t>(b)]) continue;
+        const Rel r = relOfBit(b);
+        // Forms derivable locally from I cost nothing; otherwise one collective.
+        double step = kInf;
+        if (holds(bit(from), r)) step = 0;
+        else if (r == kIdentitySfb) continue;  // only a source's load gives I*
+        else if (const auto& c = pair(x, from, r)) step = c->seconds();
+        d[static_cast<size_t>(b)] = std::min(d[static_cast<size_t>(b)], d[static_cast<size_t>(u)] + step);
+      }
+    }
+    it = distances_.emplace(key, d).first;
+  }
+  return it->second[static_cast<size_t>(std::countr_zero(bit(to)))];
 }
 
 double CostTable::groupSeconds(ir::NodeId id, const rules::Variant& v, const Group& grp,

@@ -18,6 +18,7 @@
 // collectives, over shards), which an LP expresses with one auxiliary variable each.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <unordered_map>
 #include <string>
@@ -80,6 +81,13 @@ class CostTable {
   // The search's heuristic sums it over the remaining nodes. (Activations get no such term:
   // every producer has a replicate variant, from which every form is free.)
   double minSeconds(ir::NodeId n) const { return min_[static_cast<size_t>(n)]; }
+  // The same bound for one variant: its cost plus the loads of the parameters only n reads.
+  // minSeconds(n) is the minimum of it over n's variants (infinity: the variant cannot run).
+  double variantBound(ir::NodeId n, int v) const { return bound_[static_cast<size_t>(n)][static_cast<size_t>(v)]; }
+  // A lower bound on what value x holding `have` pays, in any sequence of conversions (and, for a
+  // source, loads), to obtain form `to`: the shortest path in the graph of single conversions.
+  // 0 if x holds it; infinity if no sequence gives it.
+  double distance(ir::ValueId x, FormMask have, Rel to) const;
   // Forward seconds of a variant on device j (for traces and reports).
   double deviceForwardSeconds(ir::NodeId n, int v, int device) const;
 
@@ -124,7 +132,10 @@ class CostTable {
   std::vector<Group> groups_;
   std::vector<int> groupOf_;                // per device
   std::vector<std::vector<double>> best_;   // [node][variant]
+  std::vector<std::vector<double>> bound_;  // [node][variant]
   std::vector<double> min_;                 // [node]
+  // distance() per (value, held forms): the shortest distance to every form bit.
+  mutable std::unordered_map<uint64_t, std::array<double, 16>> distances_;  // not thread-safe
   mutable std::unordered_map<uint64_t, std::optional<Conversion>> pairs_;  // not thread-safe
 };
 

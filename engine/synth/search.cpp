@@ -59,26 +59,61 @@ Layout makeLayout(const Theory& t) {
   return L;
 }
 
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Whether `text` matches the glob `pattern` (`*` any run, `?` one character).
+bool globMatch(std::string_view pattern, std::string_view text) {
+  size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
 struct State {
   int32_t k;
   uint32_t forms;   // offset into the form arena (live[k].size() entries)
   double g;
+  double h;         // lower bound on the cost of any completion
   int32_t parent;
   int32_t variant;  // the variant of node k-1 that led here
 };
 
+// Open-list order: lowest f; among equal f the deepest state (it is closest to a complete
+// program: plateaus of equal-cost choices are crossed depth-first), then the oldest.
 struct Entry {
   double f;
+  int32_t k;
   uint64_t seq;
   int32_t state;
-  bool operator>(const Entry& o) const { return f != o.f ? f > o.f : seq > o.seq; }
+  bool operator>(const Entry& o) const {
+    if (f != o.f) return f > o.f;
+    if (k != o.k) return k < o.k;
+    return seq > o.seq;
+  }
 };
 
 class Searcher {
  public:
   Searcher(const CostTable& table, const SearchOptions& options)
       : table_(table), t_(table.theory()), g_(t_.graph()), options_(options),
-        layout_(makeLayout(t_)), index_(1024, Hash{this}, Equal{this}) {}
+        layout_(makeLayout(t_)), index_(1024, Hash{this}, Equal{this}) {
+    resolvePins();
+    inputs_.reserve(g_.nodes.size());
+    for (const ir::Node& node : g_.nodes) inputs_.push_back(node.tensorInputs());
+  }
 
   Program run(SearchStats* stats);
 
@@ -89,6 +124,18 @@ class Searcher {
   void expand(int32_t from, Sink&& sink);
   Program beam(SearchStats* stats);
   void resetTo(size_t states, size_t arena);
+  void resolvePins();
+  bool allowed(int32_t k, size_t v) const {
+    return allowed_.empty() || allowed_[static_cast<size_t>(k)].empty() || allowed_[static_cast<size_t>(k)][v];
+  }
+  void prepareBound();
+  double heuristic(int32_t k, const FormMask* forms);
+  // The cheapest completion of the consumers `members` of x (charged x, see group_) given that x
+  // holds `have`: min over a threshold t of t + Σ_c min over c's variants whose distance from
+  // `have` to the form they read x in is <= t of below_[c][v]; ∞ when some consumer can obtain
+  // no form it reads.
+  double groupBelow(ir::ValueId x, FormMask have, const int32_t* members, size_t count) const;
+  [[noreturn]] void unrunnable(int32_t m) const;
   struct Hash {
     const Searcher* s;
     size_t operator()(int32_t i) const { return s->hashOf(i); }
@@ -124,7 +171,26 @@ class Searcher {
   std::vector<State> states_;
   std::unordered_set<int32_t, Hash, Equal> index_;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> open_;
-  std::vector<double> h_;
+  std::vector<std::vector<ir::ValueId>> inputs_;  // tensorInputs() per node
+  std::vector<std::vector<char>> allowed_;        // [node][variant], empty: all (no pins)
+  std::vector<double> nodeMin_;                   // minSeconds over the allowed variants
+  // The heuristic's forest (search.h, docs/synthesis.md): every node is charged at most one of
+  // its inputs; group_[x] lists, in node order, the consumers charged x.
+  // below_[m][v]: node m under variant v plus, recursively, the cheapest completion of the groups
+  // of m's outputs, conversions included; belowMin_[m] its minimum over v (∞: not allowed).
+  std::vector<std::vector<int32_t>> group_;
+  std::vector<std::vector<double>> below_;
+  std::vector<double> belowMin_;
+  mutable std::vector<double> scratchD_, scratchB_, scratchT_;
+  // rootSum_[k]: Σ belowMin_[m] over nodes m >= k whose charged input is not produced at or
+  // after k (the roots of the forest cut at k).
+  std::vector<double> rootSum_;
+  // The consumer, value and forms of the last state found to have no completion.
+  struct {
+    int32_t node = -1;
+    ir::ValueId value = ir::kNone;
+    FormMask forms = 0;
+  } culprit_;
   std::chrono::steady_clock::time_point start_, lastReport_;
   int64_t expanded_ = 0, generated_ = 0;
 };
@@ -154,40 +220,243 @@ void Searcher::report(int32_t current, double f, bool force) {
   options_.listener->onProgress(p);
 }
 
-// Every state was expanded without completing: name the first node no state got past.
+void Searcher::resolvePins() {
+  if (options_.pins.empty()) return;
+  allowed_.assign(g_.nodes.size(), {});
+  for (const Pin& pin : options_.pins) {
+    bool used = false;
+    for (const ir::Node& node : g_.nodes) {
+      if (!globMatch(pin.pattern, node.scope) && !globMatch(pin.pattern, node.op)) continue;
+      const auto& variants = t_.variants(node.id);
+      auto& mask = allowed_[static_cast<size_t>(node.id)];
+      bool has = false;
+      for (size_t v = 0; v < variants.size(); ++v) {
+        if (variants[v].name != pin.variant) continue;
+        if (!has) mask.assign(variants.size(), 0);  // the first matching pin decides
+        has = true;
+        mask[v] = 1;
+      }
+      used = used || has;
+    }
+    if (!used)
+      throw SearchError(fmt::format(
+          "pin '{}={}' selects no node: no node whose scope or op matches '{}' has a variant "
+          "named '{}' (hap plan --explain lists the variants chosen; rules are in engine/rules)",
+          pin.pattern, pin.variant, pin.pattern, pin.variant));
+  }
+}
+
+double Searcher::groupBelow(ir::ValueId x, FormMask have, const int32_t* members, size_t count) const {
+  // Per member and variant: the distance and below_; thresholds are the distinct distances.
+  scratchD_.clear();
+  scratchB_.clear();
+  scratchT_.assign(1, 0.0);
+  for (size_t c = 0; c < count; ++c) {
+    const int32_t m = members[c];
+    const auto& ins = inputs_[static_cast<size_t>(m)];
+    const auto& variants = t_.variants(m);
+    bool reachable = false;
+    for (size_t v = 0; v < variants.size(); ++v) {
+      double d = 0;
+      const double b = below_[static_cast<size_t>(m)][v];
+      if (b < kInf)
+        for (size_t i = 0; i < ins.size(); ++i)
+          if (ins[i] == x) d = std::max(d, table_.distance(x, have, variants[v].inputs[i]));
+      scratchD_.push_back(b < kInf ? d : kInf);
+      scratchB_.push_back(b);
+      if (b < kInf && d < kInf) {
+        reachable = true;
+        scratchT_.push_back(d);
+      }
+    }
+    if (!reachable) return kInf;
+  }
+  std::sort(scratchT_.begin(), scratchT_.end());
+  scratchT_.erase(std::unique(scratchT_.begin(), scratchT_.end()), scratchT_.end());
+  double best = kInf;
+  for (double t : scratchT_) {
+    if (t >= best) break;
+    double total = t;
+    size_t at = 0;
+    for (size_t c = 0; c < count && total < best; ++c) {
+      const size_t n = t_.variants(members[c]).size();
+      double cheapest = kInf;
+      for (size_t v = 0; v < n; ++v)
+        if (scratchD_[at + v] <= t) cheapest = std::min(cheapest, scratchB_[at + v]);
+      total += cheapest;
+      at += n;
+    }
+    best = std::min(best, total);
+  }
+  return best;
+}
+
+// Lower bound. A program costs Σ over nodes of their variant's cost (with the loads of
+// single-use parameters: CostTable::variantBound) plus Σ over values of their conversions. A
+// value's conversions cost at least the largest of its distances from the form it is produced
+// (or held) in to the forms its consumers read. Charging every value to a group of its
+// consumers, every node at most one of its inputs, gives a forest over which the cheapest
+// assignment of variants is a dynamic programme and a lower bound on every program.
+void Searcher::prepareBound() {
+  const int32_t n = static_cast<int32_t>(g_.nodes.size());
+  group_.assign(g_.values.size(), {});
+  std::vector<char> hasCharge(static_cast<size_t>(n), 0);
+  // Values with fewer consumers first, so that a node reading a value of its own and a shared
+  // one is charged its own; a value takes every consumer not charged yet.
+  std::vector<ir::ValueId> order;
+  for (const ir::Value& x : g_.values) {
+    const bool singleUseParam = x.kind == ir::ValueKind::Parameter && x.users.size() == 1;
+    // A single-use parameter's load is already in its consumer's variantBound.
+    if (!x.users.empty() && x.id != g_.loss && !singleUseParam) order.push_back(x.id);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](ir::ValueId a, ir::ValueId b) {
+    return g_.value(a).users.size() < g_.value(b).users.size();
+  });
+  for (ir::ValueId x : order)
+    for (ir::NodeId c : g_.value(x).users)
+      if (!hasCharge[static_cast<size_t>(c)]) {
+        group_[static_cast<size_t>(x)].push_back(c);
+        hasCharge[static_cast<size_t>(c)] = 1;
+      }
+
+  below_.assign(static_cast<size_t>(n), {});
+  belowMin_.assign(static_cast<size_t>(n), kInf);
+  for (int32_t m = n - 1; m >= 0; --m) {
+    const ir::Node& node = g_.node(m);
+    const auto& variants = t_.variants(m);
+    // Per output, its group's completion from each form the output can be produced in.
+    std::vector<std::pair<FormMask, double>> memo;
+    auto& row = below_[static_cast<size_t>(m)];
+    row.assign(variants.size(), kInf);
+    for (size_t v = 0; v < variants.size(); ++v) {
+      if (!allowed(m, v)) continue;
+      double b = table_.variantBound(m, static_cast<int>(v));
+      for (size_t o = 0; o < node.outputs.size() && b < kInf; ++o) {
+        const auto& members = group_[static_cast<size_t>(node.outputs[o])];
+        if (members.empty()) continue;
+        const FormMask from = addForm(0, variants[v].outputs[o]);
+        const uint32_t key = static_cast<uint32_t>(o << 16 | from);
+        auto it = std::find_if(memo.begin(), memo.end(), [&](const auto& e) { return e.first == key; });
+        if (it == memo.end()) {
+          memo.emplace_back(key, groupBelow(node.outputs[o], from, members.data(), members.size()));
+          it = memo.end() - 1;
+        }
+        b += it->second;
+      }
+      row[v] = b;
+      belowMin_[static_cast<size_t>(m)] = std::min(belowMin_[static_cast<size_t>(m)], b);
+    }
+  }
+  // Node m is a root of the forest cut at k for k in (p, m], p the producer of its charged input
+  // (every k <= m when that input is a source or m has none).
+  std::vector<int32_t> parent(static_cast<size_t>(n), -1);
+  for (const ir::Value& x : g_.values)
+    if (x.kind == ir::ValueKind::Activation)
+      for (int32_t c : group_[static_cast<size_t>(x.id)]) parent[static_cast<size_t>(c)] = x.producer;
+  std::vector<double> delta(static_cast<size_t>(n) + 2, 0.0);
+  for (int32_t m = 0; m < n; ++m) {
+    const int32_t lo = parent[static_cast<size_t>(m)] + 1;  // 0 without an activation parent
+    delta[static_cast<size_t>(lo)] += belowMin_[static_cast<size_t>(m)];
+    delta[static_cast<size_t>(m) + 1] -= belowMin_[static_cast<size_t>(m)];
+  }
+  rootSum_.assign(static_cast<size_t>(n) + 1, 0.0);
+  double run = 0;
+  for (int32_t k = 0; k <= n; ++k) {
+    run += delta[static_cast<size_t>(k)];
+    rootSum_[static_cast<size_t>(k)] = run;
+  }
+}
+
+double Searcher::heuristic(int32_t k, const FormMask* forms) {
+  if (!options_.heuristic) return 0;
+  double h = rootSum_[static_cast<size_t>(k)];
+  const auto& live = layout_.live[static_cast<size_t>(k)];
+  for (size_t s = 0; s < live.size(); ++s) {
+    const ir::ValueId x = live[s];
+    const auto& members = group_[static_cast<size_t>(x)];
+    // The members not computed yet: their roots' belowMin_ are in rootSum_.
+    const auto first = std::lower_bound(members.begin(), members.end(), k);
+    if (first == members.end()) continue;
+    const size_t count = static_cast<size_t>(members.end() - first);
+    const double b = groupBelow(x, forms[s], &*first, count);
+    if (b == kInf) {
+      culprit_ = {*first, x, forms[s]};
+      return kInf;
+    }
+    for (auto c = first; c != members.end(); ++c) h -= belowMin_[static_cast<size_t>(*c)];
+    h += b;
+  }
+  return h;
+}
+
+// Node m has no allowed variant whose inputs can all be obtained, whatever came before.
+void Searcher::unrunnable(int32_t m) const {
+  const ir::Node& node = g_.node(m);
+  const auto& ins = inputs_[static_cast<size_t>(m)];
+  const auto& variants = t_.variants(m);
+  for (size_t v = 0; v < variants.size(); ++v) {
+    if (!allowed(m, v)) continue;
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (table_.distance(ins[i], 0, variants[v].inputs[i]) == kInf && t_.isSource(ins[i]))
+        throw SearchError(fmt::format(
+            "no distributed program exists: {} under its variant '{}' reads '{}' in form {}, "
+            "which it cannot be loaded in under the search's restrictions; unpin the node or "
+            "lift the restriction",
+            g_.describe(m), variants[v].name, g_.value(ins[i]).name, formatRel(variants[v].inputs[i])));
+  }
+  throw SearchError(fmt::format("no distributed program exists: no variant of {} can run", g_.describe(node.id)));
+}
+
+// Every state was expanded, or dropped, without completing: name the consumer and the value
+// that could not get a form it reads, or else the first node no state got past.
 void Searcher::noProgram(int32_t deepest) const {
-  // Name what the node's first variant (replicate) asks of its first input.
+  if (culprit_.node >= 0) {
+    std::string forms;
+    for (int b = 0; b < 16; ++b)
+      if (culprit_.forms & (1u << b)) forms += (forms.empty() ? "" : ", ") + formatRel(relOfBit(b));
+    std::string wanted;
+    const auto& ins = inputs_[static_cast<size_t>(culprit_.node)];
+    const auto& variants = t_.variants(culprit_.node);
+    for (size_t v = 0; v < variants.size(); ++v)
+      for (size_t i = 0; i < ins.size(); ++i)
+        if (allowed(culprit_.node, v) && ins[i] == culprit_.value)
+          wanted += fmt::format("{}{} ({})", wanted.empty() ? "" : ", ", formatRel(variants[v].inputs[i]), variants[v].name);
+    throw SearchError(fmt::format(
+        "no distributed program exists: {} reads '{}' as {}, and no conversion gives any of "
+        "these from the forms the value can hold ({}); unpin the node, or add a rule variant "
+        "that produces one of them",
+        g_.describe(culprit_.node), g_.value(culprit_.value).name, wanted, forms));
+  }
   const ir::Node& n = g_.node(deepest);
-  const std::vector<ir::ValueId> ins = n.tensorInputs();
-  const rules::Variant& v = t_.variants(n.id).front();
-  const std::string needs =
-      ins.empty() ? std::string()
-                  : fmt::format("input '{}' in form {} ({} variant)", g_.value(ins[0]).name,
-                                formatRel(v.inputs[0]), v.name);
   throw SearchError(fmt::format(
-      "no distributed program exists: {} needs {}, which no rule or conversion produces under "
-      "the search restrictions; allow parameter sharding, or add a rule for the producer",
-      g_.describe(n.id), needs.empty() ? "a form" : needs));
+      "no distributed program exists: no state gets past {}; add a rule for its op or unpin it",
+      g_.describe(n.id)));
 }
 
 Program Searcher::run(SearchStats* stats) {
   start_ = lastReport_ = std::chrono::steady_clock::now();
   const int32_t n = static_cast<int32_t>(g_.nodes.size());
-  h_.assign(static_cast<size_t>(n) + 1, 0.0);
-  for (int32_t k = n - 1; k >= 0; --k) h_[static_cast<size_t>(k)] = h_[static_cast<size_t>(k) + 1] + table_.minSeconds(k);
+  nodeMin_.assign(static_cast<size_t>(n), kInf);
+  for (int32_t k = 0; k < n; ++k)
+    for (size_t v = 0; v < t_.variants(k).size(); ++v)
+      if (allowed(k, v)) nodeMin_[static_cast<size_t>(k)] = std::min(nodeMin_[static_cast<size_t>(k)], table_.variantBound(k, static_cast<int>(v)));
+  for (int32_t k = 0; k < n; ++k)
+    if (nodeMin_[static_cast<size_t>(k)] == kInf) unrunnable(k);
+  prepareBound();
 
   arena_.assign(width(0), 0);
-  states_.push_back({0, 0, 0.0, -1, -1});
+  states_.push_back({0, 0, 0.0, heuristic(0, arena_.data()), -1, -1});
+  if (states_[0].h == kInf) noProgram(0);
   index_.insert(0);
   uint64_t seq = 0;
-  open_.push({h_[0], seq++, 0});
+  open_.push({states_[0].h, 0, seq++, 0});
   int32_t deepest = 0;
 
   while (!open_.empty()) {
     const Entry top = open_.top();
     open_.pop();
     const State cur = states_[static_cast<size_t>(top.state)];
-    if (top.f > cur.g + h_[static_cast<size_t>(cur.k)] + 1e-15) continue;  // superseded entry
+    if (top.f > cur.g + cur.h + 1e-15) continue;  // superseded entry
     if (cur.k == n) {
       report(top.state, top.f, true);
       if (stats) {
@@ -198,7 +467,7 @@ Program Searcher::run(SearchStats* stats) {
       }
       return buildProgram(table_, partialOf(top.state));
     }
-    if ((++expanded_ & 1023) == 0) {
+    if ((expanded_++ & 1023) == 0) {
       if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
         throw SearchError("the search was cancelled");
       report(top.state, top.f, false);
@@ -214,11 +483,11 @@ Program Searcher::run(SearchStats* stats) {
           old.g = created.g;
           old.parent = created.parent;
           old.variant = created.variant;
-          open_.push({old.g + h_[static_cast<size_t>(old.k)], seq++, *it});
+          open_.push({old.g + old.h, old.k, seq++, *it});
         }
         return false;  // drop the duplicate
       }
-      open_.push({created.g + h_[static_cast<size_t>(created.k)], seq++, id});
+      open_.push({created.g + created.h, created.k, seq++, id});
       return true;
     });
     if (static_cast<int64_t>(states_.size()) > options_.maxStates) {
@@ -243,6 +512,7 @@ void Searcher::expand(int32_t from, Sink&& sink) {
   const auto& variants = t_.variants(cur.k);
   std::vector<FormMask> work;
   for (size_t vi = 0; vi < variants.size(); ++vi) {
+    if (!allowed(cur.k, vi)) continue;
     const rules::Variant& v = variants[vi];
     work.assign(formsOf(from), formsOf(from) + width(cur.k));
     double cost = table_.seconds(cur.k, static_cast<int>(vi));
@@ -266,7 +536,12 @@ void Searcher::expand(int32_t from, Sink&& sink) {
       arena_.push_back(f >= 0 ? work[static_cast<size_t>(f)]
                               : f == kFresh ? FormMask{0}
                                             : addForm(0, v.outputs[static_cast<size_t>(-1 - f)]));
-    states_.push_back({cur.k + 1, offset, cur.g + cost, from, static_cast<int32_t>(vi)});
+    const double h = heuristic(cur.k + 1, &arena_[offset]);
+    if (h == kInf) {  // no completion
+      arena_.resize(offset);
+      continue;
+    }
+    states_.push_back({cur.k + 1, offset, cur.g + cost, h, from, static_cast<int32_t>(vi)});
     if (!sink(static_cast<int32_t>(states_.size()) - 1)) resetTo(states_.size() - 1, offset);
   }
 }
@@ -284,7 +559,7 @@ Program Searcher::beam(SearchStats* stats) {
   open_ = {};
   states_.clear();
   arena_.assign(width(0), 0);
-  states_.push_back({0, 0, 0.0, -1, -1});
+  states_.push_back({0, 0, 0.0, heuristic(0, arena_.data()), -1, -1});
   std::vector<int32_t> layer{0};
   for (int32_t k = 0; k < n; ++k) {
     if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
@@ -311,11 +586,14 @@ Program Searcher::beam(SearchStats* stats) {
     }
     if (next.empty()) noProgram(k);
     std::stable_sort(next.begin(), next.end(), [&](int32_t a, int32_t b) {
-      return states_[static_cast<size_t>(a)].g < states_[static_cast<size_t>(b)].g;
+      const State& x = states_[static_cast<size_t>(a)];
+      const State& y = states_[static_cast<size_t>(b)];
+      return x.g + x.h < y.g + y.h;
     });
     if (next.size() > static_cast<size_t>(options_.beamWidth)) next.resize(static_cast<size_t>(options_.beamWidth));
     layer = std::move(next);
-    report(layer.front(), states_[static_cast<size_t>(layer.front())].g + h_[static_cast<size_t>(k) + 1], false);
+    const State& front = states_[static_cast<size_t>(layer.front())];
+    report(layer.front(), front.g + front.h, false);
   }
   if (stats) {
     stats->provenOptimal = false;
@@ -328,6 +606,13 @@ Program Searcher::beam(SearchStats* stats) {
 }
 
 }  // namespace
+
+Pin parsePin(const std::string& text) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw Error(fmt::format("pin '{}' is not PATTERN=VARIANT (e.g. 'layers.*.mlp.fc1=column')", text));
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
 
 Program search(const CostTable& table, const SearchOptions& options, SearchStats* stats) {
   if (table.theory().graph().nodes.empty()) throw SearchError("the graph has no nodes to plan");

@@ -8,9 +8,14 @@
 // values are dropped and forms derivable locally (G and R from I) are folded into I, so states
 // that can be completed the same way compare equal and are expanded once.
 //
-// Optimality. g is the cost so far; h is a lower bound on any completion (CostTable::minSeconds
-// summed over the remaining nodes), so the first complete state popped is optimal under the cost
-// model; states whose cost improves are re-opened. Ties break by insertion order: the search is
+// Optimality. g is the cost so far; h is a lower bound on any completion, so the first complete
+// state popped is optimal under the cost model; states whose cost improves are re-opened. h sums
+// CostTable::minSeconds over the remaining nodes, plus, for each live value holding forms, what
+// the consumer it is charged to must add on top of its own bound: the cheapest of the consumer's
+// variants counting the shortest conversion of the value to the form the variant reads
+// (CostTable::distance). A value's conversions are charged once, to one consumer, so h never
+// overestimates; a state from which some consumer cannot obtain any form it reads has h = ∞ and
+// is dropped. Ties break by insertion order: the search is
 // deterministic. Graphs with wide plateaus of near-equal states (MoE gating) can exceed the state
 // budget; then a beam search returns the best program it finds and says it is not proven optimal.
 #pragma once
@@ -50,6 +55,18 @@ class SearchListener {
   virtual void onProgress(const SearchProgress& progress) = 0;
 };
 
+// Pins a node's rule variant: every node whose module scope or op name matches `pattern` (a glob:
+// `*` any run of characters, `?` one) and that has a variant named `variant` is computed under
+// that variant only (when several variants share the name, under one of them). For tests that
+// need a particular program, and for engineers who know better than the cost model. A pin that
+// selects no node is an error.
+struct Pin {
+  std::string pattern;
+  std::string variant;
+};
+// Parses "PATTERN=VARIANT" (for --pin); throws hap::Error naming the text when malformed.
+Pin parsePin(const std::string& text);
+
 struct SearchOptions {
   // A* stops after storing this many states (about 40 bytes each plus their forms). Then, when
   // beamWidth > 0, a beam search over the same states runs instead: each position keeps the
@@ -60,6 +77,9 @@ struct SearchOptions {
   const std::atomic<bool>* cancel = nullptr;  // set to true to stop with a SearchError
   SearchListener* listener = nullptr;
   double progressIntervalSeconds = 0.1;
+  std::vector<Pin> pins;
+  // false: h = 0 (uniform-cost search), for tests that check the heuristic never overestimates.
+  bool heuristic = true;
 };
 
 struct SearchStats {
