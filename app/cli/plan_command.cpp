@@ -19,7 +19,7 @@ namespace {
 
 struct PlanArgs {
   std::string model, cluster, output, ratios = "proportional";
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs, pins;
   bool explain = false, quiet = false, baselines = true;
   int64_t maxStates = 2'000'000;
   int beamWidth = 2000;
@@ -59,6 +59,7 @@ int runPlan(const PlanArgs& a) {
   options.baselines = a.baselines;
   options.search.maxStates = a.maxStates;
   options.search.beamWidth = a.beamWidth;
+  for (const std::string& pin : a.pins) options.search.pins.push_back(synth::parsePin(pin));
   ProgressLine progress;
   if (!a.quiet) options.search.listener = &progress;
   plan::Plan p = plan::makePlan(g, cluster, options);
@@ -113,6 +114,10 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--beam-width", args->beamWidth,
                   "States kept per position by the fallback beam search (0: fail instead)")
       ->capture_default_str();
+  cmd->add_option("--pin", args->pins,
+                   "Compute the nodes whose module scope or op matches the glob under the named rule "
+                   "variant only, e.g. 'layers.*.ffn.fc1=column' (repeatable)")
+      ->type_name("PATTERN=VARIANT");
   cmd->add_flag("!--no-baselines", args->baselines, "Skip planning the DP-EV and DP-CP baselines");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
   cmd->callback([args, &exitCode] { exitCode = runPlan(*args); });

@@ -20,7 +20,7 @@ std::string form(const ir::Graph& g, const Form& f) {
 std::string formatSummary(const Plan& p) {
   std::string out = fmt::format("Plan for {} ({} parameters, {} nodes) on {} ({} devices), ratios {}\n\n",
                                 p.modelPath, ir::formatCount(static_cast<double>(p.parameters)),
-                                p.nodes, p.clusterName, p.devices.size(), p.ratioPolicy);
+                                p.nodes, p.cluster.name, p.devices.size(), p.ratioPolicy);
   auto maxMemory = [](const Estimate& e) {
     double m = 0;
     for (double b : e.memoryBytes) m = std::max(m, b);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cost/cluster.h"
 #include "engine/ir/graph.h"
 #include "engine/synth/fact.h"
 
@@ -62,7 +63,7 @@ struct Plan {
   int64_t parameters = 0;
   int nodes = 0;
   // Cluster and ratios (one segment until segments arrive).
-  std::string clusterName, clusterSource;
+  cost::Cluster cluster;  // the whole inventory: a plan is self-contained
   std::vector<PlanDevice> devices;
   std::vector<double> ratios;
   std::string ratioPolicy;  // "even", "proportional"

@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include "engine/cost/cluster_json.h"
+
 namespace hap::plan {
 namespace {
 
@@ -81,7 +83,8 @@ ojson toJson(const Plan& p, const ir::Graph& g) {
     devices.push_back({{"rank", d.rank}, {"machine", d.machine}, {"host", d.host}, {"type", d.type},
                        {"capacity_bytes", d.capacityBytes}, {"memory_bytes", d.memoryBytes},
                        {"compute_seconds", d.computeSeconds}});
-  doc["cluster"] = {{"name", p.clusterName}, {"source", p.clusterSource}, {"devices", devices}};
+  doc["cluster"] = {{"name", p.cluster.name}, {"source", p.cluster.source},
+                    {"inventory", cost::clusterToJson(p.cluster)}, {"devices", devices}};
   doc["segments"] = ojson::array({{{"id", 0}, {"policy", p.ratioPolicy}, {"ratios", p.ratios}}});
   ojson steps = ojson::array();
   for (const PlanStep& s : p.steps) {
@@ -132,8 +135,12 @@ Plan planFromJson(const json& doc, const std::string& origin) {
   p.parameters = r.get<int64_t>(model, "parameters", "model.");
   p.nodes = r.get<int>(model, "nodes", "model.");
   const json& cluster = r.at(doc, "cluster", "");
-  p.clusterName = r.get<std::string>(cluster, "name", "cluster.");
-  p.clusterSource = r.get<std::string>(cluster, "source", "cluster.");
+  try {
+    p.cluster = cost::clusterFromJson(r.at(cluster, "inventory", "cluster."), origin + ": cluster.inventory");
+  } catch (const cost::ClusterError& e) {
+    throw PlanError(e.what());
+  }
+  p.cluster.source = r.get<std::string>(cluster, "source", "cluster.");
   const json& devices = r.at(cluster, "devices", "cluster.");
   for (size_t i = 0; i < devices.size(); ++i) {
     const std::string path = fmt::format("cluster.devices[{}].", i);

@@ -137,8 +137,7 @@ Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOption
                                       ir::formatShape(g.value(in).shape)));
   plan.parameters = g.parameterCount();
   plan.nodes = static_cast<int>(g.nodes.size());
-  plan.clusterName = cluster.name;
-  plan.clusterSource = cluster.source;
+  plan.cluster = cluster;
   plan.ratios = shares;
   plan.ratioPolicy = options.ratios == PlanOptions::Ratios::Even ? "even" : "proportional";
 

@@ -104,8 +104,7 @@ void CostTable::computeBounds() {
         if (x.kind != ir::ValueKind::Parameter || x.users.size() != 1 ||
             std::count(ins.begin(), ins.end(), x.id) != 1)
           continue;
-        const std::optional<Conversion>& load = pair(x.id, kNoForm, variants[vi].inputs[i]);
-        bound += load ? load->seconds() : kInf;
+        bound += distance(x.id, 0, variants[vi].inputs[i]);  // e.g. R: loaded as I, then local
       }
       bound_[static_cast<size_t>(n.id)].push_back(bound);
       min_[static_cast<size_t>(n.id)] = std::min(min_[static_cast<size_t>(n.id)], bound);
@@ -251,6 +250,13 @@ std::optional<Conversion> CostTable::convert(ir::ValueId x, FormMask have, Rel t
   if (to != kIdentitySfb)
     for (int b = 0; b < 16; ++b)
       if (have & (1u << b)) offer(pair(x, relOfBit(b), to));
+  // R and G(d) also follow locally from I: obtaining I may be the only way (a parameter read as
+  // R) or the cheaper one. Such a conversion's `to` is I.
+  if (to != kIdentity && to != kIdentitySfb) {
+    if (theory_.isSource(x)) offer(pair(x, kNoForm, kIdentity));
+    for (int b = 0; b < 16; ++b)
+      if (have & (1u << b)) offer(pair(x, relOfBit(b), kIdentity));
+  }
   return best ? *best : std::nullopt;
 }
 

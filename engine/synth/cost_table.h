@@ -91,8 +91,10 @@ class CostTable {
   // Forward seconds of a variant on device j (for traces and reports).
   double deviceForwardSeconds(ir::NodeId n, int v, int device) const;
 
-  // The cheapest way for value x holding the forms `have` to obtain `to`; nullopt if none exists
-  // (I* for a value that is not a parameter, or a form a restricted search disallows).
+  // The cheapest way for value x holding the forms `have` to obtain `to`, in one conversion: to
+  // `to` itself, or to I when `to` follows locally from I (the conversion's `to` says which);
+  // nullopt if none exists (I* for a value that is not a parameter, or a form a restricted
+  // search disallows).
   std::optional<Conversion> convert(ir::ValueId x, FormMask have, Rel to) const;
 
   // Bytes value x occupies on device j in form r.

@@ -31,7 +31,7 @@ Program buildProgram(const CostTable& table, const std::vector<int>& variantOf) 
       s.seconds = c->seconds();
       p.seconds += s.seconds;
       p.steps.push_back(s);
-      m = addForm(m, v.inputs[i]);
+      m = addForm(m, c->to);
     }
     Step s;
     s.node = n.id;

@@ -526,7 +526,7 @@ void Searcher::expand(int32_t from, Sink&& sink) {
         break;
       }
       cost += c->seconds();
-      m = addForm(m, v.inputs[i]);
+      m = addForm(m, c->to);
     }
     if (!feasible) continue;
     ++generated_;

@@ -1,9 +1,12 @@
-// `hap` as a user runs it: exit codes, the inspect table, --json, --dot, --help and errors.
+// `hap` as a user runs it: exit codes, the inspect table, --json, --dot, --help, plan, pins and
+// errors.
 #include <QtTest>
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QFile>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 
 namespace {
@@ -19,6 +22,10 @@ Run hap(const QStringList& args) {
   if (!p.waitForFinished(60'000)) qFatal("hap %s did not finish", qPrintable(args.join(' ')));
   return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
           QString::fromUtf8(p.readAllStandardError())};
+}
+
+QString cluster(const char* name) {
+  return qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/clusters/" + name + ".yaml";
 }
 
 QString zoo(const char* model) {
@@ -94,6 +101,45 @@ class TstCli : public QObject {
     Run usage = hap({"inspect"});
     QCOMPARE(usage.exitCode, 2);
     QVERIFY2(usage.err.contains("MODEL is required"), qPrintable(usage.err));
+  }
+
+  void planWritesVerifiedPlan() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("plan.json");
+    Run r = hap({"plan", zoo("mlp"), "--cluster", cluster("a100-p100-4"), "-o", out, "-q"});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("Plan verified. Written to"), qPrintable(r.out));
+    QVERIFY(r.out.contains("DP-EV") && r.out.contains("DP-CP"));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(plan.value("format").toString(), QString("hap-plan"));
+  }
+
+  // --pin forces Megatron-style tensor parallelism; --explain shows it.
+  void planWithPins() {
+    Run r = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--explain", "--no-baselines",
+                 "--pin", "layers.*.attn.?=column", "--pin", "layers.*.attn.out=row",
+                 "--pin", "layers.*.ffn.fc1=column", "--pin", "layers.*.ffn.fc2=row"});
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(r.out.count(QRegularExpression("linear +column +\\[layers\\.\\d\\.(attn\\.[qkv]|ffn\\.fc1)\\]")), 8);
+    QCOMPARE(r.out.count(QRegularExpression("linear +row +\\[layers\\.\\d\\.(attn\\.out|ffn\\.fc2)\\]")), 4);
+    QVERIFY(r.out.contains("Plan verified."));
+
+    Run bad = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--pin", "layers.*=diagonal"});
+    QCOMPARE(bad.exitCode, 1);
+    QVERIFY2(bad.err.contains("pin 'layers.*=diagonal' selects no node"), qPrintable(bad.err));
+    Run malformed = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--pin", "column"});
+    QCOMPARE(malformed.exitCode, 1);
+    QVERIFY2(malformed.err.contains("is not PATTERN=VARIANT"), qPrintable(malformed.err));
+  }
+
+  void planErrors() {
+    Run missing = hap({"plan", zoo("mlp"), "--cluster", "/nonexistent/c.yaml"});
+    QCOMPARE(missing.exitCode, 1);
+    QVERIFY2(missing.err.contains("/nonexistent/c.yaml"), qPrintable(missing.err));
+    Run usage = hap({"plan", zoo("mlp")});
+    QCOMPARE(usage.exitCode, 2);
   }
 };
 

@@ -70,6 +70,27 @@ class TstPlan : public QObject {
     QVERIFY(nlohmann::json::parse(plan::toJson(back, g).dump()) == nlohmann::json::parse(once.dump()));
     QVERIFY(plan::verifyPlan(g, back).empty());
     QCOMPARE(back.modelSha256.size(), size_t{64});
+    // The cluster inventory travels with the plan, exactly.
+    QCOMPARE(back.cluster.size(), p.cluster.size());
+    QCOMPARE(back.cluster.name, p.cluster.name);
+    for (size_t t = 0; t < p.cluster.types.size(); ++t) {
+      QCOMPARE(back.cluster.types[t].flops32, p.cluster.types[t].flops32);
+      QCOMPARE(back.cluster.types[t].memoryBytes, p.cluster.types[t].memoryBytes);
+      QCOMPARE(back.cluster.types[t].opOverheadSeconds, p.cluster.types[t].opOverheadSeconds);
+    }
+    QCOMPARE(back.cluster.network.bandwidth, p.cluster.network.bandwidth);
+    QCOMPARE(back.cluster.machines.back().link.latency, p.cluster.machines.back().link.latency);
+    // A damaged inventory is named.
+    nlohmann::json bad = nlohmann::json::parse(once.dump());
+    bad["cluster"]["inventory"]["machines"][0]["count"] = 0;
+    QString message;
+    try {
+      plan::planFromJson(bad, "plan.json");
+    } catch (const plan::PlanError& e) {
+      message = e.what();
+    }
+    QVERIFY2(message.startsWith("plan.json: cluster.inventory") && message.contains("machines[0].count"),
+             qPrintable(message));
   }
 
   void malformedPlanFiles() {

@@ -1,6 +1,8 @@
 // A* search: optimal against exhaustive enumeration, deterministic, cancellable, bounded.
 #include <QtTest>
 
+#include <fmt/format.h>
+
 #include <functional>
 
 #include "engine/cost/cluster.h"
@@ -158,6 +160,85 @@ class TstSearch : public QObject {
                qPrintable(QString("A* %1 s, uniform-cost %2 s").arg(p.seconds).arg(q.seconds)));
       QVERIFY(astar.expanded <= dijkstra.expanded);
     }
+  }
+
+  // Megatron-style tensor parallelism, forced by pins, is a program: column-parallel q/k/v and
+  // fc1, row-parallel out and fc2, and between each column layer and its row partner no
+  // activation is communicated (head-parallel attention, sharded hidden layer).
+  void pinsForceMegatron() {
+    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    cost::Cluster c = smallCluster();
+    synth::Theory t(g);
+    synth::CostTable table(t, c, proportional(c));
+    synth::SearchOptions o;
+    for (const char* col : {"q", "k", "v"}) o.pins.push_back({fmt::format("layers.*.attn.{}", col), "column"});
+    o.pins.push_back({"layers.*.attn.out", "row"});
+    o.pins.push_back({"layers.*.ffn.fc1", "column"});
+    o.pins.push_back({"layers.*.ffn.fc2", "row"});
+    synth::SearchStats stats;
+    synth::Program p = synth::search(table, o, &stats);
+    QVERIFY(stats.provenOptimal);
+    int pinned = 0;
+    for (const ir::Node& n : g.nodes) {
+      const std::string& chosen = t.variants(n.id)[static_cast<size_t>(p.variantOf[static_cast<size_t>(n.id)])].name;
+      const bool column = n.scope.ends_with(".q") || n.scope.ends_with(".k") || n.scope.ends_with(".v") ||
+                          n.scope.ends_with(".fc1");
+      const bool row = n.scope.ends_with(".out") || n.scope.ends_with(".fc2");
+      if (n.op != "aten::linear" || !n.scope.starts_with("layers.")) continue;
+      QCOMPARE(chosen, std::string(column ? "column" : row ? "row" : "?"));
+      ++pinned;
+    }
+    QCOMPARE(pinned, 12);
+    int gathersForColumns = 0;
+    for (const synth::Step& s : p.steps) {
+      if (s.kind != synth::Step::Kind::Convert || !s.conversion.communicates()) continue;
+      if (g.value(s.value).kind != ir::ValueKind::Activation) continue;
+      const ir::Node& consumer = g.node(s.node);
+      const bool inBlock = consumer.scope.find(".attn") != std::string::npos ||
+                           consumer.scope.find(".ffn") != std::string::npos;
+      if (!inBlock) continue;
+      // Only the column layers' input may be gathered (once per block: q's conversion serves k, v).
+      QVERIFY2(consumer.op == "aten::linear" &&
+                   (consumer.scope.ends_with(".q") || consumer.scope.ends_with(".fc1")),
+               qPrintable(QString::fromStdString(g.describe(consumer.id))));
+      ++gathersForColumns;
+    }
+    QVERIFY(gathersForColumns <= 4);
+  }
+
+  // Expected failures are errors that name what to change.
+  void pinErrors() {
+    ir::Graph g = mlpGraph(64, 128, 64, 16);
+    cost::Cluster c = smallCluster();
+    synth::Theory t(g);
+    synth::CostTable table(t, c, proportional(c));
+    QVERIFY_THROWS_EXCEPTION(Error, synth::parsePin("fc1"));
+    QVERIFY_THROWS_EXCEPTION(Error, synth::parsePin("=column"));
+    QCOMPARE(synth::parsePin("layers.*.fc1=column").pattern, std::string("layers.*.fc1"));
+
+    synth::SearchOptions o;
+    o.pins = {{"fc*", "diagonal"}};
+    QString message;
+    try {
+      synth::search(table, o);
+    } catch (const synth::SearchError& e) {
+      message = e.what();
+    }
+    QVERIFY2(message.contains("pin 'fc*=diagonal' selects no node"), qPrintable(message));
+
+    // No program: the linears are pinned to their SFB variant, which reads the weight as I*,
+    // and the search may not use SFB. The error names the node, the variant, the tensor and form.
+    table.restrict({.parameterShards = true, .sfb = false, .inputShardsOnBatchOnly = false});
+    o.pins = {{"aten::linear", "batch+sfb"}};
+    message.clear();
+    try {
+      synth::search(table, o);
+    } catch (const synth::SearchError& e) {
+      message = e.what();
+    }
+    QVERIFY2(message.contains("no distributed program exists") && message.contains("aten::linear") &&
+                 message.contains("'batch+sfb'") && message.contains("fc1.weight") && message.contains("form I*"),
+             qPrintable(message));
   }
 
   void deterministic() {
