@@ -18,7 +18,7 @@ namespace hap::cli {
 namespace {
 
 struct PlanArgs {
-  std::string model, cluster, output, ratios = "proportional";
+  std::string model, cluster, output, ratios = "lp";
   std::vector<std::string> inputs, pins;
   bool explain = false, quiet = false, baselines = true;
   int64_t maxStates = 2'000'000;
@@ -55,7 +55,9 @@ int runPlan(const PlanArgs& a) {
   cost::Cluster cluster = cost::loadCluster(a.cluster);
 
   plan::PlanOptions options;
-  options.ratios = a.ratios == "even" ? plan::PlanOptions::Ratios::Even : plan::PlanOptions::Ratios::Proportional;
+  options.ratios = a.ratios == "even"           ? plan::PlanOptions::Ratios::Even
+                   : a.ratios == "proportional" ? plan::PlanOptions::Ratios::Proportional
+                                                : plan::PlanOptions::Ratios::Optimised;
   options.baselines = a.baselines;
   options.search.maxStates = a.maxStates;
   options.search.beamWidth = a.beamWidth;
@@ -100,9 +102,10 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                   "overrides the file's hap/inputs.json")
       ->type_name("SPEC");
   cmd->add_option("--ratios", args->ratios,
-                  "Device shares of every sharded dimension: 'even', or 'proportional' to each "
-                  "device's peak FLOP/s")
-      ->check(CLI::IsMember({"even", "proportional"}))
+                  "Device shares of every sharded dimension: 'lp' optimises them (alternating the "
+                  "search and a linear program, starting proportional), 'even', or 'proportional' "
+                  "to each device's peak FLOP/s")
+      ->check(CLI::IsMember({"lp", "even", "proportional"}))
       ->capture_default_str();
   cmd->add_option("--output,-o", args->output, "Write the plan (JSON, format hap-plan v1)")->type_name("FILE");
   cmd->add_flag("--explain", args->explain,

@@ -64,6 +64,14 @@ Link collectiveLink(const Cluster& cluster, Collective c) {
   return bound;
 }
 
+GatherLinear gatherLinear(const Cluster& cluster, Collective c, Method method, double bytes) {
+  const int n = cluster.size();
+  if (n <= 1) return {};
+  const Link link = collectiveLink(cluster, c);
+  if (method == Method::Padded) return {(n - 1) * link.latency, (n - 1) * bytes / link.bandwidth};
+  return {n * ceilLog2(n) * link.latency + bytes / link.bandwidth, 0};
+}
+
 double allGatherSeconds(const Cluster& cluster, Method method, std::span<const double> shardBytes) {
   return gatherLike(cluster, Collective::AllGather, method, shardBytes, "allGatherSeconds");
 }

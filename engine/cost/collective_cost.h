@@ -37,6 +37,16 @@ int ceilLog2(int n);
 //            non-empty shard; an empty shard is not broadcast)
 double allGatherSeconds(const Cluster& cluster, Method method, std::span<const double> shardBytes);
 
+// All-gather (or reduce-scatter) of a tensor of `bytes` as an affine function of the largest
+// share: seconds = constant + perLargestShare * max_j share_j. Padded: n - 1 steps of the largest
+// shard. Grouped: equal to the exact cost when every share is positive (a zero share saves its
+// launches), which the LP over shares uses as a bound.
+struct GatherLinear {
+  double constant = 0;
+  double perLargestShare = 0;
+};
+GatherLinear gatherLinear(const Cluster& cluster, Collective c, Method method, double bytes);
+
 // Reduce-scatter, the dual of all-gather: the same formulas over the output pieces
 // (shardBytes[j] = bytes of the piece device j ends up with).
 double reduceScatterSeconds(const Cluster& cluster, Method method,

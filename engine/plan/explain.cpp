@@ -61,6 +61,14 @@ std::string formatSummary(const Plan& p) {
                      p.stages.size(), collectives, p.expanded, p.stored, p.searchSeconds,
                      p.provenOptimal ? "optimal under the cost model"
                                      : "beam search after the A* state budget: not proven optimal");
+  if (!p.history.empty()) {
+    std::string steps;
+    for (const Plan::HistoryEntry& h : p.history)
+      steps += fmt::format("{}{} {}{}", steps.empty() ? "" : " -> ", h.step, ms(h.seconds), h.fits ? "" : " (does not fit)");
+    out += fmt::format("Ratios: {} LP solve{} ({:.1f} ms); {}.\n", p.lpSolves, p.lpSolves == 1 ? "" : "s",
+                       p.lpSeconds * 1e3, steps);
+  }
+  if (!p.balanceNote.empty()) out += "Note: " + p.balanceNote + ".\n";
   return out;
 }
 

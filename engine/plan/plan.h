@@ -66,7 +66,18 @@ struct Plan {
   cost::Cluster cluster;  // the whole inventory: a plan is self-contained
   std::vector<PlanDevice> devices;
   std::vector<double> ratios;
-  std::string ratioPolicy;  // "even", "proportional"
+  std::string ratioPolicy;  // "even", "proportional", "lp"
+  // The Q/B alternation (ratio policy "lp"): the plan's cost after each step, and why the LP
+  // found no ratios that fit in memory, if it did not.
+  struct HistoryEntry {
+    std::string step;  // "search" or "lp"
+    double seconds = 0;
+    bool fits = true;
+  };
+  std::vector<HistoryEntry> history;
+  std::string balanceNote;
+  int lpSolves = 0;
+  double lpSeconds = 0;
   // The program.
   std::vector<PlanStep> steps;
   std::vector<Stage> stages;

@@ -118,6 +118,11 @@ ojson toJson(const Plan& p, const ir::Graph& g) {
   for (const Plan::Baseline& b : p.baselines) doc["baselines"][b.name] = estimateJson(b.estimate);
   doc["search"] = {{"proven_optimal", p.provenOptimal}, {"expanded", p.expanded}, {"generated", p.generated}, {"stored", p.stored},
                    {"seconds", p.searchSeconds}};
+  ojson history = ojson::array();
+  for (const Plan::HistoryEntry& h : p.history)
+    history.push_back({{"step", h.step}, {"iteration_seconds", h.seconds}, {"fits", h.fits}});
+  doc["balance"] = {{"history", history}, {"lp_solves", p.lpSolves}, {"lp_seconds", p.lpSeconds}};
+  if (!p.balanceNote.empty()) doc["balance"]["note"] = p.balanceNote;
   return doc;
 }
 
@@ -199,6 +204,19 @@ Plan planFromJson(const json& doc, const std::string& origin) {
     p.generated = s.value("generated", int64_t{0});
     p.stored = s.value("stored", int64_t{0});
     p.searchSeconds = s.value("seconds", 0.0);
+  }
+  if (doc.contains("balance")) {
+    const json& b = doc["balance"];
+    if (b.contains("history"))
+      for (size_t i = 0; i < b["history"].size(); ++i) {
+        const std::string path = fmt::format("balance.history[{}].", i);
+        const json& h = b["history"][i];
+        p.history.push_back({r.get<std::string>(h, "step", path), r.get<double>(h, "iteration_seconds", path),
+                             r.get<bool>(h, "fits", path)});
+      }
+    p.lpSolves = b.value("lp_solves", 0);
+    p.lpSeconds = b.value("lp_seconds", 0.0);
+    p.balanceNote = b.value("note", "");
   }
   return p;
 }

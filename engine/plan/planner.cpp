@@ -6,8 +6,10 @@
 #include <fstream>
 #include <numeric>
 
+#include "engine/balance/alternation.h"
 #include "engine/base/error.h"
 #include "engine/synth/cost_table.h"
+#include "engine/synth/memory.h"
 #include "engine/synth/theory.h"
 
 namespace hap::plan {
@@ -24,53 +26,12 @@ Form makeForm(const synth::Theory& t, const std::vector<double>& shares, ir::Val
   return f;
 }
 
-// Memory per device (docs/synthesis.md "Memory"): each parameter's persistent form times
-// (weights + gradient + optimizer state); every form of a value that needs a gradient, saved for
-// backward; buffers' and constants' forms.
-std::vector<double> memoryOf(const synth::CostTable& table, const synth::Program& p,
-                             const synth::CostOptions& options) {
-  const synth::Theory& t = table.theory();
-  const ir::Graph& g = t.graph();
-  const int n = table.cluster().size();
-  std::vector<synth::FormMask> forms(g.values.size(), 0);
-  auto add = [&](ir::ValueId x, Rel r) { forms[static_cast<size_t>(x)] |= synth::bit(r); };
-  for (const synth::Step& s : p.steps) {
-    if (s.kind == synth::Step::Kind::Convert) {
-      add(s.value, s.conversion.to);
-    } else {
-      const auto& v = t.variants(s.node)[static_cast<size_t>(s.variant)];
-      const ir::Node& node = g.node(s.node);
-      for (size_t o = 0; o < node.outputs.size(); ++o) add(node.outputs[o], v.outputs[o]);
-    }
-  }
-  std::vector<double> bytes(static_cast<size_t>(n), 0.0);
-  for (const ir::Value& v : g.values) {
-    const synth::FormMask m = forms[static_cast<size_t>(v.id)];
-    if (!m) continue;
-    const bool param = v.kind == ir::ValueKind::Parameter;
-    if (!param && v.kind == ir::ValueKind::Activation && !t.requiresGrad(v.id)) continue;
-    for (int j = 0; j < n; ++j) {
-      double local = 0;
-      double persistent = -1;  // a parameter's smallest form is the one kept between steps
-      for (int b = 0; b < 16; ++b) {
-        if (!(m & (1u << b))) continue;
-        const Rel r = synth::relOfBit(b);
-        const double lb = table.localBytes(v.id, r, j);
-        local += lb;
-        persistent = persistent < 0 ? lb : std::min(persistent, lb);
-      }
-      if (param) local += persistent * (1 + options.optimizerStateFactor);  // gradient + state
-      bytes[static_cast<size_t>(j)] += local;
-    }
-  }
-  return bytes;
-}
-
 Estimate estimateOf(const synth::CostTable& table, const synth::Program& p,
                     const synth::CostOptions& options) {
   Estimate e;
   e.iterationSeconds = p.seconds;
-  e.memoryBytes = memoryOf(table, p, options);
+  const synth::Affine memory = synth::memoryBytes(table, p, options);
+  for (double share : table.shares()) e.memoryBytes.push_back(memory.at(share));
   for (int j = 0; j < table.cluster().size(); ++j)
     e.fits = e.fits && e.memoryBytes[static_cast<size_t>(j)] <= table.cluster().type(j).memoryBytes;
   return e;
@@ -124,10 +85,18 @@ std::vector<double> ratiosFor(const ir::Graph& g, const cost::Cluster& cluster,
 
 Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOptions& options) {
   synth::Theory theory(g);
-  std::vector<double> shares = ratiosFor(g, cluster, options.ratios);
+  const bool optimise = options.ratios == PlanOptions::Ratios::Optimised;
+  balance::AlternationOptions alternation;
+  alternation.maxRounds = optimise ? options.maxRounds : 0;
+  alternation.cost = options.cost;
+  alternation.search = options.search;
+  balance::AlternationResult result = balance::alternate(
+      theory, cluster, ratiosFor(g, cluster, optimise ? PlanOptions::Ratios::Proportional : options.ratios),
+      alternation);
+  const std::vector<double>& shares = result.shares;
   synth::CostTable table(theory, cluster, shares, options.cost);
-  synth::SearchStats stats;
-  synth::Program program = synth::search(table, options.search, &stats);
+  const synth::Program& program = result.program;
+  const synth::SearchStats& stats = result.stats;
 
   Plan plan;
   plan.modelPath = g.sourceFile;
@@ -139,7 +108,12 @@ Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOption
   plan.nodes = static_cast<int>(g.nodes.size());
   plan.cluster = cluster;
   plan.ratios = shares;
-  plan.ratioPolicy = options.ratios == PlanOptions::Ratios::Even ? "even" : "proportional";
+  plan.ratioPolicy = optimise ? "lp" : options.ratios == PlanOptions::Ratios::Even ? "even" : "proportional";
+  if (optimise)
+    for (const balance::HistoryEntry& h : result.history) plan.history.push_back({h.step, h.seconds, h.fits});
+  plan.balanceNote = result.infeasible;
+  plan.lpSolves = result.lpSolves;
+  plan.lpSeconds = result.lpSeconds;
 
   // Steps with exact forms; stages start at every step that communicates.
   std::vector<double> busy(static_cast<size_t>(cluster.size()), 0.0);

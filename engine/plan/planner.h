@@ -12,10 +12,12 @@
 namespace hap::plan {
 
 struct PlanOptions {
-  enum class Ratios { Even, Proportional };
-  // Shares of the devices: equal, or proportional to each device's peak FLOP/s for the model's
-  // dtype. (The LP that optimises them is a later step.)
-  Ratios ratios = Ratios::Proportional;
+  enum class Ratios { Even, Proportional, Optimised };
+  // Shares of the devices: equal; proportional to each device's peak FLOP/s for the model's
+  // dtype; or optimised: proportional first, then alternating the search and the LP over the
+  // shares (balance/alternation.h) until neither improves the plan.
+  Ratios ratios = Ratios::Optimised;
+  int maxRounds = 10;  // alternation rounds (Optimised)
   synth::CostOptions cost;
   synth::SearchOptions search;  // listener, cancellation, memory bound
   bool baselines = true;        // also plan DP-EV and DP-CP

@@ -154,38 +154,96 @@ double CostTable::distance(ir::ValueId x, FormMask have, Rel to) const {
 
 double CostTable::groupSeconds(ir::NodeId id, const rules::Variant& v, const Group& grp,
                                bool forwardOnly) const {
+  double worst = 0;
+  for (const Affine& p : pieces(id, v, grp.type, forwardOnly)) worst = std::max(worst, p.at(grp.share));
+  return worst;
+}
+
+// The roofline of cost/device_cost.h with the device's share s left free: forward =
+// max(flops * w(s) / F, bytes(s) / BW) + overhead, where w(s) is s when the variant splits the
+// op (any G fact) and 1 otherwise, and bytes(s) counts the G tensors' bytes times s.
+std::vector<Affine> CostTable::pieces(ir::NodeId id, const rules::Variant& v, int typeIndex,
+                                      bool forwardOnly) const {
   const ir::Graph& g = theory_.graph();
   const ir::Node& n = g.node(id);
+  if (n.cost.flops <= 0 && n.cost.bytesRead <= 0 && n.cost.bytesWritten <= 0) return {Affine{}};
   const bool split = anyGather(v);
-  const double workShare = split ? grp.share : 1.0;
-  // Bytes: scale the op's byte counts by the fraction of its tensors' bytes present locally.
-  auto fraction = [&](const std::vector<ir::ValueId>& values, const std::vector<Rel>& rels) {
-    double total = 0, local = 0;
-    for (size_t i = 0; i < values.size(); ++i) {
-      const double b = static_cast<double>(g.value(values[i]).bytes());
-      total += b;
-      local += isGather(rels[i]) ? b * grp.share : b;
+  // Bytes as constant + perShare * s: each tensor's share of the op's byte count.
+  Affine bytes;
+  auto addBytes = [&](double opBytes, const std::vector<ir::ValueId>& values, const std::vector<Rel>& rels) {
+    double total = 0;
+    for (ir::ValueId x : values) total += static_cast<double>(g.value(x).bytes());
+    if (total <= 0) {
+      bytes.constant += opBytes;
+      return;
     }
-    return total > 0 ? local / total : 1.0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      const double part = opBytes * static_cast<double>(g.value(values[i]).bytes()) / total;
+      (isGather(rels[i]) ? bytes.perShare : bytes.constant) += part;
+    }
   };
-  const double bytes = static_cast<double>(n.cost.bytesRead) * fraction(n.tensorInputs(), v.inputs) +
-                       static_cast<double>(n.cost.bytesWritten) * fraction(n.outputs, v.outputs);
-  const cost::DeviceType& type = cluster_.types[static_cast<size_t>(grp.type)];
-  const double forward = cost::computeSeconds(type, n.cost.flops * workShare, bytes, computeType(g, n));
-  if (forwardOnly) return forward;
+  addBytes(static_cast<double>(n.cost.bytesRead), n.tensorInputs(), v.inputs);
+  addBytes(static_cast<double>(n.cost.bytesWritten), n.outputs, v.outputs);
+  const cost::DeviceType& type = cluster_.types[static_cast<size_t>(typeIndex)];
+  const double rate = type.flops(computeType(g, n));
+  const Affine compute = split ? Affine{0, n.cost.flops / rate} : Affine{n.cost.flops / rate, 0};
+  const Affine memory{bytes.constant / type.memoryBandwidth, bytes.perShare / type.memoryBandwidth};
+  const double overhead = type.opOverheadSeconds;
+  // forward + backward = scale * max(compute, memory) + extra.
+  double scale = 1, extra = overhead;
   bool grad = false;
   for (ir::ValueId o : n.outputs) grad = grad || theory_.requiresGrad(o);
-  if (!grad) return forward;
-  const double overhead = type.opOverheadSeconds;
-  double backward = backwardFactor(n.op) * (forward - overhead) + overhead;
-  if (v.sfb) {
-    // The weight gradient is formed in full on every device (its gathers are in sfbExtraSeconds):
-    // half of the matmul backward runs at full size instead of the device's share.
-    const double full = cost::computeSeconds(type, n.cost.flops, static_cast<double>(n.cost.bytesRead),
-                                             computeType(g, n)) - overhead;
-    backward = (forward - overhead) + full + overhead;
+  if (!forwardOnly && grad) {
+    if (v.sfb) {
+      // The weight gradient is formed in full on every device (its gathers are in sfbLinear):
+      // half of the matmul backward runs at full size instead of the device's share.
+      const double full = cost::computeSeconds(type, n.cost.flops, static_cast<double>(n.cost.bytesRead),
+                                               computeType(g, n)) - overhead;
+      scale = 2;
+      extra = full + 2 * overhead;
+    } else {
+      scale = 1 + backwardFactor(n.op);
+      extra = 2 * overhead;
+    }
   }
-  return forward + backward;
+  return {Affine{scale * compute.constant + extra, scale * compute.perShare},
+          Affine{scale * memory.constant + extra, scale * memory.perShare}};
+}
+
+std::vector<Affine> CostTable::nodePieces(ir::NodeId n, int v, int type) const {
+  return pieces(n, theory_.variants(n)[static_cast<size_t>(v)], type, false);
+}
+
+cost::GatherLinear CostTable::sfbLinear(ir::NodeId id, int vi) const {
+  const rules::Variant& v = theory_.variants(id)[static_cast<size_t>(vi)];
+  cost::GatherLinear total;
+  if (!v.sfb) return total;
+  const ir::Node& n = theory_.graph().node(id);
+  const std::vector<ir::ValueId> ins = n.tensorInputs();
+  auto add = [&](ir::ValueId x) {
+    cost::Method m;
+    gatherSeconds(x, false, &m);  // the method the cost table chose
+    const cost::GatherLinear l = cost::gatherLinear(cluster_, cost::Collective::AllGather, m,
+                                                    static_cast<double>(theory_.graph().value(x).bytes()));
+    total.constant += l.constant;
+    total.perLargestShare += l.perLargestShare;
+  };
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (isGather(v.inputs[i])) add(ins[i]);
+  for (ir::ValueId o : n.outputs) add(o);
+  return total;
+}
+
+cost::GatherLinear CostTable::conversionLinear(ir::ValueId x, const Conversion& c) const {
+  const double bytes = static_cast<double>(theory_.graph().value(x).bytes());
+  const bool gather = c.kind == ConversionKind::AllGather, scatter = c.kind == ConversionKind::ReduceScatter;
+  if (!gather && !scatter) return {c.seconds(), 0};  // share-independent, or all-to-all as priced
+  const cost::GatherLinear ag = cost::gatherLinear(cluster_, cost::Collective::AllGather, c.method, bytes);
+  const cost::GatherLinear rs = cost::gatherLinear(cluster_, cost::Collective::ReduceScatter, c.method, bytes);
+  const cost::GatherLinear& fwd = gather ? ag : rs;
+  const cost::GatherLinear& bwd = gather ? rs : ag;
+  const bool grad = c.backwardSeconds > 0;
+  return {fwd.constant + (grad ? bwd.constant : 0), fwd.perLargestShare + (grad ? bwd.perLargestShare : 0)};
 }
 
 // SFB: every device all-gathers the sufficient factors (the G input and the output gradient) to

@@ -57,6 +57,13 @@ struct Conversion {
   bool communicates() const { return forwardSeconds + backwardSeconds > 0; }
 };
 
+// seconds (or bytes) = constant + perShare * share, for one device.
+struct Affine {
+  double constant = 0;
+  double perShare = 0;
+  double at(double share) const { return constant + perShare * share; }
+};
+
 struct CostOptions {
   // Bytes of optimizer state per parameter byte (Adam/AdamW: 2 moments; SGD with momentum: 1).
   double optimizerStateFactor = 2;
@@ -88,6 +95,15 @@ class CostTable {
   // source, loads), to obtain form `to`: the shortest path in the graph of single conversions.
   // 0 if x holds it; infinity if no sequence gives it.
   double distance(ir::ValueId x, FormMask have, Rel to) const;
+  // The same cost as a function of a device's share, for the LP over shares (balance/): the
+  // maximum of these pieces (the roofline's compute- and memory-bound sides) on a device of type
+  // `type`, plus sfbLinear() for an SFB variant.
+  std::vector<Affine> nodePieces(ir::NodeId n, int v, int type) const;
+  cost::GatherLinear sfbLinear(ir::NodeId n, int v) const;
+  // A conversion's cost as a function of the largest share (exact for padded and, with positive
+  // shares, grouped collectives; an all-to-all's cost, quadratic in the shares, is taken at this
+  // table's shares).
+  cost::GatherLinear conversionLinear(ir::ValueId x, const Conversion& c) const;
   // Forward seconds of a variant on device j (for traces and reports).
   double deviceForwardSeconds(ir::NodeId n, int v, int device) const;
 
@@ -117,6 +133,7 @@ class CostTable {
     std::vector<int> devices;
   };
   double groupSeconds(ir::NodeId n, const rules::Variant& v, const Group& g, bool forwardOnly) const;
+  std::vector<Affine> pieces(ir::NodeId n, const rules::Variant& v, int type, bool forwardOnly) const;
   double sfbExtraSeconds(ir::NodeId n, const rules::Variant& v) const;
   double gatherSeconds(ir::ValueId x, bool grad, cost::Method* method) const;
   // The cheapest conversion of x from form `from` (kNone: a source's load) to `to`, memoised:

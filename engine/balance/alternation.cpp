@@ -1,0 +1,68 @@
+#include "engine/balance/alternation.h"
+
+#include "engine/balance/share_lp.h"
+#include "engine/synth/memory.h"
+
+namespace hap::balance {
+namespace {
+
+// Strictly better: fits where the other does not, or as good on memory and cheaper by more than
+// rounding.
+bool better(bool fits, double seconds, bool bestFits, double bestSeconds) {
+  if (fits != bestFits) return fits;
+  return seconds < bestSeconds * (1 - 1e-9);
+}
+
+}  // namespace
+
+bool fitsMemory(const synth::CostTable& table, const synth::Program& program,
+                const synth::CostOptions& options) {
+  const synth::Affine memory = synth::memoryBytes(table, program, options);
+  for (int j = 0; j < table.cluster().size(); ++j)
+    if (memory.at(table.shares()[static_cast<size_t>(j)]) > table.cluster().type(j).memoryBytes) return false;
+  return true;
+}
+
+AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cluster,
+                            std::vector<double> startShares, const AlternationOptions& options) {
+  AlternationResult best;
+  best.shares = std::move(startShares);
+  {
+    synth::CostTable table(theory, cluster, best.shares, options.cost);
+    best.program = synth::search(table, options.search, &best.stats);
+    best.fits = fitsMemory(table, best.program, options.cost);
+  }
+  best.history.push_back({"search", best.program.seconds, best.fits});
+  for (int round = 0; round < options.maxRounds; ++round) {
+    ShareLpResult lp;
+    try {
+      synth::CostTable table(theory, cluster, best.shares, options.cost);
+      lp = optimiseShares(table, best.program, options.cost);
+    } catch (const InfeasibleError& e) {
+      best.infeasible = e.what();
+      break;
+    }
+    ++best.lpSolves;
+    best.lpSeconds += lp.solveSeconds;
+    synth::CostTable table(theory, cluster, lp.shares, options.cost);
+    synth::Program same = synth::buildProgram(table, best.program.variantOf);
+    const bool sameFits = fitsMemory(table, same, options.cost);
+    best.history.push_back({"lp", same.seconds, sameFits});
+    if (!better(sameFits, same.seconds, best.fits, best.program.seconds)) break;
+    best.shares = lp.shares;
+    best.program = std::move(same);
+    best.fits = sameFits;
+
+    synth::SearchStats stats;
+    synth::Program next = synth::search(table, options.search, &stats);
+    const bool nextFits = fitsMemory(table, next, options.cost);
+    best.history.push_back({"search", next.seconds, nextFits});
+    if (!better(nextFits, next.seconds, best.fits, best.program.seconds)) break;
+    best.program = std::move(next);
+    best.fits = nextFits;
+    best.stats = stats;
+  }
+  return best;
+}
+
+}  // namespace hap::balance

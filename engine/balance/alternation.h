@@ -1,0 +1,50 @@
+// Q/B alternation (DESIGN.md §2 data flow): search a program with the ratios fixed, then the
+// ratios with the program fixed (share_lp.h), until neither strictly improves the plan.
+//
+// Plans compare by (fits in memory, predicted iteration time): a plan that fits beats one that
+// does not. Every candidate is priced by the cost table at its own ratios, so the emitted ratios
+// belong to the emitted program and the result is never worse than the starting search.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/cost/cluster.h"
+#include "engine/synth/cost_table.h"
+#include "engine/synth/program.h"
+#include "engine/synth/search.h"
+#include "engine/synth/theory.h"
+
+namespace hap::balance {
+
+struct AlternationOptions {
+  int maxRounds = 10;  // LP + search pairs after the first search
+  synth::CostOptions cost;
+  synth::SearchOptions search;
+};
+
+struct HistoryEntry {
+  std::string step;  // "search" (ratios fixed) or "lp" (program fixed)
+  double seconds = 0;
+  bool fits = true;
+};
+
+struct AlternationResult {
+  std::vector<double> shares;
+  synth::Program program;
+  synth::SearchStats stats;  // of the search that produced `program`
+  bool fits = true;
+  std::vector<HistoryEntry> history;
+  std::string infeasible;    // why the LP found no ratios that fit, when it did not
+  int lpSolves = 0;
+  double lpSeconds = 0;      // CLP time over all solves
+};
+
+AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cluster,
+                            std::vector<double> startShares, const AlternationOptions& options);
+
+// Whether the program fits every device's memory at the table's shares.
+bool fitsMemory(const synth::CostTable& table, const synth::Program& program,
+                const synth::CostOptions& options);
+
+}  // namespace hap::balance

@@ -1,0 +1,60 @@
+#include "engine/synth/memory.h"
+
+#include <algorithm>
+
+namespace hap::synth {
+
+std::vector<MemoryTerm> memoryTerms(const CostTable& table, const Program& p, const CostOptions& options) {
+  const Theory& t = table.theory();
+  const ir::Graph& g = t.graph();
+  std::vector<FormMask> forms(g.values.size(), 0);
+  auto add = [&](ir::ValueId x, Rel r) { forms[static_cast<size_t>(x)] |= bit(r); };
+  for (const Step& s : p.steps) {
+    if (s.kind == Step::Kind::Convert) {
+      add(s.value, s.conversion.to);
+    } else {
+      const auto& v = t.variants(s.node)[static_cast<size_t>(s.variant)];
+      const ir::Node& node = g.node(s.node);
+      for (size_t o = 0; o < node.outputs.size(); ++o) add(node.outputs[o], v.outputs[o]);
+    }
+  }
+  std::vector<MemoryTerm> terms;
+  for (const ir::Value& v : g.values) {
+    const FormMask m = forms[static_cast<size_t>(v.id)];
+    if (!m) continue;
+    const bool param = v.kind == ir::ValueKind::Parameter;
+    if (!param && v.kind == ir::ValueKind::Activation && !t.requiresGrad(v.id)) continue;
+    const double full = static_cast<double>(v.bytes());
+    Affine bytes;
+    bool sharded = false;  // a parameter keeps its smallest form between steps: G when it has one
+    for (int b = 0; b < 16; ++b) {
+      if (!(m & (1u << b))) continue;
+      if (isGather(relOfBit(b))) {
+        bytes.perShare += full;
+        sharded = true;
+      } else {
+        bytes.constant += full;
+      }
+    }
+    if (param) {
+      const double state = 1 + options.optimizerStateFactor;  // gradient + optimizer state
+      (sharded ? bytes.perShare : bytes.constant) += full * state;
+    }
+    terms.push_back({v.id, bytes});
+  }
+  std::stable_sort(terms.begin(), terms.end(), [&](const MemoryTerm& a, const MemoryTerm& b) {
+    return a.bytes.at(1) > b.bytes.at(1);
+  });
+  return terms;
+}
+
+Affine memoryBytes(const CostTable& table, const Program& p, const CostOptions& options) {
+  Affine total;
+  for (const MemoryTerm& t : memoryTerms(table, p, options)) {
+    total.constant += t.bytes.constant;
+    total.perShare += t.bytes.perShare;
+  }
+  return total;
+}
+
+}  // namespace hap::synth

@@ -1,0 +1,145 @@
+// The LP over sharding ratios and the Q/B alternation: hand-solvable optima, a binding memory
+// constraint, the infeasibility explanation, and alternation that never returns a worse plan.
+#include <QtTest>
+
+#include <fmt/format.h>
+
+#include "engine/balance/alternation.h"
+#include "engine/balance/share_lp.h"
+#include "engine/cost/cluster.h"
+#include "engine/import/importer.h"
+#include "engine/ir/op_cost.h"
+#include "engine/synth/memory.h"
+#include "engine/synth/search.h"
+#include "../rules/rule_test_util.h"
+
+using namespace hap;
+
+namespace {
+
+// One machine, a fast and a slow device (fast = 2x the FLOP/s), no per-op overhead and a memory
+// bandwidth high enough that every op is compute-bound: the balanced shares are 2/3 and 1/3.
+cost::Cluster twoDevices(const std::string& fastMemory = "80GiB") {
+  return cost::parseCluster(fmt::format(R"(
+name: two
+device_types:
+  fast: {{flops: {{float32: 20T}}, memory: {}, memory_bandwidth: 1000TB/s, op_overhead: 0us}}
+  slow: {{flops: {{float32: 10T}}, memory: 80GiB, memory_bandwidth: 1000TB/s, op_overhead: 0us}}
+machines:
+  - {{name: a, host: 10.0.0.1, device_type: fast, count: 1, link: {{bandwidth: 100GB/s, latency: 1us}}}}
+  - {{name: b, host: 10.0.0.1, device_type: slow, count: 1, link: {{bandwidth: 100GB/s, latency: 1us}}}}
+network: {{bandwidth: 100GB/s, latency: 1us}}
+)",
+                                        fastMemory),
+                            "two");
+}
+
+// x[B,I] -> linear -> sum -> loss, with a large batch (compute dominates).
+ir::Graph linearGraph() {
+  test::GraphBuilder b;
+  using GB = test::GraphBuilder;
+  ir::ValueId x = b.input("x", {8192, 1024});
+  ir::ValueId w = b.param("fc.weight", {1024, 1024});
+  auto l = b.op("aten::linear", {GB::tensor("input", x), GB::tensor("weight", w), GB::constant("bias", std::monostate{})},
+                {{8192, 1024}});
+  auto s = b.op("aten::sum", {GB::tensor("self", b.out(l)), GB::constant("dtype", std::monostate{})}, {{}});
+  b.g.loss = b.out(s);
+  ir::annotateCosts(b.g);
+  b.g.check();
+  return std::move(b.g);
+}
+
+synth::Program batchParallel(const synth::CostTable& table) {
+  synth::SearchOptions o;
+  o.pins = {{"aten::linear", "batch"}};
+  return synth::search(table, o);
+}
+
+}  // namespace
+
+class TstShareLp : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void balancesComputeBoundOps() {
+    ir::Graph g = linearGraph();
+    cost::Cluster c = twoDevices();
+    synth::Theory t(g);
+    synth::CostTable even(t, c, {0.5, 0.5});
+    synth::Program p = batchParallel(even);
+    balance::ShareLpResult r = balance::optimiseShares(even, p);
+    QVERIFY2(std::abs(r.shares[0] - 2.0 / 3) < 1e-9, qPrintable(QString::number(r.shares[0])));
+    QVERIFY(std::abs(r.shares[1] - 1.0 / 3) < 1e-9);
+    // The LP's optimum is the program's cost at its shares, as the cost table prices it.
+    synth::CostTable at(t, c, r.shares);
+    const double priced = synth::buildProgram(at, p.variantOf).seconds;
+    QVERIFY2(std::abs(r.seconds - priced) <= 1e-9 * priced, qPrintable(QString("%1 vs %2").arg(r.seconds).arg(priced)));
+    QVERIFY(r.seconds < p.seconds);
+    // By hand: 3 x (forward matmul FLOPs x 2/3 / 20 TFLOP/s) for the linear, plus the rest.
+    const double linear = 3 * 2.0 * 8192 * 1024 * 1024 * (2.0 / 3) / 20e12;
+    QVERIFY(at.deviceSeconds(0, p.variantOf[0], 0) > 0);
+    QVERIFY2(std::abs(at.seconds(0, p.variantOf[0]) - linear) <= 1e-9 * linear,
+             qPrintable(QString("%1 vs %2").arg(at.seconds(0, p.variantOf[0])).arg(linear)));
+  }
+
+  void memoryConstraintBinds() {
+    ir::Graph g = linearGraph();
+    synth::Theory t(g);
+    cost::Cluster roomy = twoDevices();
+    synth::CostTable even(t, roomy, {0.5, 0.5});
+    synth::Program p = batchParallel(even);
+    const synth::Affine memory = synth::memoryBytes(even, p, {});
+    QVERIFY(memory.perShare > 0);
+    // Give the fast device exactly the memory of a 0.55 share: the LP stops there.
+    const double capacity = memory.at(0.55);
+    cost::Cluster tight = twoDevices(fmt::format("{:.0f}", capacity));
+    synth::CostTable table(t, tight, {0.5, 0.5});
+    balance::ShareLpResult r = balance::optimiseShares(table, p);
+    QVERIFY2(std::abs(r.shares[0] - 0.55) < 1e-6, qPrintable(QString::number(r.shares[0])));
+
+    // Less than the replicated tensors alone: no ratios fit, and the message says why.
+    cost::Cluster tiny = twoDevices(fmt::format("{:.0f}", memory.constant / 2));
+    synth::CostTable none(t, tiny, {0.5, 0.5});
+    QString message;
+    try {
+      balance::optimiseShares(none, p);
+    } catch (const balance::InfeasibleError& e) {
+      message = e.what();
+    }
+    QVERIFY2(message.contains("no sharding ratios fit this program in memory") && message.contains("fast needs") &&
+                 message.contains("replicated tensors alone") && message.contains("fc.weight"),
+             qPrintable(message));
+  }
+
+  void alternationNeverWorse_data() {
+    QTest::addColumn<QString>("model");
+    for (const char* m : {"mlp", "bert", "vgg19"}) QTest::newRow(m) << QString(m);
+  }
+  void alternationNeverWorse() {
+    QFETCH(QString, model);
+    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + model.toStdString() +
+                                  "-tiny.pt");
+    cost::Cluster c = cost::loadCluster(qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() +
+                                        "/resources/clusters/a100-p100-4.yaml");
+    synth::Theory t(g);
+    const std::vector<double> start{0.4, 0.4, 0.1, 0.1};
+    balance::AlternationResult r = balance::alternate(t, c, start, {});
+    QVERIFY(!r.history.empty());
+    QCOMPARE(r.history.front().step, std::string("search"));
+    QVERIFY(r.program.seconds <= r.history.front().seconds * (1 + 1e-12));
+    QVERIFY(r.history.size() <= 1 + 2 * 10);
+    // The emitted shares price the emitted program at its predicted cost.
+    synth::CostTable at(t, c, r.shares);
+    QVERIFY(std::abs(synth::buildProgram(at, r.program.variantOf).seconds - r.program.seconds) <=
+            1e-12 * r.program.seconds);
+    double sum = 0;
+    for (double s : r.shares) sum += s;
+    QVERIFY(std::abs(sum - 1) < 1e-9);
+    // Every step but the last strictly improved on the best before it.
+    for (size_t i = 1; i + 1 < r.history.size(); ++i)
+      QVERIFY(r.history[i].seconds <= r.history[i - 1].seconds * (1 + 1e-12) || !r.history[i - 1].fits);
+  }
+};
+
+QTEST_GUILESS_MAIN(TstShareLp)
+#include "tst_share_lp.moc"
