@@ -232,7 +232,7 @@ void Searcher::resolvePins() {
       bool has = false;
       for (size_t v = 0; v < variants.size(); ++v) {
         if (variants[v].name != pin.variant) continue;
-        if (!has) mask.assign(variants.size(), 0);  // the first matching pin decides
+        if (!has) mask.assign(variants.size(), 0);  // replaces an earlier pin's choice
         has = true;
         mask[v] = 1;
       }

@@ -9,15 +9,15 @@
 // that can be completed the same way compare equal and are expanded once.
 //
 // Optimality. g is the cost so far; h is a lower bound on any completion, so the first complete
-// state popped is optimal under the cost model; states whose cost improves are re-opened. h sums
-// CostTable::minSeconds over the remaining nodes, plus, for each live value holding forms, what
-// the consumer it is charged to must add on top of its own bound: the cheapest of the consumer's
-// variants counting the shortest conversion of the value to the form the variant reads
-// (CostTable::distance). A value's conversions are charged once, to one consumer, so h never
-// overestimates; a state from which some consumer cannot obtain any form it reads has h = ∞ and
-// is dropped. Ties break by insertion order: the search is
-// deterministic. Graphs with wide plateaus of near-equal states (MoE gating) can exceed the state
-// budget; then a beam search returns the best program it finds and says it is not proven optimal.
+// state popped is optimal under the cost model; states whose cost improves are re-opened. h is a
+// forest bound (docs/synthesis.md): every value is charged to a group of its consumers and every
+// node to at most one input; over that forest a dynamic programme prices the cheapest variants,
+// each charged value's conversion costing its shortest distance (CostTable::distance) to the
+// forms its group reads, from the forms the state holds. A state from which some consumer cannot
+// obtain any form it reads has h = ∞ and is dropped. Among equal f the deepest state is expanded
+// first, then the oldest: the search is deterministic. Graphs with wide plateaus of near-equal
+// states (MoE gating) can exceed the state budget; then a beam search returns the best program it
+// finds and says it is not proven optimal.
 #pragma once
 
 #include <atomic>
@@ -56,8 +56,8 @@ class SearchListener {
 };
 
 // Pins a node's rule variant: every node whose module scope or op name matches `pattern` (a glob:
-// `*` any run of characters, `?` one) and that has a variant named `variant` is computed under
-// that variant only (when several variants share the name, under one of them). For tests that
+// `*` any run of characters, `?` one) and that has a variant named `variant` is computed under a
+// variant of that name only; a later pin replaces an earlier one on the same node. For tests that
 // need a particular program, and for engineers who know better than the cost model. A pin that
 // selects no node is an error.
 struct Pin {
