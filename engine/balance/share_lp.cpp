@@ -80,8 +80,8 @@ std::string explainInfeasible(const synth::CostTable& table, const synth::Progra
   std::string largest;
   for (size_t i = 0; i < std::min<size_t>(5, sizes.size()); ++i)
     largest += fmt::format("{}{} ({})", i ? ", " : "", g.value(sizes[i].second).name, ir::formatBytes(sizes[i].first));
-  return fmt::format("no sharding ratios fit this program in memory: {}. Largest tensors on a {} at an even "
-                     "share: {}. Use more or larger devices, a smaller batch, or a program that shards "
+  return fmt::format("no sharding ratios fit this program in memory: {}. Largest tensors on a {} device at an "
+                     "even share: {}. Use more or larger devices, a smaller batch, or a program that shards "
                      "parameters (without --pin, or with parameter sharding allowed)",
                      why, worst >= 0 ? c.types[static_cast<size_t>(worst)].name : "device", largest);
 }
