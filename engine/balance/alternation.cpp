@@ -26,36 +26,32 @@ bool fitsMemory(const synth::CostTable& table, const synth::Program& program,
 AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cluster,
                             std::vector<double> startShares, const AlternationOptions& options) {
   AlternationResult best;
-  best.shares = std::move(startShares);
-  {
-    synth::CostTable table(theory, cluster, best.shares, options.cost);
-    best.program = synth::search(table, options.search, &best.stats);
-    best.fits = fitsMemory(table, best.program, options.cost);
-  }
+  best.table = std::make_unique<synth::CostTable>(theory, cluster, std::move(startShares), options.cost);
+  best.program = synth::search(*best.table, options.search, &best.stats);
+  best.fits = fitsMemory(*best.table, best.program, options.cost);
   best.history.push_back({"search", best.program.seconds, best.fits});
   for (int round = 0; round < options.maxRounds; ++round) {
     ShareLpResult lp;
     try {
-      synth::CostTable table(theory, cluster, best.shares, options.cost);
-      lp = optimiseShares(table, best.program, options.cost);
+      lp = optimiseShares(*best.table, best.program, options.cost);
     } catch (const InfeasibleError& e) {
       best.infeasible = e.what();
       break;
     }
     ++best.lpSolves;
     best.lpSeconds += lp.solveSeconds;
-    synth::CostTable table(theory, cluster, lp.shares, options.cost);
-    synth::Program same = synth::buildProgram(table, best.program.variantOf);
-    const bool sameFits = fitsMemory(table, same, options.cost);
+    auto table = std::make_unique<synth::CostTable>(theory, cluster, lp.shares, options.cost);
+    synth::Program same = synth::buildProgram(*table, best.program.variantOf);
+    const bool sameFits = fitsMemory(*table, same, options.cost);
     best.history.push_back({"lp", same.seconds, sameFits});
     if (!better(sameFits, same.seconds, best.fits, best.program.seconds)) break;
-    best.shares = lp.shares;
+    best.table = std::move(table);
     best.program = std::move(same);
     best.fits = sameFits;
 
     synth::SearchStats stats;
-    synth::Program next = synth::search(table, options.search, &stats);
-    const bool nextFits = fitsMemory(table, next, options.cost);
+    synth::Program next = synth::search(*best.table, options.search, &stats);
+    const bool nextFits = fitsMemory(*best.table, next, options.cost);
     best.history.push_back({"search", next.seconds, nextFits});
     if (!better(nextFits, next.seconds, best.fits, best.program.seconds)) break;
     best.program = std::move(next);

@@ -6,6 +6,7 @@
 // belong to the emitted program and the result is never worse than the starting search.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,10 @@ struct HistoryEntry {
 };
 
 struct AlternationResult {
-  std::vector<double> shares;
+  // Prices `program` at the chosen shares (table->shares()); refers to the theory and cluster
+  // given to alternate().
+  std::unique_ptr<synth::CostTable> table;
+  const std::vector<double>& shares() const { return table->shares(); }
   synth::Program program;
   synth::SearchStats stats;  // of the search that produced `program`
   bool fits = true;

@@ -93,8 +93,8 @@ Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOption
   balance::AlternationResult result = balance::alternate(
       theory, cluster, ratiosFor(g, cluster, optimise ? PlanOptions::Ratios::Proportional : options.ratios),
       alternation);
-  const std::vector<double>& shares = result.shares;
-  synth::CostTable table(theory, cluster, shares, options.cost);
+  const std::vector<double>& shares = result.shares();
+  const synth::CostTable& table = *result.table;
   const synth::Program& program = result.program;
   const synth::SearchStats& stats = result.stats;
 

@@ -73,7 +73,6 @@ CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, std::ve
 
   const ir::Graph& g = theory_.graph();
   best_.resize(g.nodes.size());
-  min_.resize(g.nodes.size());
   for (const ir::Node& n : g.nodes) {
     auto& row = best_[static_cast<size_t>(n.id)];
     for (const rules::Variant& v : theory_.variants(n.id)) {
@@ -88,8 +87,6 @@ CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, std::ve
 
 void CostTable::computeBounds() {
   const ir::Graph& g = theory_.graph();
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  min_.assign(g.nodes.size(), kInf);
   bound_.assign(g.nodes.size(), {});
   distances_.clear();
   for (const ir::Node& n : g.nodes) {
@@ -107,7 +104,6 @@ void CostTable::computeBounds() {
         bound += distance(x.id, 0, variants[vi].inputs[i]);  // e.g. R: loaded as I, then local
       }
       bound_[static_cast<size_t>(n.id)].push_back(bound);
-      min_[static_cast<size_t>(n.id)] = std::min(min_[static_cast<size_t>(n.id)], bound);
     }
   }
 }

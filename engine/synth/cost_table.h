@@ -83,13 +83,9 @@ class CostTable {
   // devices (the node's cost).
   double deviceSeconds(ir::NodeId n, int v, int device) const;
   double seconds(ir::NodeId n, int v) const { return best_[static_cast<size_t>(n)][static_cast<size_t>(v)]; }
-  // A lower bound on what node n adds to any program: the minimum over its variants of the
-  // variant's cost plus the loads of the parameters only n reads (loaded at n and only there).
-  // The search's heuristic sums it over the remaining nodes. (Activations get no such term:
-  // every producer has a replicate variant, from which every form is free.)
-  double minSeconds(ir::NodeId n) const { return min_[static_cast<size_t>(n)]; }
-  // The same bound for one variant: its cost plus the loads of the parameters only n reads.
-  // minSeconds(n) is the minimum of it over n's variants (infinity: the variant cannot run).
+  // A lower bound on what node n under variant v adds to any program: the variant's cost plus
+  // the loads of the parameters only n reads (loaded at n and only there); infinity when such a
+  // parameter cannot be loaded in the form v reads. The search's heuristic builds on it.
   double variantBound(ir::NodeId n, int v) const { return bound_[static_cast<size_t>(n)][static_cast<size_t>(v)]; }
   // A lower bound on what value x holding `have` pays, in any sequence of conversions (and, for a
   // source, loads), to obtain form `to`: the shortest path in the graph of single conversions.
@@ -152,7 +148,6 @@ class CostTable {
   std::vector<int> groupOf_;                // per device
   std::vector<std::vector<double>> best_;   // [node][variant]
   std::vector<std::vector<double>> bound_;  // [node][variant]
-  std::vector<double> min_;                 // [node]
   // distance() per (value, held forms): the shortest distance to every form bit.
   mutable std::unordered_map<uint64_t, std::array<double, 16>> distances_;  // not thread-safe
   mutable std::unordered_map<uint64_t, std::optional<Conversion>> pairs_;  // not thread-safe

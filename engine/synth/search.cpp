@@ -173,7 +173,6 @@ class Searcher {
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> open_;
   std::vector<std::vector<ir::ValueId>> inputs_;  // tensorInputs() per node
   std::vector<std::vector<char>> allowed_;        // [node][variant], empty: all (no pins)
-  std::vector<double> nodeMin_;                   // minSeconds over the allowed variants
   // The heuristic's forest (search.h, docs/synthesis.md): every node is charged at most one of
   // its inputs; group_[x] lists, in node order, the consumers charged x.
   // below_[m][v]: node m under variant v plus, recursively, the cheapest completion of the groups
@@ -325,7 +324,7 @@ void Searcher::prepareBound() {
     const ir::Node& node = g_.node(m);
     const auto& variants = t_.variants(m);
     // Per output, its group's completion from each form the output can be produced in.
-    std::vector<std::pair<FormMask, double>> memo;
+    std::vector<std::pair<uint32_t, double>> memo;  // (output << 16 | form, completion)
     auto& row = below_[static_cast<size_t>(m)];
     row.assign(variants.size(), kInf);
     for (size_t v = 0; v < variants.size(); ++v) {
@@ -436,13 +435,13 @@ void Searcher::noProgram(int32_t deepest) const {
 Program Searcher::run(SearchStats* stats) {
   start_ = lastReport_ = std::chrono::steady_clock::now();
   const int32_t n = static_cast<int32_t>(g_.nodes.size());
-  nodeMin_.assign(static_cast<size_t>(n), kInf);
-  for (int32_t k = 0; k < n; ++k)
-    for (size_t v = 0; v < t_.variants(k).size(); ++v)
-      if (allowed(k, v)) nodeMin_[static_cast<size_t>(k)] = std::min(nodeMin_[static_cast<size_t>(k)], table_.variantBound(k, static_cast<int>(v)));
-  for (int32_t k = 0; k < n; ++k)
-    if (nodeMin_[static_cast<size_t>(k)] == kInf) unrunnable(k);
-  prepareBound();
+  for (int32_t k = 0; k < n; ++k) {
+    bool runnable = false;
+    for (size_t v = 0; v < t_.variants(k).size() && !runnable; ++v)
+      runnable = allowed(k, v) && table_.variantBound(k, static_cast<int>(v)) < kInf;
+    if (!runnable) unrunnable(k);
+  }
+  if (options_.heuristic) prepareBound();
 
   arena_.assign(width(0), 0);
   states_.push_back({0, 0, 0.0, heuristic(0, arena_.data()), -1, -1});

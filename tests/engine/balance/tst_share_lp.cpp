@@ -129,11 +129,11 @@ class TstShareLp : public QObject {
     QVERIFY(r.program.seconds <= r.history.front().seconds * (1 + 1e-12));
     QVERIFY(r.history.size() <= 1 + 2 * 10);
     // The emitted shares price the emitted program at its predicted cost.
-    synth::CostTable at(t, c, r.shares);
+    synth::CostTable at(t, c, r.shares());
     QVERIFY(std::abs(synth::buildProgram(at, r.program.variantOf).seconds - r.program.seconds) <=
             1e-12 * r.program.seconds);
     double sum = 0;
-    for (double s : r.shares) sum += s;
+    for (double s : r.shares()) sum += s;
     QVERIFY(std::abs(sum - 1) < 1e-9);
     // Every step but the last strictly improved on the best before it.
     for (size_t i = 1; i + 1 < r.history.size(); ++i)
