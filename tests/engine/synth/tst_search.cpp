@@ -86,6 +86,21 @@ std::vector<double> proportional(const cost::Cluster& c) {
   return s;
 }
 
+// A* finds the exhaustive optimum over more than `minCombinations` variant choices, and the
+// program's cost is the replay of its choice.
+void checkOptimal(const ir::Graph& g, int64_t minCombinations) {
+  cost::Cluster c = smallCluster();
+  synth::Theory t(g);
+  synth::CostTable table(t, c, proportional(c));
+  synth::Program p = synth::search(table);
+  int64_t combinations = 0;
+  const double optimum = exhaustiveOptimum(table, &combinations);
+  QVERIFY(combinations > minCombinations);
+  QVERIFY2(std::abs(p.seconds - optimum) <= 1e-12 * optimum,
+           qPrintable(QString("A* %1 s, exhaustive %2 s").arg(p.seconds).arg(optimum)));
+  QCOMPARE(synth::buildProgram(table, p.variantOf).seconds, p.seconds);
+}
+
 struct Recorder : synth::SearchListener {
   std::vector<synth::SearchProgress> events;
   void onProgress(const synth::SearchProgress& p) override { events.push_back(p); }
@@ -107,31 +122,11 @@ class TstSearch : public QObject {
   void optimalOnHandBuiltGraphs() {
     QFETCH(int, batch);
     QFETCH(int, hidden);
-    ir::Graph g = mlpGraph(batch, 1024, hidden, 16);
-    cost::Cluster c = smallCluster();
-    synth::Theory t(g);
-    synth::CostTable table(t, c, proportional(c));
-    synth::Program p = synth::search(table);
-    int64_t combinations = 0;
-    const double optimum = exhaustiveOptimum(table, &combinations);
-    QVERIFY(combinations > 100);
-    QVERIFY2(std::abs(p.seconds - optimum) <= 1e-12 * optimum,
-             qPrintable(QString("A* %1 s, exhaustive %2 s").arg(p.seconds).arg(optimum)));
-    // The program's cost is the replay of its choice.
-    QCOMPARE(synth::buildProgram(table, p.variantOf).seconds, p.seconds);
+    checkOptimal(mlpGraph(batch, 1024, hidden, 16), 100);
   }
 
   void optimalOnZooMlp() {
-    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/mlp-tiny.pt");
-    cost::Cluster c = smallCluster();
-    synth::Theory t(g);
-    synth::CostTable table(t, c, proportional(c));
-    synth::Program p = synth::search(table);
-    int64_t combinations = 0;
-    const double optimum = exhaustiveOptimum(table, &combinations);
-    QVERIFY(combinations > 1000);
-    QVERIFY2(std::abs(p.seconds - optimum) <= 1e-12 * optimum,
-             qPrintable(QString("A* %1 s, exhaustive %2 s").arg(p.seconds).arg(optimum)));
+    checkOptimal(ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/mlp-tiny.pt"), 1000);
   }
 
   // The heuristic never overestimates: A* returns the cost uniform-cost search (h = 0) finds, on
