@@ -46,11 +46,7 @@ std::string explainInfeasible(const synth::CostTable& table, const synth::Progra
   const cost::Cluster& c = table.cluster();
   const ir::Graph& g = table.theory().graph();
   const std::vector<synth::MemoryTerm> terms = synth::memoryTerms(table, program, options);
-  synth::Affine total;
-  for (const synth::MemoryTerm& t : terms) {
-    total.constant += t.bytes.constant;
-    total.perShare += t.bytes.perShare;
-  }
+  const synth::Affine total = synth::total(terms);
   // The largest share each type can take, and whether even a zero share overflows.
   std::string why;
   double reachable = 0;

@@ -48,13 +48,17 @@ std::vector<MemoryTerm> memoryTerms(const CostTable& table, const Program& p, co
   return terms;
 }
 
-Affine memoryBytes(const CostTable& table, const Program& p, const CostOptions& options) {
-  Affine total;
-  for (const MemoryTerm& t : memoryTerms(table, p, options)) {
-    total.constant += t.bytes.constant;
-    total.perShare += t.bytes.perShare;
+Affine total(const std::vector<MemoryTerm>& terms) {
+  Affine sum;
+  for (const MemoryTerm& t : terms) {
+    sum.constant += t.bytes.constant;
+    sum.perShare += t.bytes.perShare;
   }
-  return total;
+  return sum;
+}
+
+Affine memoryBytes(const CostTable& table, const Program& p, const CostOptions& options) {
+  return total(memoryTerms(table, p, options));
 }
 
 }  // namespace hap::synth

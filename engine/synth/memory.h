@@ -19,7 +19,8 @@ struct MemoryTerm {
 // One term per value the program keeps, largest full size first.
 std::vector<MemoryTerm> memoryTerms(const CostTable& table, const Program& program,
                                     const CostOptions& options);
-// Their sum.
+// The sum of terms, and the sum of the program's terms.
+Affine total(const std::vector<MemoryTerm>& terms);
 Affine memoryBytes(const CostTable& table, const Program& program, const CostOptions& options);
 
 }  // namespace hap::synth
