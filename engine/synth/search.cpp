@@ -535,12 +535,16 @@ void Searcher::expand(int32_t from, Sink&& sink) {
       arena_.push_back(f >= 0 ? work[static_cast<size_t>(f)]
                               : f == kFresh ? FormMask{0}
                                             : addForm(0, v.outputs[static_cast<size_t>(-1 - f)]));
-    const double h = heuristic(cur.k + 1, &arena_[offset]);
+    states_.push_back({cur.k + 1, offset, cur.g + cost, 0.0, from, static_cast<int32_t>(vi)});
+    // h depends on the position and forms only: a state seen before has it already.
+    const auto seen = index_.find(static_cast<int32_t>(states_.size()) - 1);
+    const double h = seen != index_.end() ? states_[static_cast<size_t>(*seen)].h
+                                          : heuristic(cur.k + 1, &arena_[offset]);
     if (h == kInf) {  // no completion
-      arena_.resize(offset);
+      resetTo(states_.size() - 1, offset);
       continue;
     }
-    states_.push_back({cur.k + 1, offset, cur.g + cost, h, from, static_cast<int32_t>(vi)});
+    states_.back().h = h;
     if (!sink(static_cast<int32_t>(states_.size()) - 1)) resetTo(states_.size() - 1, offset);
   }
 }
