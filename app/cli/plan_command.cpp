@@ -18,7 +18,7 @@ namespace hap::cli {
 namespace {
 
 struct PlanArgs {
-  std::string model, cluster, output, ratios = "lp";
+  std::string model, cluster, output, ratios = "lp", segments = "layer";
   std::vector<std::string> inputs, pins;
   bool explain = false, quiet = false, baselines = true;
   int64_t maxStates = 2'000'000;
@@ -58,6 +58,8 @@ int runPlan(const PlanArgs& a) {
   options.ratios = a.ratios == "even"           ? plan::PlanOptions::Ratios::Even
                    : a.ratios == "proportional" ? plan::PlanOptions::Ratios::Proportional
                                                 : plan::PlanOptions::Ratios::Optimised;
+  options.segments = ir::parseSegmentOptions(a.segments);
+  options.segmentText = a.segments;
   options.baselines = a.baselines;
   options.search.maxStates = a.maxStates;
   options.search.beamWidth = a.beamWidth;
@@ -107,7 +109,13 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                   "to each device's peak FLOP/s")
       ->check(CLI::IsMember({"lp", "even", "proportional"}))
       ->capture_default_str();
-  cmd->add_option("--output,-o", args->output, "Write the plan (JSON, format hap-plan v1)")->type_name("FILE");
+  cmd->add_option("--segments", args->segments,
+                  "Groups of nodes with their own ratios: 'layer' (one per repeated block such as a "
+                  "transformer layer, found from module scopes), 'scope:DEPTH' (per scope prefix of "
+                  "DEPTH parts), 'auto:PARTS' (METIS partition) or 'none'; values crossing a "
+                  "boundary are re-sharded by an all-to-all")
+      ->capture_default_str();
+  cmd->add_option("--output,-o", args->output, "Write the plan (JSON, format hap-plan v2)")->type_name("FILE");
   cmd->add_flag("--explain", args->explain,
                 "Print the program stage by stage: each collective with its tensor and cost, each "
                 "computation with its rule variant and the sharding of its tensors");

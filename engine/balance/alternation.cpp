@@ -2,6 +2,7 @@
 
 #include "engine/balance/share_lp.h"
 #include "engine/synth/memory.h"
+#include "engine/synth/stages.h"
 
 namespace hap::balance {
 namespace {
@@ -17,19 +18,20 @@ bool better(bool fits, double seconds, bool bestFits, double bestSeconds) {
 
 bool fitsMemory(const synth::CostTable& table, const synth::Program& program,
                 const synth::CostOptions& options) {
-  const synth::Affine memory = synth::memoryBytes(table, program, options);
+  const std::vector<double> memory = synth::deviceMemory(table, program, options);
   for (int j = 0; j < table.cluster().size(); ++j)
-    if (memory.at(table.shares()[static_cast<size_t>(j)]) > table.cluster().type(j).memoryBytes) return false;
+    if (memory[static_cast<size_t>(j)] > table.cluster().type(j).memoryBytes) return false;
   return true;
 }
 
 AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cluster,
-                            std::vector<double> startShares, const AlternationOptions& options) {
+                            const std::vector<double>& startShares, const AlternationOptions& options) {
   AlternationResult best;
-  best.table = std::make_unique<synth::CostTable>(theory, cluster, std::move(startShares), options.cost);
+  best.table = std::make_unique<synth::CostTable>(theory, cluster, startShares, options.cost);
   best.program = synth::search(*best.table, options.search, &best.stats);
   best.fits = fitsMemory(*best.table, best.program, options.cost);
-  best.history.push_back({"search", best.program.seconds, best.fits});
+  best.seconds = synth::iterationSeconds(*best.table, best.program);
+  best.history.push_back({"search", best.seconds, best.fits});
   for (int round = 0; round < options.maxRounds; ++round) {
     ShareLpResult lp;
     try {
@@ -43,19 +45,23 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
     auto table = std::make_unique<synth::CostTable>(theory, cluster, lp.shares, options.cost);
     synth::Program same = synth::buildProgram(*table, best.program.variantOf);
     const bool sameFits = fitsMemory(*table, same, options.cost);
-    best.history.push_back({"lp", same.seconds, sameFits});
-    if (!better(sameFits, same.seconds, best.fits, best.program.seconds)) break;
+    const double sameSeconds = synth::iterationSeconds(*table, same);
+    best.history.push_back({"lp", sameSeconds, sameFits});
+    if (!better(sameFits, sameSeconds, best.fits, best.seconds)) break;
     best.table = std::move(table);
     best.program = std::move(same);
     best.fits = sameFits;
+    best.seconds = sameSeconds;
 
     synth::SearchStats stats;
     synth::Program next = synth::search(*best.table, options.search, &stats);
     const bool nextFits = fitsMemory(*best.table, next, options.cost);
-    best.history.push_back({"search", next.seconds, nextFits});
-    if (!better(nextFits, next.seconds, best.fits, best.program.seconds)) break;
+    const double nextSeconds = synth::iterationSeconds(*best.table, next);
+    best.history.push_back({"search", nextSeconds, nextFits});
+    if (!better(nextFits, nextSeconds, best.fits, best.seconds)) break;
     best.program = std::move(next);
     best.fits = nextFits;
+    best.seconds = nextSeconds;
     best.stats = stats;
   }
   return best;

@@ -1,8 +1,9 @@
 // Q/B alternation (DESIGN.md §2 data flow): search a program with the ratios fixed, then the
 // ratios with the program fixed (share_lp.h), until neither strictly improves the plan.
 //
-// Plans compare by (fits in memory, predicted iteration time): a plan that fits beats one that
-// does not. Every candidate is priced by the cost table at its own ratios, so the emitted ratios
+// Plans compare by (fits in memory, predicted iteration time under the exact stage model,
+// synth/stages.h): a plan that fits beats one that does not. The search itself minimises its
+// per-op upper bound of that time (synth/cost_table.h). Every candidate is priced by the cost table at its own ratios, so the emitted ratios
 // belong to the emitted program and the result is never worse than the starting search.
 #pragma once
 
@@ -26,7 +27,7 @@ struct AlternationOptions {
 
 struct HistoryEntry {
   std::string step;  // "search" (ratios fixed) or "lp" (program fixed)
-  double seconds = 0;
+  double seconds = 0;  // stage model
   bool fits = true;
 };
 
@@ -34,8 +35,9 @@ struct AlternationResult {
   // Prices `program` at the chosen shares (table->shares()); refers to the theory and cluster
   // given to alternate().
   std::unique_ptr<synth::CostTable> table;
-  const std::vector<double>& shares() const { return table->shares(); }
+  const synth::Shares& shares() const { return table->shares(); }
   synth::Program program;
+  double seconds = 0;        // the iteration time of `program` at `shares` (stage model)
   synth::SearchStats stats;  // of the search that produced `program`
   bool fits = true;
   std::vector<HistoryEntry> history;
@@ -45,7 +47,7 @@ struct AlternationResult {
 };
 
 AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cluster,
-                            std::vector<double> startShares, const AlternationOptions& options);
+                            const std::vector<double>& startShares, const AlternationOptions& options);
 
 // Whether the program fits every device's memory at the table's shares.
 bool fitsMemory(const synth::CostTable& table, const synth::Program& program,

@@ -9,9 +9,11 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "engine/ir/summary.h"
 #include "engine/synth/memory.h"
+#include "engine/synth/stages.h"
 
 namespace hap::balance {
 namespace {
@@ -29,9 +31,12 @@ struct Lp {
     colUpper.push_back(upper);
     return static_cast<int>(objective.size()) - 1;
   }
+  // Terms on the same column are summed.
   void row(const std::vector<std::pair<int, double>>& terms, double lower, double upper) {
+    std::map<int, double> merged;
+    for (auto [c, a] : terms) merged[c] += a;
     CoinPackedVector v;
-    for (auto [c, a] : terms)
+    for (auto [c, a] : merged)
       if (a != 0) v.insert(c, a);
     if (rows.getNumCols() < static_cast<int>(objective.size()))
       rows.setDimensions(rows.getNumRows(), static_cast<int>(objective.size()));
@@ -87,64 +92,132 @@ std::string explainInfeasible(const synth::CostTable& table, const synth::Progra
 ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program& program,
                              const synth::CostOptions& options) {
   const cost::Cluster& cluster = table.cluster();
+  const synth::Theory& theory = table.theory();
+  const ir::Graph& g = theory.graph();
   const size_t types = cluster.types.size();
+  const int segments = theory.segmentCount();
   std::vector<int> typeCount(types, 0);
   for (int j = 0; j < cluster.size(); ++j) ++typeCount[static_cast<size_t>(cluster.devices[static_cast<size_t>(j)].type)];
 
   Lp lp;
-  // Columns: a share per device type present, the largest share.
-  std::vector<int> share(types, -1);
-  for (size_t ty = 0; ty < types; ++ty)
-    if (typeCount[ty] > 0) share[ty] = lp.column(0, 0, 1);
-  const int largest = lp.column(0, 0, 1);
-  {
+  // Columns: a share per segment and device type present; the largest share per segment.
+  std::vector<std::vector<int>> share(static_cast<size_t>(segments), std::vector<int>(types, -1));
+  std::vector<int> largest(static_cast<size_t>(segments));
+  for (int s = 0; s < segments; ++s) {
     std::vector<std::pair<int, double>> sum;
     for (size_t ty = 0; ty < types; ++ty)
-      if (share[ty] >= 0) sum.emplace_back(share[ty], typeCount[ty]);
+      if (typeCount[ty] > 0) {
+        share[static_cast<size_t>(s)][ty] = lp.column(0, 0, 1);
+        sum.emplace_back(share[static_cast<size_t>(s)][ty], typeCount[ty]);
+      }
     lp.row(sum, 1, 1);  // Σ_j share_j = 1
+    largest[static_cast<size_t>(s)] = lp.column(0, 0, 1);
+    for (auto [col, count] : sum) lp.row({{largest[static_cast<size_t>(s)], 1}, {col, -1}}, 0, kInf);
   }
-  for (size_t ty = 0; ty < types; ++ty)
-    if (share[ty] >= 0) lp.row({{largest, 1}, {share[ty], -1}}, 0, kInf);  // largest >= share
+  auto shareOf = [&](int segment, size_t ty) { return share[static_cast<size_t>(segment)][ty]; };
 
-  double perLargest = 0;
-  for (const synth::Step& s : program.steps) {
-    if (s.kind == synth::Step::Kind::Convert) {
-      const cost::GatherLinear l = table.conversionLinear(s.value, s.conversion);
+  // Communication: constants, and terms in the largest share of the value's (node's) segment.
+  std::vector<double> perLargest(static_cast<size_t>(segments), 0.0);
+  std::map<std::pair<int, int>, double> reshardCoefficient;  // (from, to) segments -> s per displacement
+  const cost::Link a2a = cost::collectiveLink(cluster, cost::Collective::AllToAll);
+  for (const synth::Step& st : program.steps) {
+    if (st.kind == synth::Step::Kind::Convert) {
+      const cost::GatherLinear l = table.conversionLinear(st.value, st.conversion);
       lp.constant += l.constant;
-      perLargest += l.perLargestShare;
+      perLargest[static_cast<size_t>(theory.valueSegment(st.value))] += l.perLargestShare;
       continue;
     }
-    const cost::GatherLinear sfb = table.sfbLinear(s.node, s.variant);
+    const cost::GatherLinear sfb = table.sfbLinear(st.node, st.variant);
     lp.constant += sfb.constant;
-    perLargest += sfb.perLargestShare;
-    // t >= piece(share_type) for every type and piece; a node whose pieces do not depend on the
-    // share is a constant (its largest piece).
-    std::vector<std::pair<int, std::vector<synth::Affine>>> pieces;
-    bool variable = false;
-    double fixed = 0;
-    for (size_t ty = 0; ty < types; ++ty) {
-      if (share[ty] < 0) continue;
-      std::vector<synth::Affine> p = table.nodePieces(s.node, s.variant, static_cast<int>(ty));
-      for (const synth::Affine& a : p) {
-        variable = variable || a.perShare != 0;
-        fixed = std::max(fixed, a.constant);
+    perLargest[static_cast<size_t>(theory.nodeSegment(st.node))] += sfb.perLargestShare;
+    if (table.isReshard(st.node, st.variant) && cluster.size() > 1) {
+      const ir::Node& n = g.node(st.node);
+      const ir::ValueId in = n.tensorInputs()[0], out = n.outputs[0];
+      const double passes = theory.requiresGrad(out) ? 2 : 1;
+      reshardCoefficient[{theory.valueSegment(in), theory.valueSegment(out)}] +=
+          passes * 2 * static_cast<double>(g.value(in).bytes()) / a2a.bandwidth;
+    }
+  }
+  for (int s = 0; s < segments; ++s) lp.objective[static_cast<size_t>(largest[static_cast<size_t>(s)])] = perLargest[static_cast<size_t>(s)];
+  // A reshard moves at most 2·bytes·max_j |ΔP_j| (cost::reshardSeconds); ΔP is linear along a run
+  // of devices of one type, so its extremes lie where the type changes.
+  for (const auto& [pair, coefficient] : reshardCoefficient) {
+    const int d = lp.column(coefficient, 0, kInf);
+    std::vector<double> before(types, 0.0);  // devices of each type before j
+    for (int j = 1; j < cluster.size(); ++j) {
+      ++before[static_cast<size_t>(cluster.devices[static_cast<size_t>(j - 1)].type)];
+      if (cluster.devices[static_cast<size_t>(j)].type == cluster.devices[static_cast<size_t>(j - 1)].type) continue;
+      std::vector<std::pair<int, double>> up{{d, 1}}, down{{d, 1}};
+      for (size_t ty = 0; ty < types; ++ty) {
+        if (before[ty] == 0) continue;
+        up.emplace_back(shareOf(pair.second, ty), -before[ty]), up.emplace_back(shareOf(pair.first, ty), before[ty]);
+        down.emplace_back(shareOf(pair.second, ty), before[ty]), down.emplace_back(shareOf(pair.first, ty), -before[ty]);
       }
-      pieces.emplace_back(share[ty], std::move(p));
+      lp.row(up, 0, kInf);
+      lp.row(down, 0, kInf);
+    }
+  }
+
+  // Computation, per stage of the exact stage model: c_k >= Σ_{nodes in k} time on type ty, for
+  // every type. A node's time is the largest of its pieces; one piece that dominates the others
+  // on [0, 1] is used directly, otherwise an auxiliary t >= every piece stands for it.
+  const synth::StageModel stages = synth::stageModel(table, program);
+  for (const synth::StageCost& stage : stages.stages) {
+    const synth::Pass pass = stage.backward ? synth::Pass::Backward : synth::Pass::Forward;
+    std::vector<std::vector<std::pair<int, double>>> terms(types);
+    std::vector<double> fixed(types, 0.0);
+    bool variable = false;
+    for (int i : stage.steps) {
+      const synth::Step& st = program.steps[static_cast<size_t>(i)];
+      if (st.kind != synth::Step::Kind::Compute) continue;
+      const int segment = theory.nodeSegment(st.node);
+      for (size_t ty = 0; ty < types; ++ty) {
+        if (typeCount[ty] == 0) continue;
+        const std::vector<synth::Affine> pieces = table.nodePieces(st.node, st.variant, static_cast<int>(ty), pass);
+        const synth::Affine* top = nullptr;
+        for (const synth::Affine& a : pieces) {
+          const bool dominates = std::all_of(pieces.begin(), pieces.end(), [&](const synth::Affine& b) {
+            return a.at(0) >= b.at(0) && a.at(1) >= b.at(1);
+          });
+          if (dominates) top = &a;
+        }
+        if (top) {
+          fixed[ty] += top->constant;
+          if (top->perShare != 0) terms[ty].emplace_back(shareOf(segment, ty), top->perShare), variable = true;
+          continue;
+        }
+        const int t = lp.column(0, 0, kInf);
+        for (const synth::Affine& a : pieces) lp.row({{t, 1}, {shareOf(segment, ty), -a.perShare}}, a.constant, kInf);
+        terms[ty].emplace_back(t, 1);
+        variable = true;
+      }
     }
     if (!variable) {
-      lp.constant += fixed;
+      lp.constant += *std::max_element(fixed.begin(), fixed.end());
       continue;
     }
-    const int t = lp.column(1, 0, kInf);
-    for (const auto& [col, ps] : pieces)
-      for (const synth::Affine& a : ps) lp.row({{t, 1}, {col, -a.perShare}}, a.constant, kInf);
+    const int c = lp.column(1, 0, kInf);
+    for (size_t ty = 0; ty < types; ++ty) {
+      if (typeCount[ty] == 0) continue;
+      std::vector<std::pair<int, double>> row{{c, 1}};
+      for (auto [col, a] : terms[ty]) row.emplace_back(col, -a);
+      lp.row(row, fixed[ty], kInf);
+    }
   }
-  lp.objective[static_cast<size_t>(largest)] = perLargest;
 
-  // Memory: constant + perShare * share <= capacity, per type.
-  const synth::Affine memory = synth::memoryBytes(table, program, options);
-  for (size_t ty = 0; ty < types; ++ty)
-    if (share[ty] >= 0) lp.row({{share[ty], memory.perShare}}, -kInf, cluster.types[ty].memoryBytes - memory.constant);
+  // Memory: Σ over the program's tensors of constant + perShare * share in its segment, per type.
+  std::vector<double> memoryPerShare(static_cast<size_t>(segments), 0.0);
+  double memoryConstant = 0;
+  for (const synth::MemoryTerm& t : synth::memoryTerms(table, program, options)) {
+    memoryConstant += t.bytes.constant;
+    memoryPerShare[static_cast<size_t>(t.segment)] += t.bytes.perShare;
+  }
+  for (size_t ty = 0; ty < types; ++ty) {
+    if (typeCount[ty] == 0) continue;
+    std::vector<std::pair<int, double>> row;
+    for (int s = 0; s < segments; ++s) row.emplace_back(shareOf(s, ty), memoryPerShare[static_cast<size_t>(s)]);
+    lp.row(row, -kInf, cluster.types[ty].memoryBytes - memoryConstant);
+  }
 
   ClpSimplex model;
   model.setLogLevel(0);
@@ -157,6 +230,7 @@ ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program
   result.solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.rows = model.numberRows();
   result.columns = model.numberColumns();
+  result.segments = segments;
   const int status = model.status();
   if (status == 1) throw InfeasibleError(explainInfeasible(table, program, options, typeCount));
   if (status != 0)
@@ -166,13 +240,17 @@ ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program
   const double* x = model.primalColumnSolution();
   result.seconds = model.objectiveValue() + lp.constant;
   // Normalise away the solver's tolerance so the shares sum to 1 exactly enough for rounding.
-  double sum = 0;
-  for (int j = 0; j < cluster.size(); ++j) {
-    const int ty = cluster.devices[static_cast<size_t>(j)].type;
-    result.shares.push_back(std::max(0.0, x[share[static_cast<size_t>(ty)]]));
-    sum += result.shares.back();
+  for (int s = 0; s < segments; ++s) {
+    std::vector<double> row;
+    double sum = 0;
+    for (int j = 0; j < cluster.size(); ++j) {
+      const size_t ty = static_cast<size_t>(cluster.devices[static_cast<size_t>(j)].type);
+      row.push_back(std::max(0.0, x[shareOf(s, ty)]));
+      sum += row.back();
+    }
+    for (double& v : row) v /= sum;
+    result.shares.push_back(std::move(row));
   }
-  for (double& s : result.shares) s /= sum;
   return result;
 }
 

@@ -1,12 +1,15 @@
 // The sharding ratios that minimise a fixed program's iteration time (DESIGN.md §3 "Ratios"),
 // by linear programming with COIN-OR CLP.
 //
-// The cost model is the search's (synth/cost_table.h) with the shares left free: a node costs the
-// maximum over devices of affine pieces of the device's share (one auxiliary variable per node),
-// a padded collective follows the largest share (one auxiliary variable), a grouped one the
-// shares' sum, an all-reduce none; an all-to-all, quadratic in the shares, is priced at the
-// program's current shares. Devices of one type get one share (the problem is symmetric in them,
-// so some optimum is). Every device's memory, affine in its share (synth/memory.h), must fit.
+// One ratio simplex per segment. The cost model is the exact stage model (synth/stages.h) with
+// the shares left free: a stage costs its communication plus the largest, over device types, of
+// the sum of its nodes' times (one variable per stage; a node whose roofline pieces cross gets an
+// auxiliary variable); a padded collective follows its segment's largest share (one variable per
+// segment), a grouped one the shares' sum, an all-reduce none; a reshard at a segment boundary
+// costs 2·bytes·(the largest prefix displacement)/β (cost::reshardSeconds without its latency);
+// an all-to-all, quadratic in the shares, is priced at the program's current shares. Devices of
+// one type get one share per segment (the problem is symmetric in them, so some optimum is).
+// Every device's memory, affine in its shares (synth/memory.h), must fit.
 #pragma once
 
 #include <string>
@@ -26,10 +29,10 @@ class InfeasibleError : public Error {
 };
 
 struct ShareLpResult {
-  std::vector<double> shares;  // per device (rank), summing to 1
-  double seconds = 0;          // the LP's optimum: the program's cost at `shares` (all-to-alls
-                               // at the old shares)
-  int rows = 0, columns = 0;
+  synth::Shares shares;  // per segment, per device (rank); each row sums to 1
+  double seconds = 0;    // the LP's optimum: the program's stage-model cost at `shares` (all-to-alls
+                         // at the old shares, reshards without their latency)
+  int rows = 0, columns = 0, segments = 1;
   double solveSeconds = 0;     // CLP's time
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -133,6 +134,21 @@ double allToAllSeconds(const Cluster& cluster, std::span<const double> localByte
     if (bytes > 0) transfer = std::max(transfer, bytes / (cluster.network.bandwidth * efficiency));
   }
   return (n - 1) * collectiveLink(cluster, Collective::AllToAll).latency + transfer;
+}
+
+double reshardSeconds(const Cluster& cluster, double bytes, std::span<const double> from,
+                      std::span<const double> to) {
+  checkSize(cluster, from, "reshardSeconds from");
+  checkSize(cluster, to, "reshardSeconds to");
+  const int n = cluster.size();
+  double displacement = 0, worst = 0;
+  for (int j = 0; j < n; ++j) {
+    displacement += to[static_cast<size_t>(j)] - from[static_cast<size_t>(j)];
+    worst = std::max(worst, std::abs(displacement));
+  }
+  if (n <= 1 || worst < 1e-12) return 0;
+  const Link link = collectiveLink(cluster, Collective::AllToAll);
+  return (n - 1) * link.latency + 2 * bytes * worst / link.bandwidth;
 }
 
 }  // namespace hap::cost

@@ -69,4 +69,14 @@ double broadcastSeconds(const Cluster& cluster, double bytes);
 double allToAllSeconds(const Cluster& cluster, std::span<const double> localBytes,
                        std::span<const double> receiveShares);
 
+// Re-sharding a tensor of `bytes` cut by per-device shares `from` into cuts by `to` (both summing
+// to 1, devices' slices in rank order): an all-to-all in which device j receives the part of its
+// new slice outside its old one, at most bytes·(|ΔP_j| + |ΔP_{j+1}|) with the prefix displacement
+// ΔP_j = Σ_{i<j} (to_i − from_i). Priced by that bound:
+//   0 when the cuts agree (max_j |ΔP_j| < 1e-12), else
+//   (n−1)·α + 2·bytes·max_j |ΔP_j| / β           (α, β: collectiveLink(AllToAll))
+// The LP over shares uses the second term, which is linear in the displacement (not α).
+double reshardSeconds(const Cluster& cluster, double bytes, std::span<const double> from,
+                      std::span<const double> to);
+
 }  // namespace hap::cost

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "engine/ir/summary.h"
+#include "engine/plan/planner.h"
 
 namespace hap::plan {
 namespace {
@@ -18,9 +19,10 @@ std::string form(const ir::Graph& g, const Form& f) {
 }  // namespace
 
 std::string formatSummary(const Plan& p) {
-  std::string out = fmt::format("Plan for {} ({} parameters, {} nodes) on {} ({} devices), ratios {}\n\n",
+  std::string out = fmt::format("Plan for {} ({} parameters, {} nodes) on {} ({} devices), ratios {}, {} segment{}\n\n",
                                 p.modelPath, ir::formatCount(static_cast<double>(p.parameters)),
-                                p.nodes, p.cluster.name, p.devices.size(), p.ratioPolicy);
+                                p.nodes, p.cluster.name, p.devices.size(), p.ratioPolicy, p.segments.size(),
+                                p.segments.size() == 1 ? "" : "s");
   auto maxMemory = [](const Estimate& e) {
     double m = 0;
     for (double b : e.memoryBytes) m = std::max(m, b);
@@ -40,19 +42,25 @@ std::string formatSummary(const Plan& p) {
     row(upper, b.estimate);
   }
   // Per device type: how many, share, busy time, memory against capacity.
-  struct Agg { int count = 0; double share = 0, busy = 0, memory = 0, capacity = 0; };
+  struct Agg { int count = 0; double share = 0, low = 1, busy = 0, memory = 0, capacity = 0; };
   std::map<std::string, Agg> types;
   for (const PlanDevice& d : p.devices) {
     Agg& a = types[d.type];
     ++a.count;
-    a.share = std::max(a.share, p.ratios[static_cast<size_t>(d.rank)]);
+    for (const Segment& seg : p.segments) {
+      a.share = std::max(a.share, seg.ratios[static_cast<size_t>(d.rank)]);
+      a.low = std::min(a.low, seg.ratios[static_cast<size_t>(d.rank)]);
+    }
     a.busy = std::max(a.busy, d.computeSeconds);
     a.memory = std::max(a.memory, d.memoryBytes);
     a.capacity = d.capacityBytes;
   }
-  out += fmt::format("\n  {:<18} {:>5} {:>8} {:>14} {:>22}\n", "device type", "count", "share", "compute", "memory / capacity");
+  out += fmt::format("\n  {:<18} {:>5} {:>16} {:>14} {:>22}\n", "device type", "count", "share", "compute", "memory / capacity");
   for (const auto& [type, a] : types)
-    out += fmt::format("  {:<18} {:>5} {:>7.2f}% {:>14} {:>22}\n", type, a.count, a.share * 100, ms(a.busy),
+    out += fmt::format("  {:<18} {:>5} {:>16} {:>14} {:>22}\n", type, a.count,
+                       a.low == a.share ? fmt::format("{:.2f}%", a.share * 100)
+                                        : fmt::format("{:.2f}-{:.2f}%", a.low * 100, a.share * 100),
+                       ms(a.busy),
                        ir::formatBytes(static_cast<int64_t>(a.memory)) + " / " +
                            ir::formatBytes(static_cast<int64_t>(a.capacity)));
   int collectives = 0;
@@ -72,10 +80,22 @@ std::string formatSummary(const Plan& p) {
   return out;
 }
 
-std::string formatExplain(const ir::Graph& g, const Plan& p) {
+std::string formatExplain(const ir::Graph& imported, const Plan& p) {
+  const ir::Graph g = planGraph(imported, p);
   std::string out;
+  if (p.segments.size() > 1) {
+    out += "Segments (ratio per device type):\n";
+    for (const Segment& seg : p.segments) {
+      std::map<std::string, double> byType;
+      for (const PlanDevice& d : p.devices) byType[d.type] = seg.ratios[static_cast<size_t>(d.rank)];
+      std::string shares;
+      for (const auto& [type, r] : byType) shares += fmt::format("  {} {:.3f}%", type, r * 100);
+      out += fmt::format("  {:<20}{}\n", seg.name, shares);
+    }
+  }
   for (size_t si = 0; si < p.stages.size(); ++si) {
     const Stage& st = p.stages[si];
+    if (st.backward) break;  // the forward stages show the program; backward mirrors them
     out += fmt::format("Stage {}: communication {}, computation {}\n", si + 1, ms(st.communicationSeconds),
                        ms(st.computationSeconds));
     for (int i = st.firstStep; i < st.endStep; ++i) {
@@ -100,7 +120,12 @@ std::string formatExplain(const ir::Graph& g, const Plan& p) {
       }
     }
   }
-  out += fmt::format("Predicted iteration time: {}\n", ms(p.estimate.iterationSeconds));
+  double forward = 0, backward = 0;
+  size_t backwardStages = 0;
+  for (const Stage& st : p.stages) (st.backward ? backward : forward) += st.seconds(), backwardStages += st.backward;
+  out += fmt::format("Predicted iteration time: {} (forward {} in {} stages, backward {} in {} stages)\n",
+                     ms(p.estimate.iterationSeconds), ms(forward), p.stages.size() - backwardStages, ms(backward),
+                     backwardStages);
   return out;
 }
 

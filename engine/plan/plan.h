@@ -19,6 +19,14 @@ struct PlanDevice {
   double capacityBytes = 0;     // device memory
   double memoryBytes = 0;       // predicted use (memory.h)
   double computeSeconds = 0;    // predicted busy time per iteration (forward + backward)
+  int group = 0;                // devices of one group have one type and the same ratios in
+                                // every segment, hence the same step times (PlanStep::*ByGroup)
+};
+
+// A segment: the nodes that share one ratio vector (ir/segments.h).
+struct Segment {
+  std::string name;            // "layers.3", "prologue", "part2", "all"
+  std::vector<double> ratios;  // per rank, summing to 1
 };
 
 // A value in one form: the relation and, for G(d), the exact length of dimension d per rank.
@@ -40,14 +48,27 @@ struct PlanStep {
   // of padded/grouped collectives ("padded", "grouped" or ""), and the forms before and after.
   std::string instruction, method;
   Form from, to;
+  int segment = 0;  // Compute: the node's segment; Convert: the value's
+  // Predicted times (synth/stages.h): communication per pass, synchronising in that pass or not;
+  // computation per device group and pass (empty for a conversion).
+  double forwardCommunication = 0, backwardCommunication = 0;
+  bool forwardSync = false, backwardSync = false;
+  std::vector<double> forwardByGroup, backwardByGroup;
+  // The slowest device's forward and backward time, communication included (for display).
   double forwardSeconds = 0, backwardSeconds = 0;
   double seconds() const { return forwardSeconds + backwardSeconds; }
 };
 
-struct Stage {  // a collective phase, then the computations up to the next collective
-  int firstStep = 0, endStep = 0;  // [first, end) in Plan::steps
+// A stage of the exact stage model (synth/stages.h): a collective phase, then the computations up
+// to the next collective. A forward stage runs steps [first, end) in order; a backward stage runs
+// their backward in reverse.
+struct Stage {
+  bool backward = false;
+  int firstStep = 0, endStep = 0;
   double communicationSeconds = 0;
-  double computationSeconds = 0;   // sum over its nodes of the slowest device's time
+  std::vector<double> groupComputation;  // per device group
+  double computationSeconds = 0;         // the slowest group's
+  double seconds() const { return communicationSeconds + computationSeconds; }
 };
 
 struct Estimate {
@@ -61,11 +82,13 @@ struct Plan {
   std::string modelPath, modelSha256;
   std::vector<std::string> inputs;  // "x int64 [64, 128]"
   int64_t parameters = 0;
-  int nodes = 0;
-  // Cluster and ratios (one segment until segments arrive).
+  int nodes = 0;  // of the planned graph: the imported one with reshards (planGraph)
+  // Cluster and ratios.
   cost::Cluster cluster;  // the whole inventory: a plan is self-contained
   std::vector<PlanDevice> devices;
-  std::vector<double> ratios;
+  std::vector<Segment> segments;
+  std::vector<int> importedNodeSegment;  // the segment of every node of the imported graph
+  std::string segmentation;              // how segments were chosen ("layer", "none", "auto:4")
   std::string ratioPolicy;  // "even", "proportional", "lp"
   // The Q/B alternation (ratio policy "lp"): the plan's cost after each step, and why the LP
   // found no ratios that fit in memory, if it did not.
@@ -93,5 +116,10 @@ struct Plan {
   int64_t expanded = 0, generated = 0, stored = 0;
   double searchSeconds = 0;
 };
+
+// The graph a plan's node and value ids refer to: the imported graph with a hap::reshard node
+// wherever a value crosses into another segment (ir::insertReshards over importedNodeSegment).
+// Throws PlanError (plan_json.h) when the plan was made for a graph with another node count.
+ir::Graph planGraph(const ir::Graph& imported, const Plan& plan);
 
 }  // namespace hap::plan

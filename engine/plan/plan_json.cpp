@@ -72,20 +72,25 @@ synth::Rel parseRel(const std::string& text, const std::string& where) {
   return synth::gather(d);
 }
 
-ojson toJson(const Plan& p, const ir::Graph& g) {
+ojson toJson(const Plan& p, const ir::Graph& imported) {
+  const ir::Graph g = planGraph(imported, p);
   ojson doc;
   doc["format"] = "hap-plan";
-  doc["version"] = 1;
+  doc["version"] = kPlanVersion;
   doc["model"] = {{"path", p.modelPath}, {"sha256", p.modelSha256}, {"inputs", p.inputs},
                   {"parameters", p.parameters}, {"nodes", p.nodes}};
   ojson devices = ojson::array();
   for (const PlanDevice& d : p.devices)
     devices.push_back({{"rank", d.rank}, {"machine", d.machine}, {"host", d.host}, {"type", d.type},
                        {"capacity_bytes", d.capacityBytes}, {"memory_bytes", d.memoryBytes},
-                       {"compute_seconds", d.computeSeconds}});
+                       {"compute_seconds", d.computeSeconds}, {"group", d.group}});
   doc["cluster"] = {{"name", p.cluster.name}, {"source", p.cluster.source},
                     {"inventory", cost::clusterToJson(p.cluster)}, {"devices", devices}};
-  doc["segments"] = ojson::array({{{"id", 0}, {"policy", p.ratioPolicy}, {"ratios", p.ratios}}});
+  ojson segments = ojson::array();
+  for (size_t i = 0; i < p.segments.size(); ++i)
+    segments.push_back({{"id", i}, {"name", p.segments[i].name}, {"ratios", p.segments[i].ratios}});
+  doc["ratios"] = {{"policy", p.ratioPolicy}, {"segmentation", p.segmentation}, {"segments", segments},
+                   {"imported_node_segment", p.importedNodeSegment}};
   ojson steps = ojson::array();
   for (const PlanStep& s : p.steps) {
     ojson j;
@@ -102,15 +107,20 @@ ojson toJson(const Plan& p, const ir::Graph& g) {
       j["from"] = formJson(s.from, g);
       j["to"] = formJson(s.to, g);
     }
+    j["segment"] = s.segment;
     j["forward_seconds"] = s.forwardSeconds;
     j["backward_seconds"] = s.backwardSeconds;
+    j["times"] = {{"forward_communication", s.forwardCommunication}, {"backward_communication", s.backwardCommunication},
+                  {"forward_sync", s.forwardSync}, {"backward_sync", s.backwardSync},
+                  {"forward_by_group", s.forwardByGroup}, {"backward_by_group", s.backwardByGroup}};
     steps.push_back(std::move(j));
   }
   doc["program"] = std::move(steps);
   ojson stages = ojson::array();
   for (const Stage& s : p.stages)
-    stages.push_back({{"first_step", s.firstStep}, {"end_step", s.endStep},
+    stages.push_back({{"pass", s.backward ? "backward" : "forward"}, {"first_step", s.firstStep}, {"end_step", s.endStep},
                       {"communication_seconds", s.communicationSeconds},
+                      {"group_computation_seconds", s.groupComputation},
                       {"computation_seconds", s.computationSeconds}});
   doc["prediction"] = estimateJson(p.estimate);
   doc["prediction"]["stages"] = std::move(stages);
@@ -130,8 +140,9 @@ Plan planFromJson(const json& doc, const std::string& origin) {
   Reader r{origin};
   if (!doc.is_object() || doc.value("format", "") != "hap-plan")
     throw PlanError(origin + ": not a HAP plan (field 'format' must be \"hap-plan\")");
-  if (doc.value("version", 0) != 1)
-    throw PlanError(origin + ": field 'version' must be 1 (this HAP reads plan version 1)");
+  if (doc.value("version", 0) != kPlanVersion)
+    throw PlanError(fmt::format("{}: field 'version' must be {} (this HAP reads plan version {}; re-plan older plans)",
+                                origin, kPlanVersion, kPlanVersion));
   Plan p;
   const json& model = r.at(doc, "model", "");
   p.modelPath = r.get<std::string>(model, "path", "model.");
@@ -153,12 +164,18 @@ Plan planFromJson(const json& doc, const std::string& origin) {
     p.devices.push_back({r.get<int>(d, "rank", path), r.get<std::string>(d, "machine", path),
                          r.get<std::string>(d, "host", path), r.get<std::string>(d, "type", path),
                          r.get<double>(d, "capacity_bytes", path), r.get<double>(d, "memory_bytes", path),
-                         r.get<double>(d, "compute_seconds", path)});
+                         r.get<double>(d, "compute_seconds", path), r.get<int>(d, "group", path)});
   }
-  const json& segments = r.at(doc, "segments", "");
-  if (!segments.is_array() || segments.empty()) throw PlanError(origin + ": field 'segments' is empty");
-  p.ratios = r.get<std::vector<double>>(segments[0], "ratios", "segments[0].");
-  p.ratioPolicy = r.get<std::string>(segments[0], "policy", "segments[0].");
+  const json& ratios = r.at(doc, "ratios", "");
+  p.ratioPolicy = r.get<std::string>(ratios, "policy", "ratios.");
+  p.segmentation = r.get<std::string>(ratios, "segmentation", "ratios.");
+  p.importedNodeSegment = r.get<std::vector<int>>(ratios, "imported_node_segment", "ratios.");
+  const json& segments = r.at(ratios, "segments", "ratios.");
+  if (!segments.is_array() || segments.empty()) throw PlanError(origin + ": field 'ratios.segments' is empty");
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const std::string path = fmt::format("ratios.segments[{}].", i);
+    p.segments.push_back({r.get<std::string>(segments[i], "name", path), r.get<std::vector<double>>(segments[i], "ratios", path)});
+  }
   const json& program = r.at(doc, "program", "");
   for (size_t i = 0; i < program.size(); ++i) {
     const std::string path = fmt::format("program[{}].", i);
@@ -183,17 +200,32 @@ Plan planFromJson(const json& doc, const std::string& origin) {
     } else {
       throw PlanError(fmt::format("{}: field '{}kind' must be \"compute\" or \"convert\"", origin, path));
     }
+    s.segment = r.get<int>(j, "segment", path);
     s.forwardSeconds = r.get<double>(j, "forward_seconds", path);
     s.backwardSeconds = r.get<double>(j, "backward_seconds", path);
+    const json& t = r.at(j, "times", path);
+    s.forwardCommunication = r.get<double>(t, "forward_communication", path + "times.");
+    s.backwardCommunication = r.get<double>(t, "backward_communication", path + "times.");
+    s.forwardSync = r.get<bool>(t, "forward_sync", path + "times.");
+    s.backwardSync = r.get<bool>(t, "backward_sync", path + "times.");
+    s.forwardByGroup = r.get<std::vector<double>>(t, "forward_by_group", path + "times.");
+    s.backwardByGroup = r.get<std::vector<double>>(t, "backward_by_group", path + "times.");
     p.steps.push_back(std::move(s));
   }
   const json& prediction = r.at(doc, "prediction", "");
   p.estimate = estimateFrom(r, prediction, "prediction.");
-  if (prediction.contains("stages"))
-    for (const json& s : prediction["stages"])
-      p.stages.push_back({r.get<int>(s, "first_step", "prediction.stages[]."), r.get<int>(s, "end_step", "prediction.stages[]."),
-                          r.get<double>(s, "communication_seconds", "prediction.stages[]."),
-                          r.get<double>(s, "computation_seconds", "prediction.stages[].")});
+  const json& stages = r.at(prediction, "stages", "prediction.");
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const std::string path = fmt::format("prediction.stages[{}].", i);
+    const json& s = stages[i];
+    const std::string pass = r.get<std::string>(s, "pass", path);
+    if (pass != "forward" && pass != "backward")
+      throw PlanError(fmt::format("{}: field '{}pass' must be \"forward\" or \"backward\"", origin, path));
+    p.stages.push_back({pass == "backward", r.get<int>(s, "first_step", path), r.get<int>(s, "end_step", path),
+                        r.get<double>(s, "communication_seconds", path),
+                        r.get<std::vector<double>>(s, "group_computation_seconds", path),
+                        r.get<double>(s, "computation_seconds", path)});
+  }
   if (doc.contains("baselines"))
     for (const auto& [name, b] : doc["baselines"].items())
       p.baselines.push_back({name, estimateFrom(r, b, "baselines." + name + ".")});

@@ -1,4 +1,4 @@
-// The plan file: JSON with "format": "hap-plan", "version": 1 (README "Plan file").
+// The plan file: JSON with "format": "hap-plan", "version": 2 (README "Plan file").
 #pragma once
 
 #include <string>
@@ -16,11 +16,14 @@ class PlanError : public Error {
   using Error::Error;
 };
 
-nlohmann::ordered_json toJson(const Plan& plan, const ir::Graph& g);
+inline constexpr int kPlanVersion = 2;
+
+// `imported` is the model's imported graph (names come from planGraph(imported, plan)).
+nlohmann::ordered_json toJson(const Plan& plan, const ir::Graph& imported);
 // Reads a plan; `origin` names the file in messages. Throws PlanError naming the field.
 Plan planFromJson(const nlohmann::json& doc, const std::string& origin);
 
-void writePlan(const Plan& plan, const ir::Graph& g, const std::string& path);
+void writePlan(const Plan& plan, const ir::Graph& imported, const std::string& path);
 Plan readPlan(const std::string& path);
 
 // "I", "R", "I*", "G(2)" back to a relation; throws PlanError naming `where`.

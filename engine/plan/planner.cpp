@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <fstream>
 #include <numeric>
 
@@ -10,6 +11,8 @@
 #include "engine/base/error.h"
 #include "engine/synth/cost_table.h"
 #include "engine/synth/memory.h"
+#include "engine/synth/stages.h"
+#include "engine/plan/plan_json.h"
 #include "engine/synth/theory.h"
 
 namespace hap::plan {
@@ -17,21 +20,20 @@ namespace {
 
 using synth::Rel;
 
-// A form of value x with its exact per-rank lengths (G only).
-Form makeForm(const synth::Theory& t, const std::vector<double>& shares, ir::ValueId x, Rel r) {
+// A form of value x with its exact per-rank lengths (G only), cut by x's segment's shares.
+Form makeForm(const synth::CostTable& table, ir::ValueId x, Rel r) {
   Form f;
   f.value = x;
   f.rel = r;
-  if (synth::isGather(r)) f.lengths = t.classes().lengths({x, r}, shares);
+  if (synth::isGather(r)) f.lengths = table.theory().classes().lengths({x, r}, table.valueShares(x));
   return f;
 }
 
 Estimate estimateOf(const synth::CostTable& table, const synth::Program& p,
                     const synth::CostOptions& options) {
   Estimate e;
-  e.iterationSeconds = p.seconds;
-  const synth::Affine memory = synth::memoryBytes(table, p, options);
-  for (double share : table.shares()) e.memoryBytes.push_back(memory.at(share));
+  e.iterationSeconds = synth::iterationSeconds(table, p);
+  e.memoryBytes = synth::deviceMemory(table, p, options);
   for (int j = 0; j < table.cluster().size(); ++j)
     e.fits = e.fits && e.memoryBytes[static_cast<size_t>(j)] <= table.cluster().type(j).memoryBytes;
   return e;
@@ -83,8 +85,25 @@ std::vector<double> ratiosFor(const ir::Graph& g, const cost::Cluster& cluster,
   return shares;
 }
 
-Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOptions& options) {
-  synth::Theory theory(g);
+ir::Graph planGraph(const ir::Graph& imported, const Plan& plan) {
+  if (plan.importedNodeSegment.size() != imported.nodes.size())
+    throw PlanError(fmt::format("the plan was made for a graph of {} nodes, but {} imports to {} nodes: "
+                                "re-plan for this model",
+                                plan.importedNodeSegment.size(), imported.sourceFile, imported.nodes.size()));
+  ir::Segmentation s;
+  s.nodeSegment = plan.importedNodeSegment;
+  for (const Segment& seg : plan.segments) s.names.push_back(seg.name);
+  for (int x : s.nodeSegment)
+    if (x < 0 || x >= s.count())
+      throw PlanError(fmt::format("the plan puts a node in segment {}, but has {} segments", x, s.count()));
+  return ir::insertReshards(imported, s);
+}
+
+Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const PlanOptions& options) {
+  ir::Segmentation segmentation = ir::segmentGraph(imported, options.segments);
+  const std::vector<int> importedSegments = segmentation.nodeSegment;
+  const ir::Graph g = ir::insertReshards(imported, segmentation);
+  synth::Theory theory(g, segmentation.nodeSegment);
   const bool optimise = options.ratios == PlanOptions::Ratios::Optimised;
   balance::AlternationOptions alternation;
   alternation.maxRounds = optimise ? options.maxRounds : 0;
@@ -93,21 +112,23 @@ Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOption
   balance::AlternationResult result = balance::alternate(
       theory, cluster, ratiosFor(g, cluster, optimise ? PlanOptions::Ratios::Proportional : options.ratios),
       alternation);
-  const std::vector<double>& shares = result.shares();
   const synth::CostTable& table = *result.table;
   const synth::Program& program = result.program;
   const synth::SearchStats& stats = result.stats;
 
   Plan plan;
-  plan.modelPath = g.sourceFile;
-  plan.modelSha256 = sha256File(g.sourceFile);
+  plan.modelPath = imported.sourceFile;
+  plan.modelSha256 = sha256File(imported.sourceFile);
   for (ir::ValueId in : g.inputs)
     plan.inputs.push_back(fmt::format("{} {} {}", g.value(in).name, ir::dtypeName(g.value(in).dtype),
                                       ir::formatShape(g.value(in).shape)));
   plan.parameters = g.parameterCount();
   plan.nodes = static_cast<int>(g.nodes.size());
   plan.cluster = cluster;
-  plan.ratios = shares;
+  for (int s = 0; s < segmentation.count(); ++s)
+    plan.segments.push_back({segmentation.names[static_cast<size_t>(s)], table.segmentShares(s)});
+  plan.importedNodeSegment = importedSegments;
+  plan.segmentation = options.segmentText;
   plan.ratioPolicy = optimise ? "lp" : options.ratios == PlanOptions::Ratios::Even ? "even" : "proportional";
   if (optimise)
     for (const balance::HistoryEntry& h : result.history) plan.history.push_back({h.step, h.seconds, h.fits});
@@ -115,54 +136,57 @@ Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOption
   plan.lpSolves = result.lpSolves;
   plan.lpSeconds = result.lpSeconds;
 
-  // Steps with exact forms; stages start at every step that communicates.
-  std::vector<double> busy(static_cast<size_t>(cluster.size()), 0.0);
+  // Steps with exact forms and their times.
+  const size_t groups = static_cast<size_t>(table.groups());
+  std::vector<double> busy(groups, 0.0);
   for (const synth::Step& s : program.steps) {
     PlanStep ps;
     ps.node = s.node;
+    const synth::StepTimes t = synth::stepTimes(table, s);
+    ps.forwardCommunication = t.forwardCommunication;
+    ps.backwardCommunication = t.backwardCommunication;
+    ps.forwardSync = t.forwardSync;
+    ps.backwardSync = t.backwardSync;
+    ps.forwardByGroup = t.forward;
+    ps.backwardByGroup = t.backward;
     if (s.kind == synth::Step::Kind::Convert) {
       ps.kind = PlanStep::Kind::Convert;
+      ps.segment = theory.valueSegment(s.value);
       ps.instruction = synth::conversionName(s.conversion.kind);
       const bool methodMatters = s.conversion.kind == synth::ConversionKind::AllGather ||
                                  s.conversion.kind == synth::ConversionKind::ReduceScatter;
       ps.method = methodMatters ? (s.conversion.method == cost::Method::Padded ? "padded" : "grouped") : "";
-      ps.from = makeForm(theory, shares, s.value, s.conversion.from);
-      ps.to = makeForm(theory, shares, s.value, s.conversion.to);
-      ps.forwardSeconds = s.conversion.forwardSeconds;
-      ps.backwardSeconds = s.conversion.backwardSeconds;
+      ps.from = makeForm(table, s.value, s.conversion.from);
+      ps.to = makeForm(table, s.value, s.conversion.to);
     } else {
       const rules::Variant& v = theory.variants(s.node)[static_cast<size_t>(s.variant)];
       const ir::Node& n = g.node(s.node);
       const std::vector<ir::ValueId> ins = n.tensorInputs();
+      ps.segment = theory.nodeSegment(s.node);
       ps.variant = v.name;
       ps.sfb = v.sfb;
-      for (size_t i = 0; i < ins.size(); ++i) ps.inputs.push_back(makeForm(theory, shares, ins[i], v.inputs[i]));
-      for (size_t o = 0; o < n.outputs.size(); ++o)
-        ps.outputs.push_back(makeForm(theory, shares, n.outputs[o], v.outputs[o]));
-      double forward = 0;
-      for (int j = 0; j < cluster.size(); ++j) {
-        busy[static_cast<size_t>(j)] += table.deviceSeconds(s.node, s.variant, j);
-        forward = std::max(forward, table.deviceForwardSeconds(s.node, s.variant, j));
-      }
-      ps.forwardSeconds = forward;
-      ps.backwardSeconds = s.seconds - forward;
+      for (size_t i = 0; i < ins.size(); ++i) ps.inputs.push_back(makeForm(table, ins[i], v.inputs[i]));
+      for (size_t o = 0; o < n.outputs.size(); ++o) ps.outputs.push_back(makeForm(table, n.outputs[o], v.outputs[o]));
+      for (size_t k = 0; k < groups; ++k) busy[k] += t.forward[k] + t.backward[k];
     }
-    const bool communicates = ps.kind == PlanStep::Kind::Convert && ps.seconds() > 0;
-    if (plan.stages.empty() || (communicates && plan.steps.size() > 0 &&
-                                plan.stages.back().computationSeconds > 0)) {
-      plan.stages.push_back({static_cast<int>(plan.steps.size()), static_cast<int>(plan.steps.size()), 0, 0});
-    }
-    Stage& st = plan.stages.back();
-    (ps.kind == PlanStep::Kind::Convert ? st.communicationSeconds : st.computationSeconds) += ps.seconds();
+    const double forward = t.forward.empty() ? 0 : *std::max_element(t.forward.begin(), t.forward.end());
+    const double backward = t.backward.empty() ? 0 : *std::max_element(t.backward.begin(), t.backward.end());
+    ps.forwardSeconds = t.forwardCommunication + forward;
+    ps.backwardSeconds = t.backwardCommunication + backward;
     plan.steps.push_back(std::move(ps));
-    st.endStep = static_cast<int>(plan.steps.size());
+  }
+  for (const synth::StageCost& st : synth::stageModel(table, program).stages) {
+    const auto [lo, hi] = std::minmax_element(st.steps.begin(), st.steps.end());
+    plan.stages.push_back({st.backward, *lo, *hi + 1, st.communicationSeconds, st.groupComputation,
+                           st.computationSeconds});
   }
   plan.estimate = estimateOf(table, program, options.cost);
   for (int j = 0; j < cluster.size(); ++j) {
     const cost::Device& d = cluster.devices[static_cast<size_t>(j)];
     const cost::Machine& m = cluster.machines[static_cast<size_t>(d.machine)];
     plan.devices.push_back({j, m.name, m.host, cluster.type(j).name, cluster.type(j).memoryBytes,
-                            plan.estimate.memoryBytes[static_cast<size_t>(j)], busy[static_cast<size_t>(j)]});
+                            plan.estimate.memoryBytes[static_cast<size_t>(j)],
+                            busy[static_cast<size_t>(table.groupOf(j))], table.groupOf(j)});
   }
   plan.provenOptimal = stats.provenOptimal;
   plan.expanded = stats.expanded;

@@ -6,6 +6,7 @@
 
 #include "engine/cost/cluster.h"
 #include "engine/ir/graph.h"
+#include "engine/ir/segments.h"
 #include "engine/plan/plan.h"
 #include "engine/synth/search.h"
 
@@ -18,6 +19,10 @@ struct PlanOptions {
   // shares (balance/alternation.h) until neither improves the plan.
   Ratios ratios = Ratios::Optimised;
   int maxRounds = 10;  // alternation rounds (Optimised)
+  // Segments, each with its own ratios (ir/segments.h); `segmentText` records the choice in the
+  // plan ("layer", "none", "scope:2", "auto:8").
+  ir::SegmentOptions segments;
+  std::string segmentText = "layer";
   synth::CostOptions cost;
   synth::SearchOptions search;  // listener, cancellation, memory bound
   bool baselines = true;        // also plan DP-EV and DP-CP
@@ -26,7 +31,8 @@ struct PlanOptions {
 // The model file's identity: path and SHA-256 of its bytes.
 std::string sha256File(const std::string& path);
 
-// Plans `g` (imported from g.sourceFile) on `cluster`. Throws synth::SearchError.
+// Plans `g` (imported from g.sourceFile) on `cluster`: segments it, inserts reshards at the
+// boundaries (planGraph), searches and balances. Throws synth::SearchError.
 Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOptions& options);
 
 // The shares `policy` gives the cluster's devices.

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "engine/ir/segments.h"
+#include "engine/plan/plan_json.h"
 #include "engine/rules/rule.h"
 
 namespace hap::plan {
@@ -13,7 +15,7 @@ using synth::Rel;
 
 class Verifier {
  public:
-  Verifier(const ir::Graph& g, const Plan& p) : g_(g), p_(p), forms_(g.values.size(), 0) {}
+  Verifier(ir::Graph g, const Plan& p) : g_(std::move(g)), p_(p), forms_(g_.values.size(), 0) {}
 
   std::vector<std::string> run();
 
@@ -28,7 +30,7 @@ class Verifier {
   void checkConvert(const PlanStep& s, const std::string& where);
   void checkCompute(const PlanStep& s, const std::string& where);
 
-  const ir::Graph& g_;
+  const ir::Graph g_;  // the plan's graph (planGraph)
   const Plan& p_;
   std::vector<synth::FormMask> forms_;
   std::map<std::pair<ir::ValueId, Rel>, std::vector<int64_t>> lengths_;
@@ -131,7 +133,9 @@ void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
       forms_[static_cast<size_t>(f.value)] = synth::addForm(0, f.rel);
     if (synth::isGather(f.rel)) gathered.push_back(&f);
   }
-  // Linked dimensions are cut at the same relative positions: l_a[j] / L_a == l_b[j] / L_b.
+  // Linked dimensions are cut at the same relative positions: l_a[j] / L_a == l_b[j] / L_b. A
+  // reshard's input and output lie in different segments and are cut by their own ratios.
+  if (n.op == ir::kReshardOp) return;
   for (size_t i = 1; i < gathered.size(); ++i) {
     const Form& a = *gathered[0];
     const Form& b = *gathered[i];
@@ -149,13 +153,16 @@ void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
 std::vector<std::string> Verifier::run() {
   if (p_.nodes != static_cast<int>(g_.nodes.size()))
     error("the plan is for a graph of {} nodes, this model has {}", p_.nodes, g_.nodes.size());
-  if (p_.ratios.size() != p_.devices.size()) error("{} ratios for {} devices", p_.ratios.size(), p_.devices.size());
-  double total = 0;
-  for (double r : p_.ratios) {
-    if (r < 0) error("a ratio is negative");
-    total += r;
+  for (const Segment& seg : p_.segments) {
+    if (seg.ratios.size() != p_.devices.size())
+      error("segment '{}' has {} ratios for {} devices", seg.name, seg.ratios.size(), p_.devices.size());
+    double total = 0;
+    for (double r : seg.ratios) {
+      if (r < 0) error("segment '{}' has a negative ratio", seg.name);
+      total += r;
+    }
+    if (std::abs(total - 1) > 1e-6) error("the ratios of segment '{}' sum to {}, not 1", seg.name, total);
   }
-  if (std::abs(total - 1) > 1e-6) error("the ratios sum to {}, not 1", total);
   if (!errors_.empty()) return errors_;
   for (size_t i = 0; i < p_.steps.size(); ++i) {
     const PlanStep& s = p_.steps[i];
@@ -176,8 +183,12 @@ std::vector<std::string> Verifier::run() {
 
 }  // namespace
 
-std::vector<std::string> verifyPlan(const ir::Graph& g, const Plan& plan) {
-  return Verifier(g, plan).run();
+std::vector<std::string> verifyPlan(const ir::Graph& imported, const Plan& plan) {
+  try {
+    return Verifier(planGraph(imported, plan), plan).run();
+  } catch (const PlanError& e) {
+    return {e.what()};
+  }
 }
 
 }  // namespace hap::plan

@@ -9,6 +9,7 @@
 //   - every G(d) form has one length per rank, non-negative, summing to the dimension's size, the
 //     same wherever the form appears, and split at the same relative positions as the other G
 //     forms of its compute step (linked dimensions);
+//   - every segment's ratios are non-negative and sum to 1;
 //   - the loss ends as a partial sum R (or I, from which R is local): R(loss) is derived.
 #pragma once
 
@@ -20,7 +21,8 @@
 
 namespace hap::plan {
 
-// The problems found, each naming the step and value; empty when the plan is valid.
-std::vector<std::string> verifyPlan(const ir::Graph& g, const Plan& plan);
+// The problems found, each naming the step and value; empty when the plan is valid. `imported` is
+// the model's imported graph; the plan's ids refer to planGraph(imported, plan).
+std::vector<std::string> verifyPlan(const ir::Graph& imported, const Plan& plan);
 
 }  // namespace hap::plan

@@ -20,5 +20,6 @@ std::span<const RuleEntry> shapeRules();          // shape.cpp: views, permutes,
 std::span<const RuleEntry> matmulRules();         // matmul.cpp: linear, matmul, bmm, einsum, ...
 std::span<const RuleEntry> convolutionRules();    // convolution.cpp: convolutions and pooling
 std::span<const RuleEntry> indexingRules();       // indexing.cpp: topk, one_hot, cumsum, gather
+std::span<const RuleEntry> reshardRules();        // reshard.cpp: hap::reshard at segment boundaries
 
 }  // namespace hap::rules

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "engine/cost/device_cost.h"
+#include "engine/ir/segments.h"
 
 namespace hap::synth {
 namespace {
@@ -53,18 +54,25 @@ std::string_view conversionName(ConversionKind k) {
   return "?";
 }
 
-CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, std::vector<double> shares,
+CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, const std::vector<double>& shares,
                      CostOptions options)
+    : CostTable(theory, cluster, Shares(static_cast<size_t>(theory.segmentCount()), shares), options) {}
+
+CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, Shares shares, CostOptions options)
     : theory_(theory), cluster_(cluster), shares_(std::move(shares)), options_(options) {
-  assert(static_cast<int>(shares_.size()) == cluster_.size());
-  groupOf_.resize(shares_.size());
+  assert(static_cast<int>(shares_.size()) == theory_.segmentCount());
+  groupOf_.resize(static_cast<size_t>(cluster_.size()));
   for (int j = 0; j < cluster_.size(); ++j) {
     const int type = cluster_.devices[static_cast<size_t>(j)].type;
-    auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) {
-      return g.type == type && g.share == shares_[static_cast<size_t>(j)];
-    });
+    std::vector<double> mine;
+    for (const std::vector<double>& row : shares_) {
+      assert(static_cast<int>(row.size()) == cluster_.size());
+      mine.push_back(row[static_cast<size_t>(j)]);
+    }
+    auto it = std::find_if(groups_.begin(), groups_.end(),
+                           [&](const Group& g) { return g.type == type && g.shares == mine; });
     if (it == groups_.end()) {
-      groups_.push_back({type, shares_[static_cast<size_t>(j)], {}});
+      groups_.push_back({type, std::move(mine), {}});
       it = groups_.end() - 1;
     }
     it->devices.push_back(j);
@@ -75,11 +83,12 @@ CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, std::ve
   best_.resize(g.nodes.size());
   for (const ir::Node& n : g.nodes) {
     auto& row = best_[static_cast<size_t>(n.id)];
-    for (const rules::Variant& v : theory_.variants(n.id)) {
+    const auto& variants = theory_.variants(n.id);
+    for (size_t vi = 0; vi < variants.size(); ++vi) {
       double worst = 0;
-      for (const Group& grp : groups_) worst = std::max(worst, groupSeconds(n.id, v, grp, false));
-      if (v.sfb) worst += sfbExtraSeconds(n.id, v);
-      row.push_back(worst);
+      for (const Group& grp : groups_) worst = std::max(worst, groupSecondsOf(n.id, variants[vi], grp, Pass::Both));
+      const NodeCommunication comm = nodeCommunication(n.id, static_cast<int>(vi));
+      row.push_back(worst + comm.forward + comm.backward);
     }
   }
   computeBounds();
@@ -148,18 +157,39 @@ double CostTable::distance(ir::ValueId x, FormMask have, Rel to) const {
   return it->second[static_cast<size_t>(std::countr_zero(bit(to)))];
 }
 
-double CostTable::groupSeconds(ir::NodeId id, const rules::Variant& v, const Group& grp,
-                               bool forwardOnly) const {
+double CostTable::groupSecondsOf(ir::NodeId id, const rules::Variant& v, const Group& grp, Pass pass) const {
+  const double share = grp.shares[static_cast<size_t>(theory_.nodeSegment(id))];
   double worst = 0;
-  for (const Affine& p : pieces(id, v, grp.type, forwardOnly)) worst = std::max(worst, p.at(grp.share));
+  for (const Affine& p : pieces(id, v, grp.type, pass)) worst = std::max(worst, p.at(share));
   return worst;
+}
+
+double CostTable::groupSeconds(ir::NodeId n, int v, int group, Pass pass) const {
+  return groupSecondsOf(n, theory_.variants(n)[static_cast<size_t>(v)], groups_[static_cast<size_t>(group)], pass);
+}
+
+bool CostTable::isReshard(ir::NodeId n, int v) const {
+  return theory_.graph().node(n).op == ir::kReshardOp && isGather(theory_.variants(n)[static_cast<size_t>(v)].outputs[0]);
+}
+
+NodeCommunication CostTable::nodeCommunication(ir::NodeId n, int vi) const {
+  const rules::Variant& v = theory_.variants(n)[static_cast<size_t>(vi)];
+  NodeCommunication c;
+  if (v.sfb) c.backward = sfbExtraSeconds(n, v);
+  if (isReshard(n, vi)) {
+    const ir::Node& node = theory_.graph().node(n);
+    const ir::ValueId in = node.tensorInputs()[0], out = node.outputs[0];
+    c.forward = cost::reshardSeconds(cluster_, static_cast<double>(theory_.graph().value(in).bytes()),
+                                     valueShares(in), valueShares(out));
+    if (theory_.requiresGrad(out)) c.backward = c.forward;
+  }
+  return c;
 }
 
 // The roofline of cost/device_cost.h with the device's share s left free: forward =
 // max(flops * w(s) / F, bytes(s) / BW) + overhead, where w(s) is s when the variant splits the
 // op (any G fact) and 1 otherwise, and bytes(s) counts the G tensors' bytes times s.
-std::vector<Affine> CostTable::pieces(ir::NodeId id, const rules::Variant& v, int typeIndex,
-                                      bool forwardOnly) const {
+std::vector<Affine> CostTable::pieces(ir::NodeId id, const rules::Variant& v, int typeIndex, Pass pass) const {
   const ir::Graph& g = theory_.graph();
   const ir::Node& n = g.node(id);
   if (n.cost.flops <= 0 && n.cost.bytesRead <= 0 && n.cost.bytesWritten <= 0) return {Affine{}};
@@ -185,29 +215,30 @@ std::vector<Affine> CostTable::pieces(ir::NodeId id, const rules::Variant& v, in
   const Affine compute = split ? Affine{0, n.cost.flops / rate} : Affine{n.cost.flops / rate, 0};
   const Affine memory{bytes.constant / type.memoryBandwidth, bytes.perShare / type.memoryBandwidth};
   const double overhead = type.opOverheadSeconds;
-  // forward + backward = scale * max(compute, memory) + extra.
-  double scale = 1, extra = overhead;
+  // time = scale * max(compute, memory) + extra: forward scale 1; backward the op's backward
+  // factor (nothing where no gradient flows).
   bool grad = false;
   for (ir::ValueId o : n.outputs) grad = grad || theory_.requiresGrad(o);
-  if (!forwardOnly && grad) {
+  double scale = pass == Pass::Backward ? 0 : 1, extra = pass == Pass::Backward ? 0 : overhead;
+  if (pass != Pass::Forward && grad) {
     if (v.sfb) {
       // The weight gradient is formed in full on every device (its gathers are in sfbLinear):
       // half of the matmul backward runs at full size instead of the device's share.
       const double full = cost::computeSeconds(type, n.cost.flops, static_cast<double>(n.cost.bytesRead),
                                                computeType(g, n)) - overhead;
-      scale = 2;
-      extra = full + 2 * overhead;
+      scale += 1;
+      extra += full + overhead;
     } else {
-      scale = 1 + backwardFactor(n.op);
-      extra = 2 * overhead;
+      scale += backwardFactor(n.op);
+      extra += overhead;
     }
   }
   return {Affine{scale * compute.constant + extra, scale * compute.perShare},
           Affine{scale * memory.constant + extra, scale * memory.perShare}};
 }
 
-std::vector<Affine> CostTable::nodePieces(ir::NodeId n, int v, int type) const {
-  return pieces(n, theory_.variants(n)[static_cast<size_t>(v)], type, false);
+std::vector<Affine> CostTable::nodePieces(ir::NodeId n, int v, int type, Pass pass) const {
+  return pieces(n, theory_.variants(n)[static_cast<size_t>(v)], type, pass);
 }
 
 cost::GatherLinear CostTable::sfbLinear(ir::NodeId id, int vi) const {
@@ -258,8 +289,9 @@ double CostTable::sfbExtraSeconds(ir::NodeId id, const rules::Variant& v) const 
 // All-gather of a G tensor (with its reduce-scatter dual when `grad`), cheapest method.
 double CostTable::gatherSeconds(ir::ValueId x, bool grad, cost::Method* method) const {
   const double bytes = static_cast<double>(theory_.graph().value(x).bytes());
-  std::vector<double> shards(shares_.size());
-  for (size_t j = 0; j < shares_.size(); ++j) shards[j] = bytes * shares_[j];
+  const std::vector<double>& shares = valueShares(x);
+  std::vector<double> shards(shares.size());
+  for (size_t j = 0; j < shares.size(); ++j) shards[j] = bytes * shares[j];
   double best = std::numeric_limits<double>::infinity();
   for (cost::Method m : {cost::Method::Padded, cost::Method::Grouped}) {
     double s = cost::allGatherSeconds(cluster_, m, shards);
@@ -273,19 +305,8 @@ double CostTable::gatherSeconds(ir::ValueId x, bool grad, cost::Method* method) 
 }
 
 double CostTable::deviceSeconds(ir::NodeId n, int v, int device) const {
-  const rules::Variant& var = theory_.variants(n)[static_cast<size_t>(v)];
-  double s = groupSeconds(n, var, groups_[static_cast<size_t>(groupOf_[static_cast<size_t>(device)])], false);
-  return var.sfb ? s + sfbExtraSeconds(n, var) : s;
-}
-
-double CostTable::deviceForwardSeconds(ir::NodeId n, int v, int device) const {
-  const rules::Variant& var = theory_.variants(n)[static_cast<size_t>(v)];
-  return groupSeconds(n, var, groups_[static_cast<size_t>(groupOf_[static_cast<size_t>(device)])], true);
-}
-
-double CostTable::localBytes(ir::ValueId x, Rel r, int device) const {
-  const double bytes = static_cast<double>(theory_.graph().value(x).bytes());
-  return isGather(r) ? bytes * shares_[static_cast<size_t>(device)] : bytes;
+  const NodeCommunication comm = nodeCommunication(n, v);
+  return groupSeconds(n, v, groupOf(device), Pass::Both) + comm.forward + comm.backward;
 }
 
 void CostTable::restrict(const Restrictions& r) {
@@ -348,8 +369,9 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
   }
   const Rel from = static_cast<Rel>(fromForm);
   if (from == kIdentitySfb || from == to) return std::nullopt;
-  std::vector<double> shards(shares_.size());
-  for (size_t j = 0; j < shares_.size(); ++j) shards[j] = bytes * shares_[j];
+  const std::vector<double>& shares = valueShares(x);
+  std::vector<double> shards(shares.size());
+  for (size_t j = 0; j < shares.size(); ++j) shards[j] = bytes * shares[j];
   Conversion c{ConversionKind::Slice, from, to};
   if (from == kIdentity) {
     c.kind = to == kReduce ? ConversionKind::ReplicaToPartial : ConversionKind::Slice;
@@ -378,7 +400,7 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
   }
   if (isGather(from) && isGather(to)) {
     c.kind = ConversionKind::AllToAll;
-    c.forwardSeconds = cost::allToAllSeconds(cluster_, shards, shares_);
+    c.forwardSeconds = cost::allToAllSeconds(cluster_, shards, shares);
     if (grad) c.backwardSeconds = c.forwardSeconds;
     return c;
   }

@@ -1,4 +1,6 @@
-// Prices of every choice the search makes, for one cluster and fixed sharding ratios.
+// Prices of every choice the search makes, for one cluster and fixed sharding ratios (one
+// vector of shares per segment: a node's work and a value's G form are cut by the shares of
+// their segment, Theory::nodeSegment / valueSegment).
 //
 // Cost model (DESIGN.md §3 "Stages and cost", docs/synthesis.md):
 // - A node computed under a variant costs the maximum over devices of its forward plus backward
@@ -12,8 +14,10 @@
 // - Sources load their forms: inputs, buffers and constants as I or G(d) (free); parameters as
 //   G(d) (Parameter-Shard, free), I (replicated: backward all-reduce of the gradient) or I*
 //   (replicated, gradient by SFB in an SFB variant, free here: the variant pays its gathers).
-// - A program's time is the sum of its nodes' and conversions' costs: every op synchronises its
-//   stage (an upper bound on a model where ops between collectives overlap across devices).
+// - A hap::reshard node (segment boundary) under its G(d) variant costs an all-to-all from the
+//   old segment's cuts to the new one's (cost::reshardSeconds), and its dual in backward.
+// - The search adds these costs per op: every op synchronises (an upper bound of the exact stage
+//   model of synth/stages.h, which prices the plans the search returns).
 // Every term is linear in the shares, up to the maximum over devices (and, for padded
 // collectives, over shards), which an LP expresses with one auxiliary variable each.
 #pragma once
@@ -64,6 +68,18 @@ struct Affine {
   double at(double share) const { return constant + perShare * share; }
 };
 
+// shares[s][j]: device j's share of every dimension cut in segment s (each row sums to 1).
+using Shares = std::vector<std::vector<double>>;
+
+// Which part of an iteration a node's time covers.
+enum class Pass : uint8_t { Forward, Backward, Both };
+
+// Communication a node does itself (not a conversion): SFB's gathers of the sufficient factors
+// (in backward) and a reshard's all-to-all (forward, and backward when a gradient flows).
+struct NodeCommunication {
+  double forward = 0, backward = 0;
+};
+
 struct CostOptions {
   // Bytes of optimizer state per parameter byte (Adam/AdamW: 2 moments; SGD with momentum: 1).
   double optimizerStateFactor = 2;
@@ -71,13 +87,26 @@ struct CostOptions {
 
 class CostTable {
  public:
-  // `shares[j]` is device j's share of every sharded dimension (non-negative, summing to 1).
-  CostTable(const Theory& theory, const cost::Cluster& cluster, std::vector<double> shares,
+  // `shares` has one row per segment of the theory (non-negative, each summing to 1); the second
+  // form gives every segment the same shares.
+  CostTable(const Theory& theory, const cost::Cluster& cluster, Shares shares, CostOptions options = {});
+  CostTable(const Theory& theory, const cost::Cluster& cluster, const std::vector<double>& shares,
             CostOptions options = {});
 
   const Theory& theory() const { return theory_; }
   const cost::Cluster& cluster() const { return cluster_; }
-  const std::vector<double>& shares() const { return shares_; }
+  const Shares& shares() const { return shares_; }
+  const std::vector<double>& segmentShares(int segment) const { return shares_[static_cast<size_t>(segment)]; }
+  const std::vector<double>& valueShares(ir::ValueId x) const { return segmentShares(theory_.valueSegment(x)); }
+
+  // Devices of one type with the same shares in every segment form a group: they cost the same.
+  int groups() const { return static_cast<int>(groups_.size()); }
+  int groupOf(int device) const { return groupOf_[static_cast<size_t>(device)]; }
+  int groupType(int group) const { return groups_[static_cast<size_t>(group)].type; }
+  const std::vector<int>& groupDevices(int group) const { return groups_[static_cast<size_t>(group)].devices; }
+  // Computation seconds of node n under variant v on a device of group `group` (no communication).
+  double groupSeconds(ir::NodeId n, int v, int group, Pass pass) const;
+  NodeCommunication nodeCommunication(ir::NodeId n, int v) const;
 
   // Forward + backward seconds of node n under variant v on device j, and the maximum over
   // devices (the node's cost).
@@ -91,26 +120,24 @@ class CostTable {
   // source, loads), to obtain form `to`: the shortest path in the graph of single conversions.
   // 0 if x holds it; infinity if no sequence gives it.
   double distance(ir::ValueId x, FormMask have, Rel to) const;
-  // The same cost as a function of a device's share, for the LP over shares (balance/): the
-  // maximum of these pieces (the roofline's compute- and memory-bound sides) on a device of type
-  // `type`, plus sfbLinear() for an SFB variant.
-  std::vector<Affine> nodePieces(ir::NodeId n, int v, int type) const;
+  // A node's computation as a function of a device's share in the node's segment, for the LP
+  // over shares (balance/): the maximum of these pieces (the roofline's compute- and memory-bound
+  // sides) on a device of type `type`. SFB's gathers follow the segment's largest share
+  // (sfbLinear); a reshard's all-to-all is in cost::reshardSeconds.
+  std::vector<Affine> nodePieces(ir::NodeId n, int v, int type, Pass pass = Pass::Both) const;
   cost::GatherLinear sfbLinear(ir::NodeId n, int v) const;
+  // Whether node n's variant v is a reshard that moves data (its G(d) variant).
+  bool isReshard(ir::NodeId n, int v) const;
   // A conversion's cost as a function of the largest share (exact for padded and, with positive
   // shares, grouped collectives; an all-to-all's cost, quadratic in the shares, is taken at this
   // table's shares).
   cost::GatherLinear conversionLinear(ir::ValueId x, const Conversion& c) const;
-  // Forward seconds of a variant on device j (for traces and reports).
-  double deviceForwardSeconds(ir::NodeId n, int v, int device) const;
 
   // The cheapest way for value x holding the forms `have` to obtain `to`, in one conversion: to
   // `to` itself, or to I when `to` follows locally from I (the conversion's `to` says which);
   // nullopt if none exists (I* for a value that is not a parameter, or a form a restricted
   // search disallows).
   std::optional<Conversion> convert(ir::ValueId x, FormMask have, Rel to) const;
-
-  // Bytes value x occupies on device j in form r.
-  double localBytes(ir::ValueId x, Rel r, int device) const;
 
   // Search restrictions used by the data-parallel baselines.
   struct Restrictions {
@@ -123,13 +150,13 @@ class CostTable {
   const Restrictions& restrictions() const { return restrictions_; }
 
  private:
-  struct Group {  // devices with the same type and share cost the same
+  struct Group {
     int type;
-    double share;
+    std::vector<double> shares;  // per segment
     std::vector<int> devices;
   };
-  double groupSeconds(ir::NodeId n, const rules::Variant& v, const Group& g, bool forwardOnly) const;
-  std::vector<Affine> pieces(ir::NodeId n, const rules::Variant& v, int type, bool forwardOnly) const;
+  double groupSecondsOf(ir::NodeId n, const rules::Variant& v, const Group& g, Pass pass) const;
+  std::vector<Affine> pieces(ir::NodeId n, const rules::Variant& v, int type, Pass pass) const;
   double sfbExtraSeconds(ir::NodeId n, const rules::Variant& v) const;
   double gatherSeconds(ir::ValueId x, bool grad, cost::Method* method) const;
   // The cheapest conversion of x from form `from` (kNone: a source's load) to `to`, memoised:
@@ -141,7 +168,7 @@ class CostTable {
 
   const Theory& theory_;
   const cost::Cluster& cluster_;
-  std::vector<double> shares_;
+  Shares shares_;
   CostOptions options_;
   Restrictions restrictions_;
   std::vector<Group> groups_;

@@ -40,7 +40,7 @@ std::vector<MemoryTerm> memoryTerms(const CostTable& table, const Program& p, co
       const double state = 1 + options.optimizerStateFactor;  // gradient + optimizer state
       (sharded ? bytes.perShare : bytes.constant) += full * state;
     }
-    terms.push_back({v.id, bytes});
+    terms.push_back({v.id, t.valueSegment(v.id), bytes});
   }
   std::stable_sort(terms.begin(), terms.end(), [&](const MemoryTerm& a, const MemoryTerm& b) {
     return a.bytes.at(1) > b.bytes.at(1);
@@ -57,8 +57,13 @@ Affine total(const std::vector<MemoryTerm>& terms) {
   return sum;
 }
 
-Affine memoryBytes(const CostTable& table, const Program& p, const CostOptions& options) {
-  return total(memoryTerms(table, p, options));
+std::vector<double> deviceMemory(const CostTable& table, const Program& p, const CostOptions& options) {
+  std::vector<double> bytes(static_cast<size_t>(table.cluster().size()), 0.0);
+  for (const MemoryTerm& t : memoryTerms(table, p, options)) {
+    const std::vector<double>& shares = table.segmentShares(t.segment);
+    for (size_t j = 0; j < bytes.size(); ++j) bytes[j] += t.bytes.at(shares[j]);
+  }
+  return bytes;
 }
 
 }  // namespace hap::synth

@@ -13,14 +13,16 @@ namespace hap::synth {
 
 struct MemoryTerm {
   ir::ValueId value;
+  int segment;   // the value's segment: its shares scale bytes.perShare
   Affine bytes;
 };
 
 // One term per value the program keeps, largest full size first.
 std::vector<MemoryTerm> memoryTerms(const CostTable& table, const Program& program,
                                     const CostOptions& options);
-// The sum of terms, and the sum of the program's terms.
+// The sum of the terms for a device that has share `share` in every segment (messages, bounds).
 Affine total(const std::vector<MemoryTerm>& terms);
-Affine memoryBytes(const CostTable& table, const Program& program, const CostOptions& options);
+// Bytes per device (rank) at the table's shares.
+std::vector<double> deviceMemory(const CostTable& table, const Program& program, const CostOptions& options);
 
 }  // namespace hap::synth

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cassert>
 #include <map>
+
+#include "engine/ir/segments.h"
 
 namespace hap::synth {
 namespace {
@@ -15,8 +19,17 @@ bool blocksGradient(const std::string& op) {
 
 }  // namespace
 
-Theory::Theory(const ir::Graph& g) : g_(g), classes_(g) {
+Theory::Theory(const ir::Graph& g, std::vector<int> nodeSegment)
+    : g_(g), classes_(g), nodeSegment_(std::move(nodeSegment)) {
   const size_t nodes = g.nodes.size();
+  if (nodeSegment_.empty()) nodeSegment_.assign(nodes, 0);
+  assert(nodeSegment_.size() == nodes);
+  for (int s : nodeSegment_) segments_ = std::max(segments_, s + 1);
+  valueSegment_.assign(g.values.size(), 0);
+  for (const ir::Value& v : g.values) {
+    const ir::NodeId at = v.producer != ir::kNone ? v.producer : v.users.empty() ? ir::kNone : v.users.front();
+    if (at != ir::kNone) valueSegment_[static_cast<size_t>(v.id)] = nodeSegment_[static_cast<size_t>(at)];
+  }
   variants_.resize(nodes);
   hasRule_.resize(nodes);
   std::map<std::string, std::pair<ir::NodeId, int>> unruled;  // op -> (first node, count)
@@ -36,6 +49,8 @@ Theory::Theory(const ir::Graph& g) : g_(g), classes_(g) {
         if (isGather(v.inputs[i])) dims.push_back({ins[i], v.inputs[i]});
       for (size_t o = 0; o < v.outputs.size(); ++o)
         if (isGather(v.outputs[o])) dims.push_back({n.outputs[o], v.outputs[o]});
+      // A reshard's input and output lie in different segments: they are cut independently.
+      if (n.op == ir::kReshardOp) dims.clear();
       bool ok = true;
       for (size_t i = 1; i < dims.size() && ok; ++i) ok = classes_.compatible(dims[0], dims[i]);
       if (!ok) continue;

@@ -15,7 +15,10 @@ namespace hap::synth {
 
 class Theory {
  public:
-  explicit Theory(const ir::Graph& g);
+  // `nodeSegment` gives every node's segment (ir/segments.h; empty: one segment). Values read
+  // across segments must go through hap::reshard nodes (ir::insertReshards), so that every
+  // dimension class lies in one segment and is cut by that segment's ratios.
+  explicit Theory(const ir::Graph& g, std::vector<int> nodeSegment = {});
 
   const ir::Graph& graph() const { return g_; }
   const std::vector<rules::Variant>& variants(ir::NodeId n) const {
@@ -31,6 +34,11 @@ class Theory {
   ir::NodeId lastUse(ir::ValueId v) const { return lastUse_[static_cast<size_t>(v)]; }
   bool isSource(ir::ValueId v) const { return g_.value(v).kind != ir::ValueKind::Activation; }
 
+  int segmentCount() const { return segments_; }
+  int nodeSegment(ir::NodeId n) const { return nodeSegment_[static_cast<size_t>(n)]; }
+  // A value's segment: its producer's, or a source's first reader's.
+  int valueSegment(ir::ValueId v) const { return valueSegment_[static_cast<size_t>(v)]; }
+
   // Ops that have no rule and are therefore planned replicated (one message per op kind).
   const std::vector<ir::Diagnostic>& diagnostics() const { return diagnostics_; }
 
@@ -42,6 +50,8 @@ class Theory {
   std::vector<bool> requiresGrad_;
   std::vector<ir::NodeId> lastUse_;
   std::vector<ir::Diagnostic> diagnostics_;
+  std::vector<int> nodeSegment_, valueSegment_;
+  int segments_ = 1;
 };
 
 }  // namespace hap::synth

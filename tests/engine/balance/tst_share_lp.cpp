@@ -10,6 +10,7 @@
 #include "engine/import/importer.h"
 #include "engine/ir/op_cost.h"
 #include "engine/synth/memory.h"
+#include "engine/synth/stages.h"
 #include "engine/synth/search.h"
 #include "../rules/rule_test_util.h"
 
@@ -68,11 +69,11 @@ class TstShareLp : public QObject {
     synth::CostTable even(t, c, {0.5, 0.5});
     synth::Program p = batchParallel(even);
     balance::ShareLpResult r = balance::optimiseShares(even, p);
-    QVERIFY2(std::abs(r.shares[0] - 2.0 / 3) < 1e-9, qPrintable(QString::number(r.shares[0])));
-    QVERIFY(std::abs(r.shares[1] - 1.0 / 3) < 1e-9);
-    // The LP's optimum is the program's cost at its shares, as the cost table prices it.
+    QVERIFY2(std::abs(r.shares[0][0] - 2.0 / 3) < 1e-9, qPrintable(QString::number(r.shares[0][0])));
+    QVERIFY(std::abs(r.shares[0][1] - 1.0 / 3) < 1e-9);
+    // The LP's optimum is the program's cost at its shares, as the stage model prices it.
     synth::CostTable at(t, c, r.shares);
-    const double priced = synth::buildProgram(at, p.variantOf).seconds;
+    const double priced = synth::iterationSeconds(at, synth::buildProgram(at, p.variantOf));
     QVERIFY2(std::abs(r.seconds - priced) <= 1e-9 * priced, qPrintable(QString("%1 vs %2").arg(r.seconds).arg(priced)));
     QVERIFY(r.seconds < p.seconds);
     // By hand: 3 x (forward matmul FLOPs x 2/3 / 20 TFLOP/s) for the linear, plus the rest.
@@ -88,14 +89,14 @@ class TstShareLp : public QObject {
     cost::Cluster roomy = twoDevices();
     synth::CostTable even(t, roomy, {0.5, 0.5});
     synth::Program p = batchParallel(even);
-    const synth::Affine memory = synth::memoryBytes(even, p, {});
+    const synth::Affine memory = synth::total(synth::memoryTerms(even, p, {}));
     QVERIFY(memory.perShare > 0);
     // Give the fast device exactly the memory of a 0.55 share: the LP stops there.
     const double capacity = memory.at(0.55);
     cost::Cluster tight = twoDevices(fmt::format("{:.0f}", capacity));
     synth::CostTable table(t, tight, {0.5, 0.5});
     balance::ShareLpResult r = balance::optimiseShares(table, p);
-    QVERIFY2(std::abs(r.shares[0] - 0.55) < 1e-6, qPrintable(QString::number(r.shares[0])));
+    QVERIFY2(std::abs(r.shares[0][0] - 0.55) < 1e-6, qPrintable(QString::number(r.shares[0][0])));
 
     // Less than the replicated tensors alone: no ratios fit, and the message says why.
     cost::Cluster tiny = twoDevices(fmt::format("{:.0f}", memory.constant / 2));
@@ -126,14 +127,14 @@ class TstShareLp : public QObject {
     balance::AlternationResult r = balance::alternate(t, c, start, {});
     QVERIFY(!r.history.empty());
     QCOMPARE(r.history.front().step, std::string("search"));
-    QVERIFY(r.program.seconds <= r.history.front().seconds * (1 + 1e-12));
+    QVERIFY(r.seconds <= r.history.front().seconds * (1 + 1e-12));
     QVERIFY(r.history.size() <= 1 + 2 * 10);
     // The emitted shares price the emitted program at its predicted cost.
     synth::CostTable at(t, c, r.shares());
-    QVERIFY(std::abs(synth::buildProgram(at, r.program.variantOf).seconds - r.program.seconds) <=
-            1e-12 * r.program.seconds);
+    QVERIFY(std::abs(synth::iterationSeconds(at, synth::buildProgram(at, r.program.variantOf)) - r.seconds) <=
+            1e-12 * r.seconds);
     double sum = 0;
-    for (double s : r.shares()) sum += s;
+    for (double s : r.shares()[0]) sum += s;
     QVERIFY(std::abs(sum - 1) < 1e-9);
     // Every step but the last strictly improved on the best before it.
     for (size_t i = 1; i + 1 < r.history.size(); ++i)

@@ -104,8 +104,8 @@ class TstPlan : public QObject {
     };
     QCOMPARE(error(R"({"format":"x"})"), QString("p.json: not a HAP plan (field 'format' must be \"hap-plan\")"));
     QCOMPARE(error(R"({"format":"hap-plan","version":7})"),
-             QString("p.json: field 'version' must be 1 (this HAP reads plan version 1)"));
-    QCOMPARE(error(R"({"format":"hap-plan","version":1})"), QString("p.json: missing field 'model'"));
+             QString("p.json: field 'version' must be 2 (this HAP reads plan version 2; re-plan older plans)"));
+    QCOMPARE(error(R"({"format":"hap-plan","version":2})"), QString("p.json: missing field 'model'"));
   }
 
   void verifierRejectsCorruptedPlans() {
@@ -152,7 +152,7 @@ class TstPlan : public QObject {
                 }),
                 "computes"));
     // Ratios that do not sum to one.
-    QVERIFY(has(problemsAfter(g, p, [&](plan::Plan& q) { q.ratios[0] += 0.5; }), "sum to"));
+    QVERIFY(has(problemsAfter(g, p, [&](plan::Plan& q) { q.segments[0].ratios[0] += 0.5; }), "sum to"));
   }
 };
 
