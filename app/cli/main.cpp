@@ -7,6 +7,8 @@
 
 #include "app/cli/inspect_command.h"
 #include "app/cli/plan_command.h"
+#include "app/cli/compare_command.h"
+#include "app/cli/simulate_command.h"
 #include "engine/base/error.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +22,8 @@ int main(int argc, char** argv) {
   int exitCode = 0;
   hap::cli::addInspectCommand(app, exitCode);
   hap::cli::addPlanCommand(app, exitCode);
+  hap::cli::addSimulateCommand(app, exitCode);
+  hap::cli::addCompareCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

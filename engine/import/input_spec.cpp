@@ -125,4 +125,19 @@ void applyOverrides(std::vector<InputSpec>& specs, const std::vector<InputSpec>&
   }
 }
 
+std::vector<InputSpec> dividedBatch(const ir::Graph& g, int divisor) {
+  std::vector<InputSpec> out;
+  for (ir::ValueId in : g.inputs) {
+    const ir::Value& v = g.value(in);
+    InputSpec s;
+    s.name = v.name;
+    s.shape = v.shape;
+    s.dtype = v.dtype;
+    s.dtypeGiven = false;
+    if (!s.shape.empty() && divisor > 1) s.shape[0] = (s.shape[0] + divisor - 1) / divisor;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace hap::ts

@@ -41,4 +41,8 @@ InputSpec parseInputArg(std::string_view arg);
 // override gives no dtype) and appends the others.
 void applyOverrides(std::vector<InputSpec>& specs, const std::vector<InputSpec>& overrides);
 
+// Overrides that divide dimension 0 (the batch) of every input of `g` by `divisor`, rounding up:
+// the model at the batch one of `divisor` data-parallel groups sees (the Megatron baseline).
+std::vector<InputSpec> dividedBatch(const ir::Graph& g, int divisor);
+
 }  // namespace hap::ts

@@ -30,7 +30,11 @@ std::string formatSummary(const Plan& p) {
   };
   out += fmt::format("  {:<8} {:>14} {:>14} {:>5} {:>12}\n", "plan", "iteration", "memory (max)", "fits",
                      "HAP speedup");
-  auto row = [&](const std::string& name, const Estimate& e) {
+  auto row = [&](const std::string& name, const Estimate& e, bool applicable = true) {
+    if (!applicable) {
+      out += fmt::format("  {:<8} {:>14}\n", name, "not applicable");
+      return;
+    }
     std::string speedup = name == "HAP" ? "" : fmt::format("{:.2f}x", e.iterationSeconds / p.estimate.iterationSeconds);
     out += fmt::format("  {:<8} {:>14} {:>14} {:>5} {:>12}\n", name, ms(e.iterationSeconds),
                        ir::formatBytes(static_cast<int64_t>(maxMemory(e))), e.fits ? "yes" : "NO", speedup);
@@ -39,7 +43,7 @@ std::string formatSummary(const Plan& p) {
   for (const Plan::Baseline& b : p.baselines) {
     std::string upper = b.name;
     for (char& c : upper) c = static_cast<char>(std::toupper(c));
-    row(upper, b.estimate);
+    row(upper, b.estimate, b.applicable);
   }
   // Per device type: how many, share, busy time, memory against capacity.
   struct Agg { int count = 0; double share = 0, low = 1, busy = 0, memory = 0, capacity = 0; };

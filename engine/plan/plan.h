@@ -105,10 +105,12 @@ struct Plan {
   std::vector<PlanStep> steps;
   std::vector<Stage> stages;
   Estimate estimate;
-  // Baselines under the same cost model, by name ("dp-ev", "dp-cp").
+  // Baselines under the same cost model (plan/baselines.h): "dp-ev", "dp-cp", "fsdp", "megatron".
   struct Baseline {
     std::string name;
     Estimate estimate;
+    bool applicable = true;
+    std::string note;  // how it was priced, or why it does not apply
   };
   std::vector<Baseline> baselines;
   // Search statistics. provenOptimal is false when the beam search produced the program.

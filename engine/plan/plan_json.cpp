@@ -125,7 +125,11 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
   doc["prediction"] = estimateJson(p.estimate);
   doc["prediction"]["stages"] = std::move(stages);
   doc["baselines"] = ojson::object();
-  for (const Plan::Baseline& b : p.baselines) doc["baselines"][b.name] = estimateJson(b.estimate);
+  for (const Plan::Baseline& b : p.baselines) {
+    doc["baselines"][b.name] = estimateJson(b.estimate);
+    doc["baselines"][b.name]["applicable"] = b.applicable;
+    doc["baselines"][b.name]["note"] = b.note;
+  }
   doc["search"] = {{"proven_optimal", p.provenOptimal}, {"expanded", p.expanded}, {"generated", p.generated}, {"stored", p.stored},
                    {"seconds", p.searchSeconds}};
   ojson history = ojson::array();
@@ -228,7 +232,8 @@ Plan planFromJson(const json& doc, const std::string& origin) {
   }
   if (doc.contains("baselines"))
     for (const auto& [name, b] : doc["baselines"].items())
-      p.baselines.push_back({name, estimateFrom(r, b, "baselines." + name + ".")});
+      p.baselines.push_back({name, estimateFrom(r, b, "baselines." + name + "."), b.value("applicable", true),
+                             b.value("note", "")});
   if (doc.contains("search")) {
     const json& s = doc["search"];
     p.provenOptimal = s.value("proven_optimal", true);

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "engine/balance/alternation.h"
+#include "engine/plan/baselines.h"
 #include "engine/base/error.h"
 #include "engine/synth/cost_table.h"
 #include "engine/synth/memory.h"
@@ -27,28 +28,6 @@ Form makeForm(const synth::CostTable& table, ir::ValueId x, Rel r) {
   f.rel = r;
   if (synth::isGather(r)) f.lengths = table.theory().classes().lengths({x, r}, table.valueShares(x));
   return f;
-}
-
-Estimate estimateOf(const synth::CostTable& table, const synth::Program& p,
-                    const synth::CostOptions& options) {
-  Estimate e;
-  e.iterationSeconds = synth::iterationSeconds(table, p);
-  e.memoryBytes = synth::deviceMemory(table, p, options);
-  for (int j = 0; j < table.cluster().size(); ++j)
-    e.fits = e.fits && e.memoryBytes[static_cast<size_t>(j)] <= table.cluster().type(j).memoryBytes;
-  return e;
-}
-
-Plan::Baseline baseline(const synth::Theory& t, const cost::Cluster& c, std::vector<double> shares,
-                        const std::string& name, const PlanOptions& options) {
-  synth::CostTable table(t, c, std::move(shares), options.cost);
-  table.restrict({/*parameterShards=*/false, /*sfb=*/false, /*inputShardsOnBatchOnly=*/true});
-  synth::SearchOptions so;
-  so.cancel = options.search.cancel;
-  so.maxStates = options.search.maxStates;
-  so.beamWidth = options.search.beamWidth;
-  synth::Program p = synth::search(table, so);
-  return {name, estimateOf(table, p, options.cost)};
 }
 
 }  // namespace
@@ -195,10 +174,13 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   plan.searchSeconds = stats.seconds;
 
   if (options.baselines) {
-    plan.baselines.push_back(baseline(theory, cluster, ratiosFor(g, cluster, PlanOptions::Ratios::Even),
-                                      "dp-ev", options));
-    plan.baselines.push_back(baseline(
-        theory, cluster, ratiosFor(g, cluster, PlanOptions::Ratios::Proportional), "dp-cp", options));
+    const BaselineOptions bo{options.cost, options.search};
+    const std::vector<double> proportional = ratiosFor(g, cluster, PlanOptions::Ratios::Proportional);
+    plan.baselines.push_back(
+        dataParallelBaseline(theory, cluster, ratiosFor(g, cluster, PlanOptions::Ratios::Even), "dp-ev", bo));
+    plan.baselines.push_back(dataParallelBaseline(theory, cluster, proportional, "dp-cp", bo));
+    plan.baselines.push_back(fsdpBaseline(theory, cluster, proportional, bo));
+    if (options.machineBatchGraph) plan.baselines.push_back(megatronBaseline(*options.machineBatchGraph, cluster, bo));
   }
   return plan;
 }

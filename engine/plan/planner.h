@@ -25,7 +25,10 @@ struct PlanOptions {
   std::string segmentText = "layer";
   synth::CostOptions cost;
   synth::SearchOptions search;  // listener, cancellation, memory bound
-  bool baselines = true;        // also plan DP-EV and DP-CP
+  bool baselines = true;        // also price DP-EV, DP-CP and FSDP (plan/baselines.h)
+  // The model imported at the global batch divided by the cluster's machine count, for the
+  // Megatron baseline (nullptr: no Megatron baseline).
+  const ir::Graph* machineBatchGraph = nullptr;
 };
 
 // The model file's identity: path and SHA-256 of its bytes.

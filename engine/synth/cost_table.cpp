@@ -59,7 +59,8 @@ CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, const s
     : CostTable(theory, cluster, Shares(static_cast<size_t>(theory.segmentCount()), shares), options) {}
 
 CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, Shares shares, CostOptions options)
-    : theory_(theory), cluster_(cluster), shares_(std::move(shares)), options_(options) {
+    : theory_(theory), cluster_(cluster), shares_(std::move(shares)), options_(options),
+      restrictions_(options.restrictions) {
   assert(static_cast<int>(shares_.size()) == theory_.segmentCount());
   groupOf_.resize(static_cast<size_t>(cluster_.size()));
   for (int j = 0; j < cluster_.size(); ++j) {
@@ -104,6 +105,9 @@ void CostTable::computeBounds() {
     for (size_t vi = 0; vi < variants.size(); ++vi) {
       double bound = best_[static_cast<size_t>(n.id)][vi];
       for (size_t i = 0; i < ins.size(); ++i) {
+        if (restrictions_.parametersWhole && g.value(ins[i]).kind == ir::ValueKind::Parameter &&
+            variants[vi].inputs[i] != kIdentity)
+          bound = std::numeric_limits<double>::infinity();
         const ir::Value& x = g.value(ins[i]);
         // A parameter read by this node alone, once, holds nothing before it: it is loaded here,
         // directly, and nowhere else, so its load can be charged to this node.
@@ -294,6 +298,7 @@ double CostTable::gatherSeconds(ir::ValueId x, bool grad, cost::Method* method) 
   for (size_t j = 0; j < shares.size(); ++j) shards[j] = bytes * shares[j];
   double best = std::numeric_limits<double>::infinity();
   for (cost::Method m : {cost::Method::Padded, cost::Method::Grouped}) {
+    if (m == cost::Method::Grouped && !restrictions_.groupedCollectives) continue;
     double s = cost::allGatherSeconds(cluster_, m, shards);
     if (grad) s += cost::reduceScatterSeconds(cluster_, m, shards);
     if (s < best) {
@@ -353,6 +358,9 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
     const bool param = v.kind == ir::ValueKind::Parameter;
     const bool input = v.kind == ir::ValueKind::Input;
     if (to == kIdentity) {
+      // Without replicas a parameter is stored as shards along dimension 0 and all-gathered for
+      // every use (fully sharded data parallelism).
+      if (param && !restrictions_.parameterReplicas && v.rank() > 0) return pair(x, 0, kIdentity);
       Conversion c{param ? ConversionKind::ParamReplicate : ConversionKind::LoadReplica};
       if (param) c.backwardSeconds = cost::allReduceSeconds(cluster_, bytes);
       return c;
@@ -388,6 +396,7 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
     c.kind = gather ? ConversionKind::AllGather : ConversionKind::ReduceScatter;
     std::optional<Conversion> best;
     for (cost::Method m : {cost::Method::Padded, cost::Method::Grouped}) {
+      if (m == cost::Method::Grouped && !restrictions_.groupedCollectives) continue;
       Conversion mc = c;
       mc.method = m;
       const double ag = cost::allGatherSeconds(cluster_, m, shards);

@@ -80,9 +80,22 @@ struct NodeCommunication {
   double forward = 0, backward = 0;
 };
 
+// Restrictions of the program space, for the baselines (plan/baselines.h) and the ablation.
+struct Restrictions {
+  bool parameterShards = true;  // parameters may be loaded as G(d) (and all-gathered from it)
+  bool sfb = true;
+  bool inputShardsOnBatchOnly = false;  // inputs only as G(0) (data parallelism)
+  bool parameterReplicas = true;   // parameters may be loaded whole on every device
+  bool parametersWhole = false;    // every variant reads its parameters as I (no tensor
+                                   // parallelism): a variant reading one otherwise is excluded
+  bool groupedCollectives = true;  // uneven all-gathers / reduce-scatters may use the grouped
+                                   // method (else padded only)
+};
+
 struct CostOptions {
   // Bytes of optimizer state per parameter byte (Adam/AdamW: 2 moments; SGD with momentum: 1).
   double optimizerStateFactor = 2;
+  Restrictions restrictions;  // the table's initial restrictions (CostTable::restrict)
 };
 
 class CostTable {
@@ -139,12 +152,7 @@ class CostTable {
   // search disallows).
   std::optional<Conversion> convert(ir::ValueId x, FormMask have, Rel to) const;
 
-  // Search restrictions used by the data-parallel baselines.
-  struct Restrictions {
-    bool parameterShards = true;  // parameters may be loaded as G(d) (and all-gathered from it)
-    bool sfb = true;
-    bool inputShardsOnBatchOnly = false;  // inputs only as G(0) (data parallelism)
-  };
+  using Restrictions = synth::Restrictions;
   // Applies restrictions (before the first search: memoised prices and bounds are recomputed).
   void restrict(const Restrictions& r);
   const Restrictions& restrictions() const { return restrictions_; }

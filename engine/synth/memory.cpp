@@ -12,6 +12,7 @@ std::vector<MemoryTerm> memoryTerms(const CostTable& table, const Program& p, co
   for (const Step& s : p.steps) {
     if (s.kind == Step::Kind::Convert) {
       add(s.value, s.conversion.to);
+      if (isGather(s.conversion.from)) add(s.value, s.conversion.from);  // e.g. a stored shard
     } else {
       const auto& v = t.variants(s.node)[static_cast<size_t>(s.variant)];
       const ir::Node& node = g.node(s.node);

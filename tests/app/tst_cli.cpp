@@ -141,6 +141,24 @@ class TstCli : public QObject {
     Run usage = hap({"plan", zoo("mlp")});
     QCOMPARE(usage.exitCode, 2);
   }
+
+  // `hap simulate` replays a written plan, agrees with its prediction, writes trace and report.
+  void simulateWritesTraceAndReport() {
+    QTemporaryDir dir;
+    const QString plan = dir.filePath("plan.json"), trace = dir.filePath("t.json"), report = dir.filePath("r.md");
+    QCOMPARE(hap({"plan", zoo("mlp"), "--cluster", cluster("a100-p100-4"), "-o", plan, "-q"}).exitCode, 0);
+    Run r = hap({"simulate", plan, "--trace", trace, "--report", report});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("Simulated total equals the plan's prediction."), qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("bottleneck rank"), qPrintable(r.out));
+    QVERIFY(QFile::exists(trace) && QFile::exists(report));
+    QFile f(trace);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(QJsonDocument::fromJson(f.readAll()).object().value("traceEvents").isArray());
+    Run missing = hap({"simulate", dir.filePath("none.json")});
+    QCOMPARE(missing.exitCode, 1);
+    QVERIFY2(missing.err.contains("none.json: cannot open the plan file"), qPrintable(missing.err));
+  }
 };
 
 QTEST_GUILESS_MAIN(TstCli)

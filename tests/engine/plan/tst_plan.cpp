@@ -51,14 +51,47 @@ class TstPlan : public QObject {
     QStringList problems;
     for (const std::string& s : plan::verifyPlan(g, p)) problems << QString::fromStdString(s);
     QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
-    // HAP's program space contains data parallelism: never slower than DP at the same ratios.
-    QCOMPARE(p.baselines.size(), size_t{2});
-    const plan::Plan::Baseline& dpcp = p.baselines[1];
-    QCOMPARE(QString::fromStdString(dpcp.name), QString("dp-cp"));
-    QVERIFY(p.estimate.iterationSeconds <= dpcp.estimate.iterationSeconds * (1 + 1e-12));
+    // HAP's program space contains data parallelism and FSDP's programs: never slower.
+    QCOMPARE(p.baselines.size(), size_t{3});
+    QCOMPARE(QString::fromStdString(p.baselines[1].name), QString("dp-cp"));
+    QCOMPARE(QString::fromStdString(p.baselines[2].name), QString("fsdp"));
+    for (const plan::Plan::Baseline& b : p.baselines)
+      QVERIFY2(p.estimate.iterationSeconds <= b.estimate.iterationSeconds * (1 + 1e-12), b.name.c_str());
     double stages = 0;
     for (const plan::Stage& s : p.stages) stages += s.communicationSeconds + s.computationSeconds;
     QVERIFY(std::abs(stages - p.estimate.iterationSeconds) <= 1e-9 * p.estimate.iterationSeconds);
+  }
+
+  // FSDP stores parameters sharded: less memory than data parallelism on a parameter-heavy model.
+  // Megatron applies to models with attention and FFN linears, priced per machine.
+  void baselines() {
+    ir::Graph g = zoo("vgg19");
+    plan::Plan p = plan::makePlan(g, cluster(), {});
+    auto maxMemory = [](const plan::Plan::Baseline& b) {
+      return *std::max_element(b.estimate.memoryBytes.begin(), b.estimate.memoryBytes.end());
+    };
+    QVERIFY(maxMemory(p.baselines[2]) < maxMemory(p.baselines[1]));
+    QVERIFY(p.baselines[2].estimate.iterationSeconds > p.baselines[1].estimate.iterationSeconds);
+
+    const std::string path = qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt";
+    ir::Graph bert = ts::importModel(path);
+    ts::ImportOptions half;
+    half.inputOverrides = ts::dividedBatch(bert, 2);  // a100-p100-4: two machines
+    ir::Graph perMachine = ts::importModel(path, half);
+    QCOMPARE(perMachine.value(perMachine.inputs[0]).shape[0], bert.value(bert.inputs[0]).shape[0] / 2);
+    plan::PlanOptions o;
+    o.machineBatchGraph = &perMachine;
+    plan::Plan q = plan::makePlan(bert, cluster(), o);
+    QCOMPARE(q.baselines.size(), size_t{4});
+    const plan::Plan::Baseline& megatron = q.baselines[3];
+    QCOMPARE(QString::fromStdString(megatron.name), QString("megatron"));
+    QVERIFY2(megatron.applicable && megatron.estimate.iterationSeconds > 0, megatron.note.c_str());
+    QCOMPARE(megatron.estimate.memoryBytes.size(), size_t{4});
+
+    ir::Graph mlp = zoo("mlp");
+    o.machineBatchGraph = &mlp;
+    const plan::Plan::Baseline none = plan::makePlan(mlp, cluster(), o).baselines[3];
+    QVERIFY2(!none.applicable && QString::fromStdString(none.note).contains("not applicable"), none.note.c_str());
   }
 
   void jsonRoundTrip() {

@@ -1,6 +1,8 @@
 // Dimension classes: linking, units and the deterministic rounding of shard lengths.
 #include <QtTest>
 
+#include <random>
+
 #include "engine/synth/dim_classes.h"
 #include "../rules/rule_test_util.h"
 
@@ -35,6 +37,29 @@ class TstDimClasses : public QObject {
     QCOMPARE(QList<qint64>(got.begin(), got.end()), expected);
     QCOMPARE(std::accumulate(got.begin(), got.end(), int64_t{0}), units);
     QCOMPARE(DimClasses::roundUnits(units, s), got);  // deterministic
+  }
+
+  // Random shares: the total is kept, each piece is within one unit of its exact share, and the
+  // same shares give the same pieces.
+  void roundingStaysWithinOneUnit() {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(0, 1);
+    for (int trial = 0; trial < 500; ++trial) {
+      const int n = 1 + trial % 9;
+      std::vector<double> s(static_cast<size_t>(n));
+      for (double& v : s) v = u(rng);
+      if (n > 1 && trial % 5 == 0) s[0] = 0;  // zero-length shards occur (the LP may give 0)
+      double sum = 0;
+      for (double v : s) sum += v;
+      for (double& v : s) v /= sum;
+      const int64_t units = 1 + trial * 7 % 97;
+      const std::vector<int64_t> got = DimClasses::roundUnits(units, s);
+      QCOMPARE(std::accumulate(got.begin(), got.end(), int64_t{0}), units);
+      for (int j = 0; j < n; ++j)
+        QVERIFY(std::abs(static_cast<double>(got[static_cast<size_t>(j)]) - s[static_cast<size_t>(j)] * units) < 1 + 1e-9);
+      if (s[0] == 0) QCOMPARE(got[0], int64_t{0});  // a zero share gets nothing
+      QVERIFY(DimClasses::roundUnits(units, s) == got);
+    }
   }
 
   void viewLinksGiveGranularity() {

@@ -1,0 +1,97 @@
+#include "app/cli/compare_command.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "engine/base/error.h"
+#include "engine/cost/cluster.h"
+#include "engine/import/importer.h"
+#include "engine/ir/summary.h"
+#include "engine/plan/planner.h"
+
+namespace hap::cli {
+namespace {
+
+struct CompareArgs {
+  std::string model, cluster, csv, segments = "layer";
+  std::vector<std::string> inputs;
+};
+
+double maxOf(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, x);
+  return m;
+}
+
+int runCompare(const CompareArgs& a) {
+  ts::ImportOptions importOptions;
+  for (const std::string& in : a.inputs) importOptions.inputOverrides.push_back(ts::parseInputArg(in));
+  const ir::Graph g = ts::importModel(a.model, importOptions);
+  const cost::Cluster cluster = cost::loadCluster(a.cluster);
+  ts::ImportOptions perMachine = importOptions;
+  perMachine.inputOverrides = ts::dividedBatch(g, static_cast<int>(cluster.machines.size()));
+  const ir::Graph machineBatch = ts::importModel(a.model, perMachine);
+
+  plan::PlanOptions options;
+  options.segments = ir::parseSegmentOptions(a.segments);
+  options.segmentText = a.segments;
+  options.machineBatchGraph = &machineBatch;
+  const plan::Plan p = plan::makePlan(g, cluster, options);
+
+  struct Row {
+    std::string name;
+    const plan::Estimate* e;
+    bool applicable;
+    std::string note;
+  };
+  std::vector<Row> rows{{"HAP", &p.estimate, true,
+                         fmt::format("{} segment{}, ratios by LP", p.segments.size(), p.segments.size() == 1 ? "" : "s")}};
+  for (const plan::Plan::Baseline& b : p.baselines) rows.push_back({b.name, &b.estimate, b.applicable, b.note});
+
+  std::cout << fmt::format("{} on {}\n\n", a.model, cost::summary(cluster));
+  std::cout << fmt::format("  {:<9} {:>13} {:>13} {:>5} {:>8}  {}\n", "plan", "iteration", "memory (max)", "fits",
+                           "speedup", "how");
+  for (const Row& r : rows) {
+    if (!r.applicable) {
+      std::cout << fmt::format("  {:<9} {:>13} {:>13} {:>5} {:>8}  {}\n", r.name, "-", "-", "-", "-", r.note);
+      continue;
+    }
+    std::cout << fmt::format("  {:<9} {:>10.3f} ms {:>13} {:>5} {:>7.2f}x  {}\n", r.name, r.e->iterationSeconds * 1e3,
+                             ir::formatBytes(static_cast<int64_t>(maxOf(r.e->memoryBytes))), r.e->fits ? "yes" : "NO",
+                             r.e->iterationSeconds / p.estimate.iterationSeconds, r.note);
+  }
+  std::cout << "\nspeedup: the plan's predicted iteration time over HAP's (above 1: HAP is faster).\n";
+  if (!a.csv.empty()) {
+    std::ofstream out(a.csv);
+    out << "plan,iteration_ms,max_memory_bytes,fits,applicable,hap_speedup\n";
+    for (const Row& r : rows)
+      out << fmt::format("{},{:.6f},{:.0f},{},{},{:.4f}\n", r.name, r.e->iterationSeconds * 1e3, maxOf(r.e->memoryBytes),
+                         r.e->fits, r.applicable, r.e->iterationSeconds / p.estimate.iterationSeconds);
+    if (!out.good()) throw Error(fmt::format("{}: cannot write the CSV (check the folder exists)", a.csv));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void addCompareCommand(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "Plan a model with HAP and price the baselines under the same cost model: DP-EV, DP-CP, "
+      "FSDP (ZeRO-3) and Megatron-style tensor parallelism inside machines with data parallelism "
+      "across them; print predicted time, memory, feasibility and HAP's speedup over each.");
+  cmd->add_option("MODEL", args->model, "TorchScript file (.pt) whose forward returns the loss")->required();
+  cmd->add_option("--cluster,-c", args->cluster, "Cluster inventory (YAML)")->required()->type_name("FILE");
+  cmd->add_option("--input,-i", args->inputs, "Shape and dtype of a forward argument, NAME=DIMxDIM...[:DTYPE]")
+      ->type_name("SPEC");
+  cmd->add_option("--segments", args->segments, "HAP's segments: layer, scope:DEPTH, auto:PARTS or none")
+      ->capture_default_str();
+  cmd->add_option("--csv", args->csv, "Also write the table as CSV")->type_name("FILE");
+  cmd->callback([args, &exitCode] { exitCode = runCompare(*args); });
+}
+
+}  // namespace hap::cli

@@ -1,0 +1,144 @@
+#include "app/cli/simulate_command.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "engine/base/error.h"
+#include "engine/import/importer.h"
+#include "engine/plan/plan_json.h"
+#include "engine/plan/planner.h"
+#include "engine/plan/report.h"
+#include "engine/plan/simulator.h"
+#include "engine/plan/trace_export.h"
+
+namespace hap::cli {
+namespace {
+
+struct SimulateArgs {
+  std::string plan, model, trace, report;
+};
+
+void writeFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.good()) throw Error(fmt::format("{}: cannot write (check the folder exists)", path));
+}
+
+std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
+
+// A plan's model input, "x int64 [64, 128]", as the import override it was planned with.
+ts::InputSpec planInput(const std::string& text, const std::string& where) {
+  const size_t name = text.find(' '), dtype = text.find(' ', name + 1);
+  if (name == std::string::npos || dtype == std::string::npos || text.size() < dtype + 3 || text[dtype + 1] != '[' ||
+      text.back() != ']')
+    throw plan::PlanError(fmt::format("{}: '{}' is not 'NAME DTYPE [DIM, ...]'", where, text));
+  std::string dims = text.substr(dtype + 2, text.size() - dtype - 3);
+  std::erase(dims, ' ');
+  for (char& c : dims) c = c == ',' ? 'x' : c;
+  try {
+    return ts::parseInputArg(fmt::format("{}={}:{}", text.substr(0, name), dims, text.substr(name + 1, dtype - name - 1)));
+  } catch (const InputSpecError& e) {
+    throw plan::PlanError(fmt::format("{}: '{}' is not 'NAME DTYPE [DIM, ...]' ({})", where, text, e.what()));
+  }
+}
+
+// Step labels by op and module scope, from the plan's model file when it is there and unchanged
+// (or from --model, which must be); otherwise by ids, with a note on stderr.
+std::vector<std::string> labelsFor(const plan::Plan& p, const SimulateArgs& a) {
+  const bool given = !a.model.empty();
+  const std::string model = given ? a.model : p.modelPath;
+  auto fallBack = [&](const std::string& why) {
+    std::cerr << fmt::format("hap: note: {}; steps are named by node and value ids (name the model with --model)\n", why);
+    return plan::stepLabels(p);
+  };
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(model, ec)) {
+    if (given) throw Error(fmt::format("{}: no such file (--model)", model));
+    return fallBack(fmt::format("the plan's model {} is not there", model));
+  }
+  if (plan::sha256File(model) != p.modelSha256) {
+    const std::string why = fmt::format("{} is not the model the plan was made for (its SHA-256 differs from the plan's "
+                                        "model.sha256)", model);
+    if (given) throw plan::PlanError(a.plan + ": " + why);
+    return fallBack(why);
+  }
+  ts::ImportOptions options;
+  for (size_t k = 0; k < p.inputs.size(); ++k)
+    options.inputOverrides.push_back(planInput(p.inputs[k], fmt::format("{}: field 'model.inputs[{}]'", a.plan, k)));
+  try {
+    return plan::stepLabels(p, ts::importModel(model, options));
+  } catch (const plan::PlanError& e) {
+    throw plan::PlanError(fmt::format("{}: {}", a.plan, e.what()));
+  }
+}
+
+int runSimulate(const SimulateArgs& a) {
+  const plan::Plan p = plan::readPlan(a.plan);
+  const std::vector<std::string> labels = labelsFor(p, a);
+  plan::Timeline t;
+  try {
+    t = plan::simulate(p, labels);
+  } catch (const plan::PlanError& e) {
+    throw plan::PlanError(fmt::format("{}: {}", a.plan, e.what()));
+  }
+
+  size_t backwardStages = 0;
+  for (const plan::StageSpan& s : t.stages) backwardStages += s.backward;
+  const plan::PlanDevice& slowest = p.devices[static_cast<size_t>(plan::bottleneckRank(t))];
+  const plan::DeviceTimeline& busiest = t.devices[static_cast<size_t>(slowest.rank)];
+  std::cout << fmt::format("Simulated iteration of {} on {} ({} devices): {}\n", p.modelPath, p.cluster.name,
+                           p.devices.size(), ms(t.totalSeconds));
+  std::cout << fmt::format("  forward    {} in {} stages\n", ms(t.forwardSeconds), t.stages.size() - backwardStages);
+  std::cout << fmt::format("  backward   {} in {} stages\n", ms(t.backwardSeconds), backwardStages);
+  std::cout << fmt::format("  bottleneck rank {} ({} on {}): busy {} ({:.1f}%), idle {}\n", slowest.rank,
+                           slowest.type, slowest.machine, ms(busiest.busySeconds()),
+                           t.totalSeconds > 0 ? 100 * busiest.busySeconds() / t.totalSeconds : 0.0,
+                           ms(busiest.idleSeconds));
+  if (plan::matchesPrediction(p, t))
+    std::cout << "Simulated total equals the plan's prediction.\n";
+  else
+    std::cout << fmt::format("Warning: the simulated total {:.9f} ms differs from the plan's prediction {:.9f} ms.\n",
+                             t.totalSeconds * 1e3, p.estimate.iterationSeconds * 1e3);
+
+  std::string written;
+  if (!a.trace.empty()) {
+    writeFile(a.trace, plan::traceJson(p, t).dump() + "\n");
+    written += fmt::format("Trace written to {} (open it in ui.perfetto.dev).", a.trace);
+  }
+  if (!a.report.empty()) {
+    writeFile(a.report, plan::formatReport(p, t));
+    written += fmt::format("{}Report written to {}.", written.empty() ? "" : " ", a.report);
+  }
+  if (!written.empty()) std::cout << written << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void addSimulateCommand(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<SimulateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate",
+      "Replay a plan's predicted iteration device by device (stage by stage: collectives on every "
+      "device, then each device's computations at its own speed, then waiting for the slowest), "
+      "check it against the plan's prediction, and write it as a trace and a report.");
+  cmd->add_option("PLAN", args->plan, "Plan file (JSON) written by 'hap plan -o'")->required();
+  cmd->add_option("--trace,-t", args->trace,
+                  "Write the timeline as Chrome Trace Event JSON (one process per rank, computation "
+                  "and communication tracks), for ui.perfetto.dev or chrome://tracing")
+      ->type_name("FILE");
+  cmd->add_option("--report,-r", args->report,
+                  "Write a Markdown report: summary, segments, the most expensive stages, devices, memory")
+      ->type_name("FILE");
+  cmd->add_option("--model,-m", args->model,
+                  "The model file the plan was made for, to name steps by op and module scope (default: "
+                  "the plan's model path; without it, steps are named by ids)")
+      ->type_name("FILE");
+  cmd->callback([args, &exitCode] { exitCode = runSimulate(*args); });
+}
+
+}  // namespace hap::cli

@@ -1,0 +1,171 @@
+#include "engine/plan/baselines.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/base/error.h"
+#include "engine/synth/memory.h"
+#include "engine/synth/stages.h"
+
+namespace hap::plan {
+namespace {
+
+synth::SearchOptions searchOptions(const BaselineOptions& o) {
+  synth::SearchOptions so;
+  so.cancel = o.search.cancel;
+  so.maxStates = o.search.maxStates;
+  so.beamWidth = o.search.beamWidth;
+  return so;
+}
+
+// Machine m alone, as a cluster of its own (ranks renumbered from 0).
+cost::Cluster oneMachine(const cost::Cluster& c, int m) {
+  cost::Cluster one = c;
+  one.machines = {c.machines[static_cast<size_t>(m)]};
+  one.network = {};
+  one.devices.clear();
+  for (const cost::Device& d : c.devices)
+    if (d.machine == m) one.devices.push_back({static_cast<int>(one.devices.size()), 0, d.localRank, d.type});
+  return one;
+}
+
+}  // namespace
+
+Estimate estimateOf(const synth::CostTable& table, const synth::Program& p, const synth::CostOptions& options) {
+  Estimate e;
+  e.iterationSeconds = synth::iterationSeconds(table, p);
+  e.memoryBytes = synth::deviceMemory(table, p, options);
+  for (int j = 0; j < table.cluster().size(); ++j)
+    e.fits = e.fits && e.memoryBytes[static_cast<size_t>(j)] <= table.cluster().type(j).memoryBytes;
+  return e;
+}
+
+Plan::Baseline dataParallelBaseline(const synth::Theory& theory, const cost::Cluster& cluster,
+                                    const std::vector<double>& shares, const std::string& name,
+                                    const BaselineOptions& options) {
+  synth::CostTable table(theory, cluster, shares, options.cost);
+  synth::CostTable::Restrictions r;
+  r.parameterShards = false;
+  r.sfb = false;
+  r.inputShardsOnBatchOnly = true;
+  table.restrict(r);
+  synth::Program p = synth::search(table, searchOptions(options));
+  return {name, estimateOf(table, p, options.cost), true, "replicated parameters, batch split, gradients all-reduced"};
+}
+
+Plan::Baseline fsdpBaseline(const synth::Theory& theory, const cost::Cluster& cluster,
+                            const std::vector<double>& shares, const BaselineOptions& options) {
+  synth::CostTable table(theory, cluster, shares, options.cost);
+  synth::CostTable::Restrictions r;
+  r.sfb = false;
+  r.inputShardsOnBatchOnly = true;
+  r.parameterReplicas = false;
+  r.parametersWhole = true;
+  table.restrict(r);
+  synth::Program p = synth::search(table, searchOptions(options));
+  Estimate e = estimateOf(table, p, options.cost);
+  // ZeRO-3 frees a gathered parameter after its use and gathers it again in backward; the two
+  // largest gathered copies are resident at once.
+  const ir::Graph& g = theory.graph();
+  double regather = 0, gathered = 0, first = 0, second = 0;
+  std::vector<bool> seen(g.values.size(), false);
+  for (const synth::Step& s : p.steps) {
+    if (s.kind != synth::Step::Kind::Convert || s.conversion.kind != synth::ConversionKind::AllGather) continue;
+    const ir::Value& v = g.value(s.value);
+    if (v.kind != ir::ValueKind::Parameter || seen[static_cast<size_t>(v.id)]) continue;
+    seen[static_cast<size_t>(v.id)] = true;
+    regather += s.conversion.forwardSeconds;
+    const double bytes = static_cast<double>(v.bytes());
+    gathered += bytes;
+    if (bytes > first) second = first, first = bytes;
+    else second = std::max(second, bytes);
+  }
+  e.iterationSeconds += regather;
+  e.fits = true;
+  for (int j = 0; j < cluster.size(); ++j) {
+    double& m = e.memoryBytes[static_cast<size_t>(j)];
+    m = m - gathered + first + second;
+    e.fits = e.fits && m <= cluster.type(j).memoryBytes;
+  }
+  return {"fsdp", e, true,
+          fmt::format("parameters sharded on dimension 0, gathered per use (+{:.3f} ms re-gathering in backward)",
+                      regather * 1e3)};
+}
+
+Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Cluster& cluster,
+                                const BaselineOptions& options) {
+  Plan::Baseline b{"megatron", {}, true, ""};
+  const synth::Theory theory(machineBatch);
+  synth::SearchOptions so = searchOptions(options);
+  so.pins = {{"*.attn.q", "column"}, {"*.attn.k", "column"}, {"*.attn.v", "column"},
+             {"*.attn.out", "row"},  {"*.ffn.fc1", "column"}, {"*.ffn.fc2", "row"}};
+  const int machines = static_cast<int>(cluster.machines.size());
+  // One tensor-parallel plan per machine type; the slowest bounds the iteration.
+  std::vector<double> memory(static_cast<size_t>(cluster.size()), 0.0);
+  std::vector<double> seconds(static_cast<size_t>(machines), 0.0);
+  std::vector<double> gradientBytes;  // per parameter tensor, per device (the largest machine plan's)
+  for (int m = 0; m < machines; ++m) {
+    const cost::Cluster one = oneMachine(cluster, m);
+    int same = -1;
+    for (int k = 0; k < m && same < 0; ++k)
+      if (cluster.machines[static_cast<size_t>(k)].deviceType == one.machines[0].deviceType &&
+          cluster.machines[static_cast<size_t>(k)].count == one.machines[0].count)
+        same = k;
+    std::vector<double> local;
+    if (same >= 0) {
+      seconds[static_cast<size_t>(m)] = seconds[static_cast<size_t>(same)];
+      for (const cost::Device& d : cluster.devices)
+        if (d.machine == same) local.push_back(memory[static_cast<size_t>(d.rank)]);
+    } else {
+      synth::CostTable table(theory, one, std::vector<double>(static_cast<size_t>(one.size()), 1.0 / one.size()),
+                             options.cost);
+      synth::CostTable::Restrictions r;
+      r.sfb = false;
+      table.restrict(r);
+      synth::Program p;
+      try {
+        p = synth::search(table, so);
+      } catch (const synth::SearchError& e) {
+        b.applicable = false;
+        b.estimate.fits = false;
+        b.note = fmt::format("not applicable: {}", e.what());
+        return b;
+      }
+      seconds[static_cast<size_t>(m)] = synth::iterationSeconds(table, p);
+      local = synth::deviceMemory(table, p, options.cost);
+      std::vector<double> bytes;
+      for (const synth::MemoryTerm& t : synth::memoryTerms(table, p, options.cost))
+        if (machineBatch.value(t.value).kind == ir::ValueKind::Parameter)
+          bytes.push_back(static_cast<double>(machineBatch.value(t.value).bytes()) *
+                          (t.bytes.perShare > 0 ? 1.0 / one.size() : 1.0));
+      if (bytes.size() >= gradientBytes.size()) gradientBytes = bytes;
+    }
+    size_t k = 0;
+    for (const cost::Device& d : cluster.devices)
+      if (d.machine == m) memory[static_cast<size_t>(d.rank)] = local[k++];
+  }
+  // Data parallelism across machines: every tensor-parallel rank all-reduces each gradient shard
+  // with its peers (a ring over the machines, one per parameter tensor as DP's all-reduces are);
+  // a machine's ranks share its NIC.
+  double crossing = 0;
+  if (machines > 1) {
+    int perMachine = 0;
+    for (const cost::Machine& mc : cluster.machines) perMachine = std::max(perMachine, mc.count);
+    const double bandwidth = cluster.network.bandwidth * cluster.efficiencyOf(cost::Collective::AllReduce);
+    for (double bytes : gradientBytes)
+      crossing += 2.0 * (machines - 1) * cluster.network.latency +
+                  2.0 * (machines - 1) / machines * perMachine * bytes / bandwidth;
+  }
+  b.estimate.iterationSeconds = *std::max_element(seconds.begin(), seconds.end()) + crossing;
+  b.estimate.memoryBytes = memory;
+  b.estimate.fits = true;
+  for (int j = 0; j < cluster.size(); ++j)
+    b.estimate.fits = b.estimate.fits && memory[static_cast<size_t>(j)] <= cluster.type(j).memoryBytes;
+  b.note = fmt::format("tensor parallel inside each machine, data parallel across {} machine{} (gradient all-reduce "
+                       "{:.3f} ms)",
+                       machines, machines == 1 ? "" : "s", crossing * 1e3);
+  return b;
+}
+
+}  // namespace hap::plan

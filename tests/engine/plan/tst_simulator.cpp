@@ -1,0 +1,197 @@
+// The simulator cross-checks the planner: replaying a plan's steps device by device gives the
+// predicted iteration time, and the timeline, trace and report are consistent with it.
+#include <QtTest>
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "engine/cost/cluster.h"
+#include "engine/import/importer.h"
+#include "engine/plan/plan_json.h"
+#include "engine/plan/planner.h"
+#include "engine/plan/report.h"
+#include "engine/plan/simulator.h"
+#include "engine/plan/trace_export.h"
+
+using namespace hap;
+
+namespace {
+
+cost::Cluster cluster() {
+  return cost::loadCluster(qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() +
+                           "/resources/clusters/a100-p100-4.yaml");
+}
+
+ir::Graph zoo(const QString& name) {
+  return ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + name.toStdString() + "-tiny.pt");
+}
+
+bool close(double a, double b, double scale) { return std::abs(a - b) <= 1e-9 * scale; }
+
+}  // namespace
+
+class TstSimulator : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void replaysThePrediction_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("even");
+    for (const char* m : {"mlp", "bert", "vgg19"}) {
+      QTest::newRow(qPrintable(QString("%1 lp").arg(m))) << QString(m) << false;
+      QTest::newRow(qPrintable(QString("%1 even").arg(m))) << QString(m) << true;
+    }
+  }
+  void replaysThePrediction() {
+    QFETCH(QString, model);
+    QFETCH(bool, even);
+    const ir::Graph g = zoo(model);
+    plan::PlanOptions options;
+    options.baselines = false;
+    if (even) options.ratios = plan::PlanOptions::Ratios::Even;
+    const plan::Plan p = plan::makePlan(g, cluster(), options);
+    const plan::Timeline t = plan::simulate(p, plan::stepLabels(p, g));
+    const double total = t.totalSeconds;
+
+    // The replay, recomputed from the steps, gives the predicted time and the planner's stages.
+    QVERIFY2(close(total, p.estimate.iterationSeconds, p.estimate.iterationSeconds),
+             qPrintable(QString("simulated %1 s, predicted %2 s").arg(total, 0, 'g', 17).arg(p.estimate.iterationSeconds, 0, 'g', 17)));
+    QVERIFY(plan::matchesPrediction(p, t));
+    QVERIFY(close(t.forwardSeconds + t.backwardSeconds, total, total));
+    QCOMPARE(t.stages.size(), p.stages.size());
+    for (size_t k = 0; k < p.stages.size(); ++k) {
+      QCOMPARE(t.stages[k].backward, p.stages[k].backward);
+      QVERIFY(close(t.stages[k].seconds(), p.stages[k].seconds(), total));
+    }
+
+    QCOMPARE(t.devices.size(), p.devices.size());
+    for (const plan::DeviceTimeline& d : t.devices) {
+      // Every device accounts for the whole iteration.
+      QVERIFY2(close(d.busySeconds() + d.idleSeconds, total, total), qPrintable(QString("rank %1").arg(d.rank)));
+      double compute = 0, communication = 0, idle = 0;
+      double computationTrackEnd = 0, communicationTrackEnd = 0;
+      for (const plan::Event& e : d.events) {
+        QVERIFY(e.duration > 0);
+        QVERIFY(e.stage >= 0 && static_cast<size_t>(e.stage) < t.stages.size());
+        const plan::StageSpan& stage = t.stages[static_cast<size_t>(e.stage)];
+        QCOMPARE(e.backward, stage.backward);
+        // A stage's events lie within it, hence after the previous stage's end.
+        if (e.stage > 0) QVERIFY(e.start >= t.stages[static_cast<size_t>(e.stage) - 1].end() - 1e-12 * total);
+        QVERIFY(e.start >= stage.start - 1e-12 * total);
+        QVERIFY(e.end() <= stage.end() + 1e-12 * total);
+        // Events of one track never overlap (computation and idle share a track).
+        double& trackEnd = e.kind == plan::EventKind::Communication ? communicationTrackEnd : computationTrackEnd;
+        QVERIFY2(e.start >= trackEnd - 1e-12 * total,
+                 qPrintable(QString("rank %1: %2 starts before the previous event ends").arg(d.rank).arg(e.label.c_str())));
+        trackEnd = e.end();
+        // Communication happens before the stage's computations.
+        if (e.kind == plan::EventKind::Communication) {
+          QVERIFY(e.end() <= stage.start + stage.communicationSeconds + 1e-12 * total);
+          communication += e.duration;
+        } else {
+          QVERIFY(e.start >= stage.start + stage.communicationSeconds - 1e-12 * total);
+          (e.kind == plan::EventKind::Idle ? idle : compute) += e.duration;
+        }
+        if (e.kind != plan::EventKind::Idle) QVERIFY(!e.label.empty() && e.label != "idle");
+      }
+      QVERIFY(close(compute, d.computeSeconds, total));
+      QVERIFY(close(communication, d.communicationSeconds, total));
+      QVERIFY(close(idle, d.idleSeconds, total));
+      // The planner's busy time per device is its computation.
+      QVERIFY(close(d.computeSeconds, p.devices[static_cast<size_t>(d.rank)].computeSeconds, total));
+    }
+
+    // The trace: one process per rank with both tracks named, events on both tracks.
+    const nlohmann::ordered_json trace = plan::traceJson(p, t);
+    std::map<int, std::string> processes;
+    std::map<int, std::set<int>> namedThreads, usedThreads;
+    for (const auto& e : trace["traceEvents"]) {
+      const int pid = e["pid"].get<int>();
+      if (e["ph"] == "M" && e["name"] == "process_name") processes[pid] = e["args"]["name"].get<std::string>();
+      if (e["ph"] == "M" && e["name"] == "thread_name") {
+        const int tid = e["tid"].get<int>();
+        QCOMPARE(QString::fromStdString(e["args"]["name"].get<std::string>()),
+                 QString(tid == 1 ? "computation" : "communication"));
+        namedThreads[pid].insert(tid);
+      }
+      if (e["ph"] == "X") {
+        usedThreads[pid].insert(e["tid"].get<int>());
+        QVERIFY(e["dur"].get<double>() > 0);
+        QVERIFY(e["cat"] == "forward" || e["cat"] == "backward");
+      }
+    }
+    QCOMPARE(processes.size(), p.devices.size());
+    for (const plan::PlanDevice& d : p.devices) {
+      const int pid = d.rank + 1;
+      QCOMPARE(QString::fromStdString(processes[pid]),
+               QString::fromStdString(fmt::format("rank {}: {} on {}", d.rank, d.type, d.machine)));
+      QVERIFY(namedThreads[pid] == (std::set<int>{1, 2}));
+      QVERIFY(usedThreads[pid].count(1) == 1);
+    }
+    bool communicates = false;
+    for (const plan::StageSpan& s : t.stages) communicates = communicates || s.communicationSeconds > 0;
+    if (communicates) QVERIFY(usedThreads[1].count(2) == 1);
+
+    // The report names every segment and says the totals match.
+    const std::string report = plan::formatReport(p, t);
+    for (const plan::Segment& s : p.segments)
+      QVERIFY2(report.find("| " + s.name + " |") != std::string::npos, s.name.c_str());
+    QVERIFY(report.find("the simulation matches it") != std::string::npos);
+  }
+
+  // A plan read back from its file simulates to the same iteration.
+  void roundTripSimulatesTheSame() {
+    const ir::Graph g = zoo("bert");
+    const plan::Plan p = plan::makePlan(g, cluster(), {});
+    const plan::Plan back = plan::planFromJson(nlohmann::json::parse(plan::toJson(p, g).dump()), "plan.json");
+    const plan::Timeline before = plan::simulate(p), after = plan::simulate(back);
+    QCOMPARE(after.totalSeconds, before.totalSeconds);
+    QCOMPARE(after.stages.size(), before.stages.size());
+    QVERIFY(plan::matchesPrediction(back, after));
+    // Labels name the op and module scope, or the instruction and value.
+    const std::vector<std::string> labels = plan::stepLabels(back, g);
+    bool scoped = false, converted = false;
+    for (size_t i = 0; i < labels.size(); ++i) {
+      scoped = scoped || labels[i].rfind("linear layers.0.", 0) == 0;
+      if (back.steps[i].kind == plan::PlanStep::Kind::Convert)
+        converted = converted || labels[i].rfind(back.steps[i].instruction + " ", 0) == 0;
+    }
+    QVERIFY(scoped);
+    QVERIFY(converted);
+  }
+
+  // Large plans list the most expensive stages, then the others' totals.
+  void reportListsTheMostExpensiveStages() {
+    const ir::Graph g = zoo("bert");
+    const plan::Plan p = plan::makePlan(g, cluster(), {});
+    const plan::Timeline t = plan::simulate(p);
+    QVERIFY(t.stages.size() > plan::kReportStages);
+    const std::string report = plan::formatReport(p, t);
+    QVERIFY(report.find(fmt::format("| other {} |", t.stages.size() - plan::kReportStages)) != std::string::npos);
+    QVERIFY(report.find("| **total** |") != std::string::npos);
+  }
+
+  // An inconsistent plan is refused with the field named.
+  void inconsistentPlansAreRefused() {
+    const ir::Graph g = zoo("mlp");
+    plan::Plan p = plan::makePlan(g, cluster(), {});
+    int compute = -1;
+    for (size_t i = 0; i < p.steps.size() && compute < 0; ++i)
+      if (!p.steps[i].forwardByGroup.empty()) compute = static_cast<int>(i);
+    QVERIFY(compute >= 0);
+    p.steps[static_cast<size_t>(compute)].forwardByGroup.resize(1);
+    QString message;
+    try {
+      plan::simulate(p);
+    } catch (const plan::PlanError& e) {
+      message = e.what();
+    }
+    QVERIFY2(message.startsWith(QString("field 'program[%1].times.forward_by_group' has 1 entries").arg(compute)),
+             qPrintable(message));
+  }
+};
+
+QTEST_GUILESS_MAIN(TstSimulator)
+#include "tst_simulator.moc"
