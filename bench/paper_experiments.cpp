@@ -254,8 +254,12 @@ int main(int argc, char** argv) {
     const cost::Cluster full = cost::takeDevices(testbed, quick ? 2 : 8);
     for (const char* model : {"vgg19", "vit", "bert", "bert_moe"})
       run.ablation(model, std::string(model) + (std::string(model) == "bert_moe" ? fmt::format("-d{}", full.size()) : ""), full);
-    std::ofstream(out + "/paper-experiments.csv") << csvOf(run.rows);
-    std::ofstream(out + "/paper-experiments.md") << reportOf(run.rows, command + (quick ? " --quick" : ""));
+    for (const auto& [file, text] : {std::pair{out + "/paper-experiments.csv", csvOf(run.rows)},
+                                     std::pair{out + "/paper-experiments.md", reportOf(run.rows, command + (quick ? " --quick" : ""))}}) {
+      std::ofstream f(file);
+      f << text;
+      if (!f.good()) throw Error(fmt::format("{}: cannot write (check that the folder exists)", file));
+    }
     std::cout << fmt::format("Wrote {0}/paper-experiments.csv and {0}/paper-experiments.md ({1} rows).\n", out, run.rows.size());
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -18,7 +18,8 @@ struct PlanDevice {
   std::string machine, host, type;
   double capacityBytes = 0;     // device memory
   double memoryBytes = 0;       // predicted use (memory.h)
-  double computeSeconds = 0;    // predicted busy time per iteration (forward + backward)
+  double computeSeconds = 0;    // predicted computation per iteration (forward + backward; no
+                                // communication)
   int group = 0;                // devices of one group have one type and the same ratios in
                                 // every segment, hence the same step times (PlanStep::*ByGroup)
 };
