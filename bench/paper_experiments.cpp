@@ -201,6 +201,40 @@ std::string reportOf(const std::vector<Row>& rows, const std::string& command) {
   }
   md += fmt::format("HAP's predicted time is at or below the baseline's in {} of {} comparisons.\n\n", compared - worse,
                     compared);
+  // Where the gains come from, with this run's figures.
+  auto find = [&](const std::string& experiment, const std::string& model, int devices, const std::string& plan) {
+    for (const Row& r : rows)
+      if (r.experiment == experiment && r.model == model && r.devices == devices && r.plan == plan) return r;
+    return Row{};
+  };
+  const Row vggHap = find("testbed", "vgg19", 64, "HAP"), vggDp = find("testbed", "vgg19", 64, "dp-cp");
+  const Row moeHap = find("testbed", "bert_moe", 64, "HAP"), moeDp = find("testbed", "bert_moe", 64, "dp-cp");
+  const Row bertHap = find("testbed", "bert", 64, "HAP"), bertEv = find("testbed", "bert", 64, "dp-ev");
+  md += "### Where the gains come from\n\n";
+  md += fmt::format(
+      "- **VGG19** ({:.1f}× over DP-CP on 64 GPUs): its fully-connected classifier holds 120M of its 140M "
+      "parameters. Data parallelism all-reduces their gradients over the 10.4 Gbps network every step; HAP "
+      "shards the classifier's linears (column- then row-parallel, `hap plan --explain`) and keeps the "
+      "convolutions data parallel, so only activations of a few MB cross the network.\n",
+      vggDp.ms / vggHap.ms);
+  md += fmt::format(
+      "- **BERT-MoE** ({:.1f}× over DP-CP on 64 GPUs{}): HAP shards the experts on the expert dimension "
+      "(expert parallelism, all-to-alls around the expert einsums) instead of replicating them; data "
+      "parallelism must all-reduce every expert's gradient and runs out of memory from 32 GPUs on.\n",
+      moeDp.ms / moeHap.ms, moeDp.fits ? "" : ", where DP does not fit");
+  md += fmt::format(
+      "- **BERT-Base and ViT** are bound by the gradient all-reduce over the network at these batch sizes: "
+      "HAP's program is data parallel in the layers, and its gains over DP-EV ({:.2f}× for BERT on 64 GPUs) "
+      "come from uneven ratios (the V100s take more of each layer) and from choices at the embedding and "
+      "the head.\n",
+      bertEv.ms / bertHap.ms);
+  md += "- **FSDP** saves memory (its column is the smallest footprint) but moves every parameter three "
+        "times per step over the network; it is the slowest plan wherever the model fits without it.\n";
+  md += "- **Megatron** (tensor parallelism inside machines, data parallelism across them) is the one "
+        "baseline outside HAP's program space: HAP's SPMD programs run every collective over all devices, "
+        "while Megatron's hierarchy keeps the tensor-parallel collectives on NVLink/PCIe and sends only "
+        "1/8 of each rank's gradients over the network. Where its row says HAP is slower, that is the "
+        "cost of this missing hierarchy (the bold lines above list each case).\n\n";
   // 2. Experts.
   md += "## Uneven experts: BERT-MoE on 2 A100 + 2 P100\n\n";
   md += "| experts | HAP ms | even placement, padded | padded ms | speedup |\n|---:|---:|---|---:|---:|\n";
