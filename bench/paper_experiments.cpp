@@ -13,11 +13,11 @@
 
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <map>
 
 #include "engine/base/error.h"
+#include "engine/base/text_file.h"
 #include "engine/cost/cluster.h"
 #include "engine/import/importer.h"
 #include "engine/ir/summary.h"
@@ -37,12 +37,6 @@ struct Row {
   double searchSeconds = 0, lpMs = 0, planSeconds = 0;
   int segments = 1;
 };
-
-double maxOf(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v) m = std::max(m, x);
-  return m;
-}
 
 struct Runner {
   std::string models, clusters;
@@ -66,7 +60,7 @@ struct Runner {
     const plan::Plan p = plan::makePlan(g, c, o);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Row hap{experiment, model, c.name, c.size(), "HAP", p.estimate.iterationSeconds * 1e3,
-            maxOf(p.estimate.memoryBytes), p.estimate.fits, true, 1.0, p.searchSeconds,
+            p.estimate.maxMemoryBytes(), p.estimate.fits, true, 1.0, p.searchSeconds,
             p.lpSolves ? p.lpSeconds * 1e3 / p.lpSolves : 0, seconds, static_cast<int>(p.segments.size())};
     rows.push_back(hap);
     for (const plan::Plan::Baseline& b : p.baselines) {
@@ -74,7 +68,7 @@ struct Runner {
       r.plan = b.name;
       r.applicable = b.applicable;
       r.ms = b.estimate.iterationSeconds * 1e3;
-      r.memory = maxOf(b.estimate.memoryBytes);
+      r.memory = b.estimate.maxMemoryBytes();
       r.fits = b.estimate.fits;
       r.speedup = b.applicable ? r.ms / hap.ms : 0;
       rows.push_back(r);
@@ -90,7 +84,7 @@ struct Runner {
     const plan::Plan& p = last;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return {experiment, model, c.name, c.size(), name, p.estimate.iterationSeconds * 1e3,
-            maxOf(p.estimate.memoryBytes), p.estimate.fits, true, 0, p.searchSeconds,
+            p.estimate.maxMemoryBytes(), p.estimate.fits, true, 0, p.searchSeconds,
             p.lpSolves ? p.lpSeconds * 1e3 / p.lpSolves : 0, seconds, static_cast<int>(p.segments.size())};
   }
 
@@ -107,7 +101,7 @@ struct Runner {
     Row synthesis = first;
     for (const plan::Plan::Baseline& b : last.baselines)
       if (b.name == "dp-ev")
-        first.ms = b.estimate.iterationSeconds * 1e3, first.memory = maxOf(b.estimate.memoryBytes), first.fits = b.estimate.fits;
+        first.ms = b.estimate.iterationSeconds * 1e3, first.memory = b.estimate.maxMemoryBytes(), first.fits = b.estimate.fits;
     first.plan = "dp-ev";
     steps.push_back(first);
     steps.push_back(synthesis);
@@ -288,12 +282,8 @@ int main(int argc, char** argv) {
     const cost::Cluster full = cost::takeDevices(testbed, quick ? 2 : 8);
     for (const char* model : {"vgg19", "vit", "bert", "bert_moe"})
       run.ablation(model, std::string(model) + (std::string(model) == "bert_moe" ? fmt::format("-d{}", full.size()) : ""), full);
-    for (const auto& [file, text] : {std::pair{out + "/paper-experiments.csv", csvOf(run.rows)},
-                                     std::pair{out + "/paper-experiments.md", reportOf(run.rows, command + (quick ? " --quick" : ""))}}) {
-      std::ofstream f(file);
-      f << text;
-      if (!f.good()) throw Error(fmt::format("{}: cannot write (check that the folder exists)", file));
-    }
+    writeTextFile(out + "/paper-experiments.csv", csvOf(run.rows));
+    writeTextFile(out + "/paper-experiments.md", reportOf(run.rows, command + (quick ? " --quick" : "")));
     std::cout << fmt::format("Wrote {0}/paper-experiments.csv and {0}/paper-experiments.md ({1} rows).\n", out, run.rows.size());
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

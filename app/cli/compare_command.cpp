@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "engine/base/error.h"
+#include "engine/base/text_file.h"
 #include "engine/cost/cluster.h"
 #include "engine/import/importer.h"
 #include "engine/ir/summary.h"
@@ -19,12 +19,6 @@ struct CompareArgs {
   std::string model, cluster, csv, segments = "layer";
   std::vector<std::string> inputs;
 };
-
-double maxOf(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v) m = std::max(m, x);
-  return m;
-}
 
 int runCompare(const CompareArgs& a) {
   ts::ImportOptions importOptions;
@@ -60,17 +54,16 @@ int runCompare(const CompareArgs& a) {
       continue;
     }
     std::cout << fmt::format("  {:<9} {:>10.3f} ms {:>13} {:>5} {:>7.2f}x  {}\n", r.name, r.e->iterationSeconds * 1e3,
-                             ir::formatBytes(static_cast<int64_t>(maxOf(r.e->memoryBytes))), r.e->fits ? "yes" : "NO",
+                             ir::formatBytes(static_cast<int64_t>(r.e->maxMemoryBytes())), r.e->fits ? "yes" : "NO",
                              r.e->iterationSeconds / p.estimate.iterationSeconds, r.note);
   }
   std::cout << "\nspeedup: the plan's predicted iteration time over HAP's (above 1: HAP is faster).\n";
   if (!a.csv.empty()) {
-    std::ofstream out(a.csv);
-    out << "plan,iteration_ms,max_memory_bytes,fits,applicable,hap_speedup\n";
+    std::string csv = "plan,iteration_ms,max_memory_bytes,fits,applicable,hap_speedup\n";
     for (const Row& r : rows)
-      out << fmt::format("{},{:.6f},{:.0f},{},{},{:.4f}\n", r.name, r.e->iterationSeconds * 1e3, maxOf(r.e->memoryBytes),
+      csv += fmt::format("{},{:.6f},{:.0f},{},{},{:.4f}\n", r.name, r.e->iterationSeconds * 1e3, r.e->maxMemoryBytes(),
                          r.e->fits, r.applicable, r.e->iterationSeconds / p.estimate.iterationSeconds);
-    if (!out.good()) throw Error(fmt::format("{}: cannot write the CSV (check the folder exists)", a.csv));
+    writeTextFile(a.csv, csv);
   }
   return 0;
 }

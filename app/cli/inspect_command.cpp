@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/error.h"
+#include "engine/base/text_file.h"
 #include "engine/import/importer.h"
 #include "engine/ir/graph_dot.h"
 #include "engine/ir/graph_json.h"
@@ -25,12 +26,6 @@ struct InspectArgs {
   bool json = false;
 };
 
-void writeFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.good()) throw Error(fmt::format("{}: cannot write (check the folder exists)", path));
-}
-
 int runInspect(const InspectArgs& a) {
   ts::ImportOptions options;
   for (const std::string& in : a.inputs) options.inputOverrides.push_back(ts::parseInputArg(in));
@@ -42,7 +37,7 @@ int runInspect(const InspectArgs& a) {
   if (!a.dotFile.empty()) {
     ir::DotOptions dot;
     dot.depth = a.depth < 0 ? -1 : std::max(a.depth, 2);
-    writeFile(a.dotFile, ir::toDot(g, dot));
+    writeTextFile(a.dotFile, ir::toDot(g, dot));
   }
   if (a.json) {
     nlohmann::json doc = {{"summary", ir::toJson(summary)},

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "engine/base/error.h"
+#include "engine/base/text_file.h"
 #include "engine/import/importer.h"
 #include "engine/plan/plan_json.h"
 #include "engine/plan/planner.h"
@@ -22,29 +23,7 @@ struct SimulateArgs {
   std::string plan, model, trace, report;
 };
 
-void writeFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.good()) throw Error(fmt::format("{}: cannot write (check the folder exists)", path));
-}
-
 std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
-
-// A plan's model input, "x int64 [64, 128]", as the import override it was planned with.
-ts::InputSpec planInput(const std::string& text, const std::string& where) {
-  const size_t name = text.find(' '), dtype = text.find(' ', name + 1);
-  if (name == std::string::npos || dtype == std::string::npos || text.size() < dtype + 3 || text[dtype + 1] != '[' ||
-      text.back() != ']')
-    throw plan::PlanError(fmt::format("{}: '{}' is not 'NAME DTYPE [DIM, ...]'", where, text));
-  std::string dims = text.substr(dtype + 2, text.size() - dtype - 3);
-  std::erase(dims, ' ');
-  for (char& c : dims) c = c == ',' ? 'x' : c;
-  try {
-    return ts::parseInputArg(fmt::format("{}={}:{}", text.substr(0, name), dims, text.substr(name + 1, dtype - name - 1)));
-  } catch (const InputSpecError& e) {
-    throw plan::PlanError(fmt::format("{}: '{}' is not 'NAME DTYPE [DIM, ...]' ({})", where, text, e.what()));
-  }
-}
 
 // Step labels by op and module scope, from the plan's model file when it is there and unchanged
 // (or from --model, which must be); otherwise by ids, with a note on stderr.
@@ -67,8 +46,13 @@ std::vector<std::string> labelsFor(const plan::Plan& p, const SimulateArgs& a) {
     return fallBack(why);
   }
   ts::ImportOptions options;
-  for (size_t k = 0; k < p.inputs.size(); ++k)
-    options.inputOverrides.push_back(planInput(p.inputs[k], fmt::format("{}: field 'model.inputs[{}]'", a.plan, k)));
+  for (const plan::PlanInput& in : p.inputs) {
+    ts::InputSpec spec;
+    spec.name = in.name;
+    spec.dtype = in.dtype;
+    spec.shape = in.shape;
+    options.inputOverrides.push_back(std::move(spec));
+  }
   try {
     return plan::stepLabels(p, ts::importModel(model, options));
   } catch (const plan::PlanError& e) {
@@ -106,11 +90,11 @@ int runSimulate(const SimulateArgs& a) {
 
   std::string written;
   if (!a.trace.empty()) {
-    writeFile(a.trace, plan::traceJson(p, t).dump() + "\n");
+    writeTextFile(a.trace, plan::traceJson(p, t).dump() + "\n");
     written += fmt::format("Trace written to {} (open it in ui.perfetto.dev).", a.trace);
   }
   if (!a.report.empty()) {
-    writeFile(a.report, plan::formatReport(p, t));
+    writeTextFile(a.report, plan::formatReport(p, t));
     written += fmt::format("{}Report written to {}.", written.empty() ? "" : " ", a.report);
   }
   if (!written.empty()) std::cout << written << "\n";

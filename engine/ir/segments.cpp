@@ -79,15 +79,25 @@ Segmentation fromKeys(const Graph& g, const std::vector<std::string>& keys) {
 }
 
 #ifdef HAP_HAVE_METIS
+// Segments from a part per node, numbered in order of their first node (segment 0 holds node 0).
+Segmentation numbered(const std::vector<idx_t>& part) {
+  std::map<idx_t, int> renumber;
+  Segmentation s;
+  for (idx_t p : part) {
+    auto [it, fresh] = renumber.try_emplace(p, static_cast<int>(renumber.size()));
+    if (fresh) s.names.push_back(fmt::format("part{}", it->second));
+    s.nodeSegment.push_back(it->second);
+  }
+  return s;
+}
+
 Segmentation partition(const Graph& g, int parts) {
   idx_t n = static_cast<idx_t>(g.nodes.size());
-  if (parts <= 1 || n <= parts) {
-    Segmentation s = singleSegment(g);
-    if (parts > 1 && n > 0) {  // as many parts as nodes: one node each
-      s.names.clear();
-      for (idx_t i = 0; i < n; ++i) s.names.push_back(fmt::format("part{}", i)), s.nodeSegment[static_cast<size_t>(i)] = static_cast<int>(i);
-    }
-    return s;
+  if (parts <= 1 || n == 0) return singleSegment(g);
+  std::vector<idx_t> part(static_cast<size_t>(n));
+  if (n <= parts) {  // no more parts than nodes: one node each
+    std::iota(part.begin(), part.end(), idx_t{0});
+    return numbered(part);
   }
   // Undirected adjacency: producer <-> reader, weighted by the value's bytes (in KiB, at least 1).
   std::vector<std::map<idx_t, idx_t>> adj(static_cast<size_t>(n));
@@ -108,7 +118,6 @@ Segmentation partition(const Graph& g, int parts) {
     vwgt.push_back(static_cast<idx_t>(1 + 1e6 * node.cost.flops / maxFlops));
   }
   idx_t ncon = 1, nparts = parts, objval = 0;
-  std::vector<idx_t> part(static_cast<size_t>(n));
   idx_t options[METIS_NOPTIONS];
   METIS_SetDefaultOptions(options);
   options[METIS_OPTION_SEED] = 1;  // deterministic
@@ -116,16 +125,7 @@ Segmentation partition(const Graph& g, int parts) {
   const int rc = METIS_PartGraphKway(&n, &ncon, xadj.data(), adjncy.data(), vwgt.data(), nullptr, adjwgt.data(),
                                      &nparts, nullptr, nullptr, options, &objval, part.data());
   if (rc != METIS_OK) throw Error(fmt::format("METIS could not partition the graph into {} parts (status {})", parts, rc));
-  // Number the parts in order of their first node, so segment 0 holds the first node.
-  std::map<idx_t, int> renumber;
-  Segmentation s;
-  s.nodeSegment.resize(static_cast<size_t>(n));
-  for (idx_t i = 0; i < n; ++i) {
-    auto [it, fresh] = renumber.try_emplace(part[static_cast<size_t>(i)], static_cast<int>(renumber.size()));
-    if (fresh) s.names.push_back(fmt::format("part{}", it->second));
-    s.nodeSegment[static_cast<size_t>(i)] = it->second;
-  }
-  return s;
+  return numbered(part);
 }
 #endif
 

@@ -23,11 +23,6 @@ std::string formatSummary(const Plan& p) {
                                 p.modelPath, ir::formatCount(static_cast<double>(p.parameters)),
                                 p.nodes, p.cluster.name, p.devices.size(), p.ratioPolicy, p.segments.size(),
                                 p.segments.size() == 1 ? "" : "s");
-  auto maxMemory = [](const Estimate& e) {
-    double m = 0;
-    for (double b : e.memoryBytes) m = std::max(m, b);
-    return m;
-  };
   out += fmt::format("  {:<8} {:>14} {:>14} {:>5} {:>12}\n", "plan", "iteration", "memory (max)", "fits",
                      "HAP speedup");
   auto row = [&](const std::string& name, const Estimate& e, bool applicable = true) {
@@ -37,7 +32,7 @@ std::string formatSummary(const Plan& p) {
     }
     std::string speedup = name == "HAP" ? "" : fmt::format("{:.2f}x", e.iterationSeconds / p.estimate.iterationSeconds);
     out += fmt::format("  {:<8} {:>14} {:>14} {:>5} {:>12}\n", name, ms(e.iterationSeconds),
-                       ir::formatBytes(static_cast<int64_t>(maxMemory(e))), e.fits ? "yes" : "NO", speedup);
+                       ir::formatBytes(static_cast<int64_t>(e.maxMemoryBytes())), e.fits ? "yes" : "NO", speedup);
   };
   row("HAP", p.estimate);
   for (const Plan::Baseline& b : p.baselines) {

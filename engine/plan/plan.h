@@ -3,6 +3,7 @@
 // file, a worker needs nothing else. Serialised as JSON by plan_json.h; checked by verifier.h.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -76,12 +77,25 @@ struct Estimate {
   double iterationSeconds = 0;
   std::vector<double> memoryBytes;  // per rank
   bool fits = true;                 // every rank's memory within its capacity
+  double maxMemoryBytes() const {
+    double most = 0;
+    for (double b : memoryBytes) most = std::max(most, b);
+    return most;
+  }
+};
+
+// A forward argument as planned: the model is re-imported with these shapes (hap simulate, the
+// runtime).
+struct PlanInput {
+  std::string name;
+  ir::DType dtype = ir::DType::Float32;
+  ir::Shape shape;
 };
 
 struct Plan {
   // Model identity.
   std::string modelPath, modelSha256;
-  std::vector<std::string> inputs;  // "x int64 [64, 128]"
+  std::vector<PlanInput> inputs;
   int64_t parameters = 0;
   int nodes = 0;  // of the planned graph: the imported one with reshards (planGraph)
   // Cluster and ratios.

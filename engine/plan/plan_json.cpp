@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <optional>
 
 #include "engine/cost/cluster_json.h"
 
@@ -77,7 +78,10 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
   ojson doc;
   doc["format"] = "hap-plan";
   doc["version"] = kPlanVersion;
-  doc["model"] = {{"path", p.modelPath}, {"sha256", p.modelSha256}, {"inputs", p.inputs},
+  ojson inputs = ojson::array();
+  for (const PlanInput& in : p.inputs)
+    inputs.push_back({{"name", in.name}, {"dtype", ir::dtypeName(in.dtype)}, {"shape", in.shape}});
+  doc["model"] = {{"path", p.modelPath}, {"sha256", p.modelSha256}, {"inputs", inputs},
                   {"parameters", p.parameters}, {"nodes", p.nodes}};
   ojson devices = ojson::array();
   for (const PlanDevice& d : p.devices)
@@ -151,7 +155,14 @@ Plan planFromJson(const json& doc, const std::string& origin) {
   const json& model = r.at(doc, "model", "");
   p.modelPath = r.get<std::string>(model, "path", "model.");
   p.modelSha256 = r.get<std::string>(model, "sha256", "model.");
-  p.inputs = r.get<std::vector<std::string>>(model, "inputs", "model.");
+  const json& inputs = r.at(model, "inputs", "model.");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string path = fmt::format("model.inputs[{}].", i);
+    const std::string dtype = r.get<std::string>(inputs[i], "dtype", path);
+    const std::optional<ir::DType> t = ir::parseDType(dtype);
+    if (!t) throw PlanError(fmt::format("{}: field '{}dtype' is '{}', not a dtype (float32, int64, ...)", origin, path, dtype));
+    p.inputs.push_back({r.get<std::string>(inputs[i], "name", path), *t, r.get<ir::Shape>(inputs[i], "shape", path)});
+  }
   p.parameters = r.get<int64_t>(model, "parameters", "model.");
   p.nodes = r.get<int>(model, "nodes", "model.");
   const json& cluster = r.at(doc, "cluster", "");

@@ -98,9 +98,7 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   Plan plan;
   plan.modelPath = imported.sourceFile;
   plan.modelSha256 = sha256File(imported.sourceFile);
-  for (ir::ValueId in : g.inputs)
-    plan.inputs.push_back(fmt::format("{} {} {}", g.value(in).name, ir::dtypeName(g.value(in).dtype),
-                                      ir::formatShape(g.value(in).shape)));
+  for (ir::ValueId in : g.inputs) plan.inputs.push_back({g.value(in).name, g.value(in).dtype, g.value(in).shape});
   plan.parameters = g.parameterCount();
   plan.nodes = static_cast<int>(g.nodes.size());
   plan.cluster = cluster;
