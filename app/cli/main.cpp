@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/cli/inspect_command.h"
+#include "app/cli/launch_command.h"
 #include "app/cli/plan_command.h"
 #include "app/cli/compare_command.h"
 #include "app/cli/simulate_command.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   hap::cli::addPlanCommand(app, exitCode);
   hap::cli::addSimulateCommand(app, exitCode);
   hap::cli::addCompareCommand(app, exitCode);
+  hap::cli::addLaunchCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

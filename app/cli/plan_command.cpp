@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
+#include <string>
 #include <unistd.h>
 #include <memory>
 
@@ -18,7 +20,7 @@ namespace hap::cli {
 namespace {
 
 struct PlanArgs {
-  std::string model, cluster, output, ratios = "lp", segments = "layer";
+  std::string model, cluster, output, ratios = "lp", segments = "layer", collectives = "auto";
   std::vector<std::string> inputs, pins;
   bool explain = false, quiet = false, baselines = true;
   int64_t maxStates = 2'000'000;
@@ -48,6 +50,37 @@ class ProgressLine : public synth::SearchListener {
   double lastLine_ = -1;
 };
 
+// --ratios S0,S1,...: one non-negative share per device of the cluster, normalised to sum 1.
+std::vector<double> parseShares(const std::string& text, const cost::Cluster& cluster) {
+  std::vector<double> shares;
+  double total = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    size_t used = 0;
+    double share = -1;
+    try {
+      share = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || !(share >= 0) || !std::isfinite(share))
+      throw Error(fmt::format("--ratios '{}': '{}' is not a non-negative number; give 'lp', 'even', 'proportional' or "
+                              "one share per device, e.g. 0.5,0.3,0.2,0",
+                              text, item));
+    shares.push_back(share);
+    total += share;
+    start = comma + 1;
+  }
+  if (shares.size() != static_cast<size_t>(cluster.size()))
+    throw Error(fmt::format("--ratios '{}': {} shares for the {} devices of cluster {}", text, shares.size(),
+                            cluster.size(), cluster.name));
+  if (total <= 0) throw Error(fmt::format("--ratios '{}': the shares sum to 0; give at least one device a share", text));
+  for (double& s : shares) s /= total;
+  return shares;
+}
+
 int runPlan(const PlanArgs& a) {
   ts::ImportOptions importOptions;
   for (const std::string& in : a.inputs) importOptions.inputOverrides.push_back(ts::parseInputArg(in));
@@ -57,7 +90,11 @@ int runPlan(const PlanArgs& a) {
   plan::PlanOptions options;
   options.ratios = a.ratios == "even"           ? plan::PlanOptions::Ratios::Even
                    : a.ratios == "proportional" ? plan::PlanOptions::Ratios::Proportional
-                                                : plan::PlanOptions::Ratios::Optimised;
+                   : a.ratios == "lp"           ? plan::PlanOptions::Ratios::Optimised
+                                                : plan::PlanOptions::Ratios::Fixed;
+  if (options.ratios == plan::PlanOptions::Ratios::Fixed) options.fixedShares = parseShares(a.ratios, cluster);
+  options.cost.restrictions.groupedCollectives = a.collectives != "padded";
+  options.cost.restrictions.paddedCollectives = a.collectives != "grouped";
   options.segments = ir::parseSegmentOptions(a.segments);
   options.segmentText = a.segments;
   options.baselines = a.baselines;
@@ -106,8 +143,13 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--ratios", args->ratios,
                   "Device shares of every sharded dimension: 'lp' optimises them (alternating the "
                   "search and a linear program, starting proportional), 'even', or 'proportional' "
-                  "to each device's peak FLOP/s")
-      ->check(CLI::IsMember({"lp", "even", "proportional"}))
+                  "to each device's peak FLOP/s, or one share per device (e.g. 0.5,0.3,0.2,0; normalised "
+                  "to sum 1; zero allowed)")
+      ->capture_default_str();
+  cmd->add_option("--collectives", args->collectives,
+                  "Methods of uneven all-gathers and reduce-scatters: 'auto' (the cheaper), 'padded' or 'grouped' "
+                  "only (to compare them, or to exercise one in the runtime)")
+      ->check(CLI::IsMember({"auto", "padded", "grouped"}))
       ->capture_default_str();
   cmd->add_option("--segments", args->segments,
                   "Groups of nodes with their own ratios: 'layer' (one per repeated block such as a "

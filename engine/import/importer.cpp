@@ -1,4 +1,5 @@
 #include "engine/import/importer.h"
+#include "engine/import/model_tensors.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -217,8 +218,8 @@ std::optional<std::vector<int64_t>> convolutionShapeOf(const std::string& op, co
 
 class Importer {
  public:
-  Importer(std::string path, ImportOptions options)
-      : path_(std::move(path)), options_(std::move(options)) {}
+  Importer(std::string path, ImportOptions options, ModelTensors* tensors = nullptr)
+      : path_(std::move(path)), options_(std::move(options)), tensors_(tensors) {}
 
   ir::Graph run();
 
@@ -271,6 +272,7 @@ class Importer {
   at::Generator rng_ = at::detail::createCPUGenerator(0);
   // Qualified path of the module whose method is being walked: the scope of the nodes emitted.
   std::string scope_;
+  ModelTensors* tensors_ = nullptr;  // where the runtime wants the tensors' data, or null
 };
 
 std::string Importer::where(const jit::Node* n) const {
@@ -311,6 +313,7 @@ void Importer::load() {
   applyOverrides(spec_.inputs, options_.inputOverrides);
   g_.sourceFile = path_;
   g_.modelInfo = spec_.modelInfo;
+  if (tensors_) tensors_->inputs = spec_.inputs;
 }
 
 void Importer::bindInputs(const std::shared_ptr<jit::Graph>& graph) {
@@ -501,6 +504,8 @@ ir::ValueId Importer::materialize(const at::Tensor& t, const std::string& name,
                                   const jit::Node* n) {
   ir::ValueId id = newValue(ir::ValueKind::Constant, name, t, n);
   g_.constants.push_back(id);
+  // Folded constants are computed on real tensors (never meta), so their data is at hand.
+  if (tensors_) tensors_->values.emplace(id, t.is_meta() ? t : t.detach().clone());
   return id;
 }
 
@@ -662,6 +667,7 @@ void Importer::visitGetAttr(jit::Node* n) {
     it->second = newValue(isParam ? ir::ValueKind::Parameter : ir::ValueKind::Buffer, qualified,
                           t, n);
     (isParam ? g_.parameters : g_.buffers).push_back(it->second);
+    if (tensors_) tensors_->values.emplace(it->second, t.detach());
   }
   Slot s;
   s.kind = Slot::Kind::Tensor;
@@ -947,6 +953,17 @@ ir::Graph Importer::run() {
 ir::Graph importModel(const std::string& path, const ImportOptions& options) {
   at::NoGradGuard noGrad;
   return Importer(path, options).run();
+}
+
+ir::Graph importModel(const std::string& path, const ImportOptions& options, ModelTensors& tensors) {
+  at::NoGradGuard noGrad;
+  tensors.values.clear();
+  ir::Graph g = Importer(path, options, &tensors).run();
+  for (const auto& [id, t] : tensors.values)
+    if (t.is_meta())
+      throw ImportError(fmt::format("{}: the data of constant '{}' was not kept by the import (an internal "
+                                    "limit); please report this model", path, g.value(id).name));
+  return g;
 }
 
 }  // namespace hap::ts

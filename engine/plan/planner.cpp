@@ -1,5 +1,7 @@
 #include "engine/plan/planner.h"
 
+#include <cassert>
+
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
@@ -55,6 +57,7 @@ std::vector<double> ratiosFor(const ir::Graph& g, const cost::Cluster& cluster,
                               PlanOptions::Ratios policy) {
   const int n = cluster.size();
   std::vector<double> shares(static_cast<size_t>(n), 1.0 / n);
+  assert(policy != PlanOptions::Ratios::Fixed);
   if (policy == PlanOptions::Ratios::Even) return shares;
   ir::DType dtype = ir::DType::Float32;
   for (ir::ValueId p : g.parameters) dtype = g.value(p).dtype;
@@ -88,9 +91,16 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   alternation.maxRounds = optimise ? options.maxRounds : 0;
   alternation.cost = options.cost;
   alternation.search = options.search;
-  balance::AlternationResult result = balance::alternate(
-      theory, cluster, ratiosFor(g, cluster, optimise ? PlanOptions::Ratios::Proportional : options.ratios),
-      alternation);
+  std::vector<double> start;
+  if (options.ratios == PlanOptions::Ratios::Fixed) {
+    if (options.fixedShares.size() != static_cast<size_t>(cluster.size()))
+      throw Error(fmt::format("{} shares given for the {} devices of cluster {}", options.fixedShares.size(),
+                              cluster.size(), cluster.name));
+    start = options.fixedShares;
+  } else {
+    start = ratiosFor(g, cluster, optimise ? PlanOptions::Ratios::Proportional : options.ratios);
+  }
+  balance::AlternationResult result = balance::alternate(theory, cluster, start, alternation);
   const synth::CostTable& table = *result.table;
   const synth::Program& program = result.program;
   const synth::SearchStats& stats = result.stats;
@@ -106,7 +116,10 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
     plan.segments.push_back({segmentation.names[static_cast<size_t>(s)], table.segmentShares(s)});
   plan.importedNodeSegment = importedSegments;
   plan.segmentation = options.segmentText;
-  plan.ratioPolicy = optimise ? "lp" : options.ratios == PlanOptions::Ratios::Even ? "even" : "proportional";
+  plan.ratioPolicy = optimise                                        ? "lp"
+                     : options.ratios == PlanOptions::Ratios::Even      ? "even"
+                     : options.ratios == PlanOptions::Ratios::Fixed     ? "fixed"
+                                                                        : "proportional";
   if (optimise)
     for (const balance::HistoryEntry& h : result.history) plan.history.push_back({h.step, h.seconds, h.fits});
   plan.balanceNote = result.infeasible;

@@ -13,11 +13,13 @@
 namespace hap::plan {
 
 struct PlanOptions {
-  enum class Ratios { Even, Proportional, Optimised };
+  enum class Ratios { Even, Proportional, Optimised, Fixed };
   // Shares of the devices: equal; proportional to each device's peak FLOP/s for the model's
-  // dtype; or optimised: proportional first, then alternating the search and the LP over the
-  // shares (balance/alternation.h) until neither improves the plan.
+  // dtype; optimised: proportional first, then alternating the search and the LP over the
+  // shares (balance/alternation.h) until neither improves the plan; or fixed: `fixedShares`, in
+  // every segment (tests and experiments; zero shares allowed).
   Ratios ratios = Ratios::Optimised;
+  std::vector<double> fixedShares;  // Fixed: one per device, non-negative, summing to 1
   int maxRounds = 10;  // alternation rounds (Optimised)
   // Segments, each with its own ratios (ir/segments.h); `segmentText` records the choice in the
   // plan ("layer", "none", "scope:2", "auto:8").

@@ -299,6 +299,7 @@ double CostTable::gatherSeconds(ir::ValueId x, bool grad, cost::Method* method) 
   double best = std::numeric_limits<double>::infinity();
   for (cost::Method m : {cost::Method::Padded, cost::Method::Grouped}) {
     if (m == cost::Method::Grouped && !restrictions_.groupedCollectives) continue;
+    if (m == cost::Method::Padded && !restrictions_.paddedCollectives) continue;
     double s = cost::allGatherSeconds(cluster_, m, shards);
     if (grad) s += cost::reduceScatterSeconds(cluster_, m, shards);
     if (s < best) {
@@ -397,6 +398,8 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
     std::optional<Conversion> best;
     for (cost::Method m : {cost::Method::Padded, cost::Method::Grouped}) {
       if (m == cost::Method::Grouped && !restrictions_.groupedCollectives) continue;
+      if (m == cost::Method::Padded && !restrictions_.paddedCollectives) continue;
+    if (m == cost::Method::Padded && !restrictions_.paddedCollectives) continue;
       Conversion mc = c;
       mc.method = m;
       const double ag = cost::allGatherSeconds(cluster_, m, shards);

@@ -90,6 +90,8 @@ struct Restrictions {
                                    // parallelism): a variant reading one otherwise is excluded
   bool groupedCollectives = true;  // uneven all-gathers / reduce-scatters may use the grouped
                                    // method (else padded only)
+  bool paddedCollectives = true;   // ... may use the padded method (else grouped only; `hap plan
+                                   // --collectives grouped`, to exercise the runtime's method)
 };
 
 struct CostOptions {

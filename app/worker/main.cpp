@@ -1,0 +1,69 @@
+// hap-worker PLAN.json: one rank of a plan's distributed training run. Reads the torchrun
+// environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; HAP_TIMEOUT_S), joins the
+// other ranks and trains (runtime/trainer.h). Exit status: 0 success, 1 an error (message on
+// stderr as `hap-worker: error: ...`) or a failed --check, 2 usage.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "engine/base/error.h"
+#include "runtime/trainer.h"
+#include "runtime/worker_env.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"hap-worker: one rank of a HAP plan's distributed training run (started by `hap launch`, torchrun, "
+               "Slurm or ssh; reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT)",
+               "hap-worker"};
+  hap::rt::TrainOptions o;
+  std::string optimizer = "sgd";
+  app.add_option("plan", o.planPath, "Plan file (hap plan -o)")->required()->check(CLI::ExistingFile);
+  app.add_option("--model", o.modelPath, "Model file (default: the plan's, or the file of that name beside the plan)");
+  app.add_option("--steps", o.steps, "Optimizer steps measured after the warm-up")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup", o.warmup, "Steps run first, left out of the timing")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", o.seed, "Seed of random ops (dropout) and synthetic data")->capture_default_str();
+  app.add_option("--data", o.data.kind, "Batches: synthetic, tokens (a token file) or cifar (CIFAR-10 binary)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"synthetic", "tokens", "cifar"}));
+  app.add_option("--data-path", o.data.path, "The data file of --data tokens|cifar");
+  app.add_option("--token-dtype", o.data.tokenDtype, "Token ids in the token file: uint16 or int32")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"uint16", "int32"}));
+  app.add_option("--optimizer", optimizer, "sgd (with momentum), adam or adamw")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  app.add_option("--lr", o.optimizer.lr, "Learning rate")->capture_default_str();
+  app.add_option("--momentum", o.optimizer.momentum, "SGD momentum")->capture_default_str();
+  app.add_option("--weight-decay", o.optimizer.weightDecay, "Weight decay (AdamW: decoupled)")->capture_default_str();
+  app.add_option("--clip-norm", o.optimizer.clipNorm, "Clip gradients to this global L2 norm (0: off)")->capture_default_str();
+  app.add_option("--metrics", o.metricsPath, "Write metrics as JSON lines (rank 0)");
+  app.add_option("--trace", o.tracePath, "Write a Chrome trace of the last steps of every rank (rank 0)");
+  app.add_option("--checkpoint-dir", o.checkpointDir, "Write consolidated checkpoints step-N.pt here");
+  app.add_option("--checkpoint-every", o.checkpointEvery, "Checkpoint every N steps (and at the end)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--resume", o.resumePath, "Continue from this checkpoint")->check(CLI::ExistingFile);
+  app.add_option("--export", o.exportPath, "Write the trained model as a TorchScript file (rank 0)");
+  app.add_option("--threads", o.threads, "Intra-op threads (0: LibTorch's default)")->check(CLI::NonNegativeNumber);
+  app.add_flag("--cuda", o.cuda, "Run on this rank's GPU with NCCL (needs LibTorch with CUDA)");
+  app.add_flag("--check", o.check,
+               "Exactness check: run the single-device program beside the plan and compare the loss and gradients "
+               "every step and the parameters at the end (exit 1 when they differ)");
+  app.add_option("--check-tolerance", o.checkTolerance, "Relative tolerance of --check")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    o.optimizer.kind = hap::rt::parseOptimizerKind(optimizer);
+    return hap::rt::runWorker(o, hap::rt::WorkerEnv::fromEnvironment());
+  } catch (const hap::Error& e) {
+    std::cerr << "hap-worker: error: " << e.what() << "\n" << std::flush;
+    return 1;
+  } catch (const std::exception& e) {
+    // c10::Error and friends: an operator or a collective failed; name it rather than abort.
+    std::string what = e.what();
+    if (const size_t cut = what.find("\nException raised from"); cut != std::string::npos) what.resize(cut);
+    std::cerr << "hap-worker: error: " << what << "\n" << std::flush;
+    return 1;
+  }
+}

@@ -1,0 +1,401 @@
+#include "runtime/communicator.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
+#ifdef HAP_HAVE_CUDA
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "runtime/runtime_error.h"
+
+namespace hap::rt {
+namespace {
+
+// The process-group interface both backends implement: ProcessGroup in LibTorch 1.13, Backend in
+// 2.x (where ProcessGroup became a wrapper around backends). Same method names and signatures.
+#if TORCH_VERSION_MAJOR >= 2
+using CommBackend = c10d::Backend;
+#else
+using CommBackend = c10d::ProcessGroup;
+#endif
+
+int64_t sum(const std::vector<int64_t>& v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); }
+
+std::vector<int64_t> offsetsOf(const std::vector<int64_t>& lengths) {
+  std::vector<int64_t> out(lengths.size(), 0);
+  for (size_t i = 1; i < lengths.size(); ++i) out[i] = out[i - 1] + lengths[i - 1];
+  return out;
+}
+
+// `dim` of a tensor of rank `rank` as a non-negative index (negative counts from the end).
+int wrapDim(int64_t rank, int dim, const char* what) {
+  const int64_t d = dim < 0 ? dim + rank : dim;
+  if (d < 0 || d >= rank)
+    throw RuntimeError(fmt::format("{}: dimension {} does not exist in a tensor of rank {}; the plan and the "
+                                   "model disagree, re-plan for this model",
+                                   what, dim, rank));
+  return static_cast<int>(d);
+}
+
+// `lengths` has one non-negative entry per rank and sums to `total`.
+void checkLengths(const char* what, const std::vector<int64_t>& lengths, int world, int64_t total) {
+  bool ok = static_cast<int>(lengths.size()) == world;
+  for (int64_t l : lengths) ok = ok && l >= 0;
+  if (!ok || sum(lengths) != total)
+    throw RuntimeError(fmt::format("{}: the piece lengths [{}] are not {} non-negative numbers summing to the "
+                                   "dimension's size {}; the plan does not match this world or model",
+                                   what, fmt::join(lengths, ", "), world, total));
+}
+
+// Gloo moves only the dtypes it can reduce (no bfloat16, bool or int16); the collectives that
+// only move data carry bfloat16 as half and bool as uint8, bit for bit.
+at::Tensor wire(const at::Tensor& t) {
+  if (t.scalar_type() == at::kBFloat16) return t.view(at::kHalf);  // Gloo moves no int16
+  if (t.scalar_type() == at::kBool) return t.view(at::kByte);
+  return t;
+}
+
+// `sizes` with entry `dim` replaced by `value`.
+std::vector<int64_t> withSize(at::IntArrayRef sizes, int dim, int64_t value) {
+  std::vector<int64_t> out(sizes.begin(), sizes.end());
+  out[static_cast<size_t>(dim)] = value;
+  return out;
+}
+
+int64_t numelOf(const std::vector<int64_t>& sizes) {
+  return std::accumulate(sizes.begin(), sizes.end(), int64_t{1}, std::multiplies<>());
+}
+
+// The detail of a c10d/Gloo failure: the message without LibTorch's C++ backtrace.
+std::string detailOf(const std::exception& e) {
+  std::string text;
+  if (const auto* c10 = dynamic_cast<const c10::Error*>(&e))
+    text = c10->what_without_backtrace();
+  else
+    text = e.what();
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '.')) text.pop_back();
+  return text;
+}
+
+// One c10d process group (or none for a world of one) and the emulations of the collectives
+// Gloo lacks. Every collective works on contiguous buffers it owns; inputs are never modified
+// except by the in-place collectives (allReduce, allReduceMax, broadcast).
+class GroupCommunicator final : public Communicator {
+ public:
+  GroupCommunicator(WorkerEnv env, c10::intrusive_ptr<CommBackend> group)
+      : env_(std::move(env)), group_(std::move(group)) {}
+
+  int rank() const override { return env_.rank; }
+  int size() const override { return env_.worldSize; }
+
+  void allReduce(at::Tensor& t) override { reduceInPlace(t, c10d::ReduceOp::SUM, "all-reduce"); }
+  void allReduceMax(at::Tensor& t) override { reduceInPlace(t, c10d::ReduceOp::MAX, "all-reduce (max)"); }
+
+  at::Tensor allGather(const at::Tensor& local, int dim, const std::vector<int64_t>& lengths,
+                       CommMethod method) override {
+    const char* what = method == CommMethod::Padded ? "all-gather (padded)" : "all-gather (grouped)";
+    at::NoGradGuard noGrad;
+    const int d = wrapDim(local.dim(), dim, what);
+    checkLengths(what, lengths, size(), sum(lengths));
+    if (local.size(d) != lengths[static_cast<size_t>(rank())])
+      throw RuntimeError(fmt::format("{}: rank {} holds a piece of length {} along dimension {}, the plan says {}",
+                                     what, rank(), local.size(d), d, lengths[static_cast<size_t>(rank())]));
+    if (size() == 1) return local.clone(at::MemoryFormat::Contiguous);
+
+    // Work with the cut dimension in front: every piece is then a contiguous row block.
+    const at::Tensor front = local.movedim(d, 0);
+    const int64_t total = sum(lengths);
+    const std::vector<int64_t> outSizes = withSize(front.sizes(), 0, total);
+    at::Tensor out = at::empty(outSizes, local.options());
+    const int64_t rowNumel = numelOf(outSizes) / std::max<int64_t>(total, 1);
+    const std::vector<int64_t> offsets = offsetsOf(lengths);
+    const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+    // Nothing to move (the same on every rank: shapes agree).
+    if (rowNumel == 0 || longest == 0) return out.movedim(0, d).contiguous();
+
+    if (method == CommMethod::Padded) {
+      // Every piece padded to the longest (zeros, never uninitialised memory), one allgather into
+      // views of one buffer, then trimmed.
+      at::Tensor padded = at::zeros(withSize(front.sizes(), 0, longest), local.options());
+      padded.narrow(0, 0, front.size(0)).copy_(front);
+      at::Tensor gathered = at::empty(withSize(front.sizes(), 0, longest * size()), local.options());
+      std::vector<std::vector<at::Tensor>> outputs(1);
+      for (int k = 0; k < size(); ++k) outputs[0].push_back(wire(gathered.narrow(0, k * longest, longest)));
+      std::vector<at::Tensor> inputs{wire(padded)};
+      guarded(what, local, [&] { group_->allgather(outputs, inputs)->wait(); });
+      for (int k = 0; k < size(); ++k)
+        out.narrow(0, offsets[k], lengths[k]).copy_(gathered.narrow(0, k * longest, lengths[k]));
+    } else {
+      // One broadcast per rank of its actual piece, straight into its place in the result.
+      out.narrow(0, offsets[rank()], lengths[rank()]).copy_(front);
+      for (int k = 0; k < size(); ++k) {
+        if (lengths[k] == 0) continue;
+        std::vector<at::Tensor> piece{wire(out.narrow(0, offsets[k], lengths[k]))};
+        c10d::BroadcastOptions opts;
+        opts.rootRank = k;
+        guarded(what, local, [&] { group_->broadcast(piece, opts)->wait(); });
+      }
+    }
+    return out.movedim(0, d).contiguous();
+  }
+
+  at::Tensor reduceScatter(const at::Tensor& full, int dim, const std::vector<int64_t>& lengths,
+                           CommMethod method) override {
+    const char* what = method == CommMethod::Padded ? "reduce-scatter (padded)" : "reduce-scatter (grouped)";
+    at::NoGradGuard noGrad;
+    const int d = wrapDim(full.dim(), dim, what);
+    checkLengths(what, lengths, size(), full.size(d));
+    if (size() == 1) return full.clone(at::MemoryFormat::Contiguous);
+
+    const at::Tensor front = full.movedim(d, 0);
+    const int64_t mine = lengths[rank()];
+    const std::vector<int64_t> offsets = offsetsOf(lengths);
+    const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+    at::Tensor result = at::empty(withSize(front.sizes(), 0, mine), full.options());
+    if (front.numel() == 0) return result.movedim(0, d).contiguous();
+
+    if (method == CommMethod::Padded) {
+      // Gloo (1.13) has no reduce_scatter: send piece k, padded to the longest, to rank k with one
+      // equal-split alltoall_base, then sum the n received copies locally in rank order.
+      at::Tensor send = at::zeros(withSize(front.sizes(), 0, longest * size()), full.options());
+      for (int k = 0; k < size(); ++k)
+        send.narrow(0, k * longest, lengths[k]).copy_(front.narrow(0, offsets[k], lengths[k]));
+      at::Tensor received = at::empty_like(send);
+      at::Tensor in = wire(send), out = wire(received);
+      std::vector<int64_t> equalSplit;
+      guarded(what, full, [&] { group_->alltoall_base(out, in, equalSplit, equalSplit)->wait(); });
+      result.copy_(received.narrow(0, 0, mine));
+      for (int j = 1; j < size(); ++j) result.add_(received.narrow(0, j * longest, mine));
+    } else {
+      // One reduce per rank of its piece to that rank.
+      for (int k = 0; k < size(); ++k) {
+        if (lengths[k] == 0) continue;
+        // A private copy: reduce may use its buffer as scratch on the other ranks.
+        std::vector<at::Tensor> piece{front.narrow(0, offsets[k], lengths[k]).clone(at::MemoryFormat::Contiguous)};
+        c10d::ReduceOptions opts;
+        opts.reduceOp = c10d::ReduceOp::SUM;
+        opts.rootRank = k;
+        guarded(what, full, [&] { group_->reduce(piece, opts)->wait(); });
+        if (k == rank()) result = piece[0];
+      }
+    }
+    return result.movedim(0, d).contiguous();
+  }
+
+  at::Tensor allToAll(const at::Tensor& local, int fromDim, const std::vector<int64_t>& fromLengths, int toDim,
+                      const std::vector<int64_t>& toLengths) override {
+    const char* what = "all-to-all";
+    at::NoGradGuard noGrad;
+    const int fd = wrapDim(local.dim(), fromDim, what);
+    const int td = wrapDim(local.dim(), toDim, what);
+    checkLengths(what, fromLengths, size(), sum(fromLengths));
+    if (local.size(fd) != fromLengths[rank()])
+      throw RuntimeError(fmt::format("{}: rank {} holds a piece of length {} along dimension {}, the plan says {}",
+                                     what, rank(), local.size(fd), fd, fromLengths[rank()]));
+    const std::vector<int64_t> fullSizes = withSize(local.sizes(), fd, sum(fromLengths));
+    checkLengths(what, toLengths, size(), fullSizes[td]);
+    if (fd == td && fromLengths == toLengths) return local;
+    if (size() == 1) return local.clone(at::MemoryFormat::Contiguous);
+
+    // chunk(s, k): the part of rank s's piece that rank k holds afterwards. It starts at
+    // sourceOffset along toDim inside s's piece and lands at targetOffset along fromDim inside
+    // k's new piece (one dimension when fromDim == toDim). Every rank can compute every chunk, so
+    // all agree on the counts and on whether anything moves at all.
+    const std::vector<int64_t> fromOffsets = offsetsOf(fromLengths), toOffsets = offsetsOf(toLengths);
+    struct Chunk {
+      std::vector<int64_t> sizes;
+      int64_t numel = 0;
+      int64_t sourceOffset = 0;
+      int64_t targetOffset = 0;
+    };
+    auto chunk = [&](int s, int k) {
+      Chunk c;
+      if (fd == td) {
+        const int64_t lo = std::max(fromOffsets[s], toOffsets[k]);
+        const int64_t hi = std::min(fromOffsets[s] + fromLengths[s], toOffsets[k] + toLengths[k]);
+        const int64_t len = std::max<int64_t>(hi - lo, 0);
+        c.sizes = withSize(fullSizes, fd, len);
+        c.sourceOffset = len ? lo - fromOffsets[s] : 0;
+        c.targetOffset = len ? lo - toOffsets[k] : 0;
+      } else {
+        c.sizes = withSize(withSize(fullSizes, fd, fromLengths[s]), td, toLengths[k]);
+        c.sourceOffset = toOffsets[k];
+        c.targetOffset = fromOffsets[s];
+      }
+      c.numel = numelOf(c.sizes);
+      return c;
+    };
+
+    at::Tensor result = at::empty(withSize(fullSizes, td, toLengths[rank()]), local.options());
+    int64_t moved = 0;
+    std::vector<int64_t> sendCounts(size()), recvCounts(size());
+    for (int s = 0; s < size(); ++s)
+      for (int k = 0; k < size(); ++k) moved += chunk(s, k).numel;
+    for (int k = 0; k < size(); ++k) {
+      sendCounts[k] = chunk(rank(), k).numel;
+      recvCounts[k] = chunk(k, rank()).numel;
+    }
+    if (moved == 0) return result;
+
+    // One flat buffer each way, chunks in rank order (alltoall_base splits along dimension 0).
+    at::Tensor send = at::empty({sum(sendCounts)}, local.options());
+    at::Tensor received = at::empty({sum(recvCounts)}, local.options());
+    int64_t cursor = 0;
+    for (int k = 0; k < size(); ++k) {
+      const Chunk c = chunk(rank(), k);
+      if (c.numel)
+        send.narrow(0, cursor, c.numel).view(c.sizes).copy_(local.narrow(td, c.sourceOffset, c.sizes[td]));
+      cursor += c.numel;
+    }
+    at::Tensor in = wire(send), out = wire(received);
+    guarded(what, local, [&] { group_->alltoall_base(out, in, recvCounts, sendCounts)->wait(); });
+    cursor = 0;
+    for (int s = 0; s < size(); ++s) {
+      const Chunk c = chunk(s, rank());
+      if (c.numel)
+        result.narrow(fd, c.targetOffset, c.sizes[fd]).copy_(received.narrow(0, cursor, c.numel).view(c.sizes));
+      cursor += c.numel;
+    }
+    return result;
+  }
+
+  void broadcast(at::Tensor& t, int root) override {
+    const char* what = "broadcast";
+    if (root < 0 || root >= size())
+      throw RuntimeError(fmt::format("{}: root rank {} is not in this world of {}", what, root, size()));
+    if (size() == 1 || t.numel() == 0) return;
+    at::NoGradGuard noGrad;
+    at::Tensor buffer = t.is_contiguous() ? t : t.contiguous();
+    std::vector<at::Tensor> tensors{wire(buffer)};
+    c10d::BroadcastOptions opts;
+    opts.rootRank = root;
+    guarded(what, t, [&] { group_->broadcast(tensors, opts)->wait(); });
+    if (!buffer.is_same(t)) t.copy_(buffer);
+  }
+
+  void barrier() override {
+    if (size() == 1) return;
+    guarded("barrier", at::Tensor(), [&] { group_->barrier()->wait(); });
+  }
+
+  // Runs one c10d call on `subject` (may be undefined); its failures (timeouts, closed
+  // connections, refused peers, dtypes the backend cannot handle) become a RuntimeError naming
+  // the collective, the tensor, this rank and the rendezvous address.
+  template <class F>
+  void guarded(const char* what, const at::Tensor& subject, F&& call) {
+    try {
+      call();
+    } catch (const hap::Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::string step = what;
+      if (subject.defined())
+        step += fmt::format(" of a {} tensor [{}]", c10::toString(subject.scalar_type()),
+                            fmt::join(subject.sizes(), ", "));
+      throw RuntimeError(failureMessage(env_, step, detailOf(e)));
+    }
+  }
+
+  static std::string failureMessage(const WorkerEnv& env, const std::string& what, const std::string& detail) {
+    return fmt::format("{} failed on rank {} of {} (store at MASTER_ADDR:MASTER_PORT {}:{}): {}. Is every rank "
+                       "started, with the same MASTER_ADDR, MASTER_PORT and WORLD_SIZE, and still running? A peer "
+                       "that does not answer within HAP_TIMEOUT_S={} s fails the step",
+                       what, env.rank, env.worldSize, env.masterAddr, env.masterPort, detail, env.timeout.count());
+  }
+
+ private:
+  void reduceInPlace(at::Tensor& t, c10d::ReduceOp op, const char* what) {
+    if (size() == 1 || t.numel() == 0) return;
+    at::NoGradGuard noGrad;
+    at::Tensor buffer = t.is_contiguous() ? t : t.contiguous();
+    std::vector<at::Tensor> tensors{buffer};
+    c10d::AllreduceOptions opts;
+    opts.reduceOp = op;
+    guarded(what, t, [&] { group_->allreduce(tensors, opts)->wait(); });
+    if (!buffer.is_same(t)) t.copy_(buffer);
+  }
+
+  WorkerEnv env_;
+  c10::intrusive_ptr<CommBackend> group_;  // null for a world of one
+};
+
+// Gloo's network device: GLOO_SOCKET_IFNAME (torch's variable) names an interface; otherwise the
+// address of MASTER_ADDR where this machine has it (every rank of a single-machine run), else the
+// address this machine's hostname resolves to.
+std::shared_ptr<::gloo::transport::Device> glooDevice(const WorkerEnv& env) {
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname)
+    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  try {
+    return c10d::ProcessGroupGloo::createDeviceForHostname(env.masterAddr);
+  } catch (const std::exception&) {
+    return c10d::ProcessGroupGloo::createDefaultDevice();
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool cuda) {
+#ifndef HAP_HAVE_CUDA
+  if (cuda)
+    throw RuntimeError(
+        "this LibTorch has no CUDA, so NCCL is not available; run the workers on CPU (Gloo) or build HAP Studio "
+        "against a CUDA build of LibTorch");
+#endif
+  if (env.worldSize == 1) return std::make_unique<GroupCommunicator>(env, c10::intrusive_ptr<CommBackend>());
+
+  c10::intrusive_ptr<CommBackend> group;
+  try {
+    c10d::TCPStoreOptions storeOptions;
+    storeOptions.port = static_cast<std::uint16_t>(env.masterPort);
+    storeOptions.isServer = env.rank == 0;
+    storeOptions.numWorkers = static_cast<std::size_t>(env.worldSize);
+    storeOptions.waitWorkers = true;
+    storeOptions.timeout = env.timeout;
+    auto store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, storeOptions);
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("hap", store);
+#ifdef HAP_HAVE_CUDA
+    if (cuda) {
+      auto options = c10d::ProcessGroupNCCL::Options::create();
+      options->timeout = env.timeout;
+      c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl =
+          c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, env.rank, env.worldSize, options);
+      group = nccl;
+    }
+#endif
+    if (!group) {
+      auto options = c10d::ProcessGroupGloo::Options::create(env.timeout);
+      options->devices.push_back(glooDevice(env));
+      options->threads = 2;
+      c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo =
+          c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank, env.worldSize, options);
+      group = gloo;
+    }
+  } catch (const hap::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw RuntimeError(GroupCommunicator::failureMessage(env, "rendezvous", detailOf(e)));
+  }
+  return std::make_unique<GroupCommunicator>(env, std::move(group));
+}
+
+at::Tensor localPiece(const at::Tensor& full, int dim, const std::vector<int64_t>& lengths, int rank) {
+  const int d = wrapDim(full.dim(), dim, "local piece");
+  checkLengths("local piece", lengths, static_cast<int>(lengths.size()), full.size(d));
+  if (rank < 0 || rank >= static_cast<int>(lengths.size()))
+    throw RuntimeError(fmt::format("local piece: rank {} has no length in [{}]", rank, fmt::join(lengths, ", ")));
+  return full.narrow(d, offsetsOf(lengths)[static_cast<size_t>(rank)], lengths[static_cast<size_t>(rank)]);
+}
+
+}  // namespace hap::rt

@@ -1,0 +1,66 @@
+// The ranks' communication: one c10d process group (ProcessGroupGloo on CPU, ProcessGroupNCCL
+// when LibTorch has CUDA and tensors live on a GPU) over a TCPStore rendezvous (DESIGN.md §5).
+//
+// Contract of every collective here:
+// - Every rank calls the same collectives in the same order with the same `lengths` (the plan's
+//   exact lengths, one per rank, summing to the dimension's size; zero allowed).
+// - Not differentiable (collectives.h wraps them in autograd functions); dtypes are preserved
+//   (buffers are never forced to float32).
+// - Uneven pieces work for both methods: Padded moves n × the largest piece (pieces padded to the
+//   largest, then trimmed), Grouped moves the actual pieces (one broadcast / reduce per rank).
+// - Collectives missing from Gloo in LibTorch 1.13 (reduce_scatter, _allgather_base, list
+//   alltoall) are emulated with supported ones; results are identical on every rank where the
+//   result is replicated (all-reduce and all-gather results are bit-identical across ranks).
+// - A peer that does not answer within WorkerEnv::timeout raises RuntimeError naming the
+//   collective; it never hangs forever.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/worker_env.h"
+
+namespace hap::rt {
+
+enum class CommMethod { Padded, Grouped };
+
+class Communicator {
+ public:
+  // Rendezvous with the other ranks (rank 0 hosts the TCPStore at masterAddr:masterPort) and
+  // create the process group. `cuda`: use NCCL (requires a CUDA build; RuntimeError otherwise).
+  // A world of one needs no store and no peers.
+  static std::unique_ptr<Communicator> connect(const WorkerEnv& env, bool cuda = false);
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Element-wise sum over ranks, in place.
+  virtual void allReduce(at::Tensor& t) = 0;
+  // Element-wise maximum over ranks, in place.
+  virtual void allReduceMax(at::Tensor& t) = 0;
+  // `local` is this rank's piece along `dim` (length lengths[rank]); returns the concatenation
+  // of all pieces in rank order.
+  virtual at::Tensor allGather(const at::Tensor& local, int dim, const std::vector<int64_t>& lengths,
+                               CommMethod method) = 0;
+  // `full` is this rank's same-shape partial; returns this rank's piece (along `dim`, length
+  // lengths[rank]) of the sum over ranks.
+  virtual at::Tensor reduceScatter(const at::Tensor& full, int dim, const std::vector<int64_t>& lengths,
+                                   CommMethod method) = 0;
+  // `local` is this rank's piece of a tensor cut along `fromDim` by `fromLengths`; returns its
+  // piece of the same tensor cut along `toDim` by `toLengths`. fromDim may equal toDim (a
+  // re-cut between segments; returns `local` untouched when the lengths agree).
+  virtual at::Tensor allToAll(const at::Tensor& local, int fromDim, const std::vector<int64_t>& fromLengths,
+                              int toDim, const std::vector<int64_t>& toLengths) = 0;
+  // Rank `root`'s tensor on every rank, in place.
+  virtual void broadcast(at::Tensor& t, int root) = 0;
+  virtual void barrier() = 0;
+};
+
+// The piece of `full` that rank `rank` holds when `full` is cut along `dim` by `lengths` (a view).
+at::Tensor localPiece(const at::Tensor& full, int dim, const std::vector<int64_t>& lengths, int rank);
+
+}  // namespace hap::rt

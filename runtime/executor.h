@@ -1,0 +1,71 @@
+// Executes one rank's part of a plan (DESIGN.md §5): the planned graph's nodes in the plan's step
+// order, each through the JIT operator registry on this rank's local pieces with autograd on, the
+// plan's conversions as differentiable collectives (collectives.h).
+//
+// Contract:
+// - Exactness: forward() returns this rank's partial of the loss; the sum over ranks equals the
+//   single-device program's loss, and after backward() every parameter piece's gradient equals
+//   the matching piece of the single-device gradient (replicated parameters: the whole gradient,
+//   bit-identical on every rank).
+// - Every rank builds its executor from the same plan and calls forward()/backward() in lockstep;
+//   the collectives of both happen in the same order on every rank.
+// - Random ops draw from the default CPU generator, full size, in program order, so every rank
+//   draws the same numbers; the caller seeds it identically on every rank each iteration.
+// - Lengths are the plan's (never re-rounded here). Where a rule's note asks for a local
+//   adjustment (view sizes, global mean denominators, depthwise groups, ...), the executor makes
+//   it; construction fails with RuntimeError naming the node when a step needs one it lacks.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/import/model_tensors.h"
+#include "engine/ir/graph.h"
+#include "engine/plan/plan.h"
+#include "runtime/communicator.h"
+#include "runtime/data.h"
+#include "runtime/parameters.h"
+
+namespace hap::rt {
+
+class Executor {
+ public:
+  // `planned` is plan::planGraph(imported, plan); `tensors` holds the imported graph's parameter,
+  // buffer and constant data (ts::importModel with ModelTensors). Parameters are copied: the
+  // executor owns its pieces.
+  Executor(const plan::Plan& plan, const ir::Graph& planned, const ts::ModelTensors& tensors, Communicator& comm);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // The forward arguments as this rank needs them (whole, or its range of one dimension), in the
+  // order forward() takes them.
+  const std::vector<InputPiece>& inputPieces() const;
+  // This rank's parameter pieces (leaves with requires_grad), in the graph's parameter order.
+  std::vector<LocalParameter>& parameters();
+
+  // Runs the rank's program forward on its batch pieces; returns its partial of the loss.
+  at::Tensor forward(const std::vector<at::Tensor>& batch);
+  // Back-propagates the partial loss with seed 1 (the collectives' duals run inside), then
+  // all-reduces the gradients of replicated parameters in one bucket.
+  void backward(const at::Tensor& partialLoss);
+
+  // What the last forward() and backward() did, for measured traces: one span per step that took
+  // measurable time (computation or communication), and backward as a whole.
+  struct Span {
+    std::string name;
+    bool communication = false;
+    double start = 0, end = 0;  // seconds since the executor was created
+  };
+  const std::vector<Span>& spans() const;
+  double now() const;  // seconds since the executor was created (the spans' clock)
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hap::rt

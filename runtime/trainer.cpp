@@ -1,0 +1,406 @@
+#include "runtime/trainer.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#include <torch/script.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "engine/base/text_file.h"
+#include "engine/import/model_tensors.h"
+#include "engine/plan/plan_json.h"
+#include "engine/plan/planner.h"
+#include "engine/plan/verifier.h"
+#include "runtime/checkpoint.h"
+#include "runtime/communicator.h"
+#include "runtime/executor.h"
+#include "runtime/runtime_error.h"
+
+namespace hap::rt {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using ojson = nlohmann::ordered_json;
+
+// The seed of iteration `it`'s random ops: a mix of the run's seed and the iteration (splitmix64),
+// the same on every rank and in the single-device reference.
+uint64_t iterationSeed(uint64_t seed, int64_t it) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(it + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return (z ^ (z >> 31)) & ((1ULL << 62) - 1);
+}
+
+// The model file: --model, else the plan's path as written, else beside the plan.
+std::string modelPathFor(const TrainOptions& o, const plan::Plan& p) {
+  if (!o.modelPath.empty()) return o.modelPath;
+  std::error_code ec;
+  if (fs::is_regular_file(p.modelPath, ec)) return p.modelPath;
+  const fs::path beside = fs::path(o.planPath).parent_path() / fs::path(p.modelPath).filename();
+  if (fs::is_regular_file(beside, ec)) return beside.string();
+  throw RuntimeError(fmt::format("{}: the plan's model {} is not there (nor beside the plan); name it with --model",
+                                 o.planPath, p.modelPath));
+}
+
+// Every rank's text, on every rank (an all-gather of the sizes, then of the bytes).
+std::vector<std::string> gatherText(Communicator& comm, const std::string& text) {
+  const int n = comm.size();
+  at::Tensor size = at::full({1}, static_cast<int64_t>(text.size()), at::kLong);
+  at::Tensor sizes = comm.allGather(size, 0, std::vector<int64_t>(static_cast<size_t>(n), 1), CommMethod::Padded);
+  std::vector<int64_t> lengths(sizes.data_ptr<int64_t>(), sizes.data_ptr<int64_t>() + n);
+  at::Tensor bytes = at::empty({static_cast<int64_t>(text.size())}, at::kByte);
+  std::memcpy(bytes.data_ptr<uint8_t>(), text.data(), text.size());
+  at::Tensor all = comm.allGather(bytes, 0, lengths, CommMethod::Padded).contiguous();
+  std::vector<std::string> out;
+  int64_t offset = 0;
+  for (int64_t len : lengths) {
+    out.emplace_back(reinterpret_cast<const char*>(all.data_ptr<uint8_t>()) + offset, static_cast<size_t>(len));
+    offset += len;
+  }
+  return out;
+}
+
+struct StepRecord {
+  int64_t iteration = 0;
+  double loss = 0, seconds = 0, gradNorm = 0;
+  bool warmup = false;
+};
+
+// The single-device program beside the distributed one (TrainOptions::check).
+class Reference {
+ public:
+  Reference(const std::string& modelPath, const OptimizerOptions& o) : module_(torch::jit::load(modelPath)) {
+    // The graph executor's optimisations (profiling, fusion) may reorder random draws from the
+    // second call on: the reference runs the module's graph as written.
+    torch::jit::setGraphExecutorOptimize(false);
+    for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
+      p.value.set_requires_grad(true);
+      params_.emplace(p.name, p.value);
+      list_.push_back(p.value);
+    }
+    switch (o.kind) {
+      case OptimizerOptions::Kind::Sgd:
+        optimizer_ = std::make_unique<torch::optim::SGD>(
+            list_, torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weightDecay));
+        break;
+      case OptimizerOptions::Kind::Adam:
+        optimizer_ = std::make_unique<torch::optim::Adam>(
+            list_, torch::optim::AdamOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(o.weightDecay));
+        break;
+      case OptimizerOptions::Kind::AdamW:
+        optimizer_ = std::make_unique<torch::optim::AdamW>(
+            list_, torch::optim::AdamWOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(o.weightDecay));
+        break;
+    }
+    clipNorm_ = o.clipNorm;
+  }
+  double forwardBackward(const std::vector<at::Tensor>& batch) {
+    optimizer_->zero_grad();
+    std::vector<c10::IValue> inputs(batch.begin(), batch.end());
+    at::Tensor loss = module_.forward(inputs).toTensor();
+    loss.backward();
+    return loss.item<double>();
+  }
+  void step() {
+    if (clipNorm_ > 0) torch::nn::utils::clip_grad_norm_(list_, clipNorm_);
+    optimizer_->step();
+  }
+  const at::Tensor& parameter(const std::string& name) const {
+    auto it = params_.find(name);
+    if (it == params_.end()) throw RuntimeError(fmt::format("check: the module has no parameter '{}'", name));
+    return it->second;
+  }
+
+ private:
+  torch::jit::Module module_;
+  std::map<std::string, at::Tensor> params_;
+  std::vector<at::Tensor> list_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  double clipNorm_ = 0;
+};
+
+// |a − b|∞ / max(|b|∞, floor): the error of a relative to b.
+double relativeError(const at::Tensor& a, const at::Tensor& b, double floor = 0) {
+  if (a.numel() == 0) return 0;
+  const double diff = (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
+  const double scale = b.to(at::kDouble).abs().max().item<double>();
+  return diff / std::max({scale, floor, 1e-12});
+}
+
+std::string traceOfRank(const Executor& exec, const std::vector<std::vector<Executor::Span>>& iterations,
+                        const std::vector<double>& optimizerStart, const std::vector<double>& optimizerEnd,
+                        double origin, int rank) {
+  (void)exec;
+  ojson events = ojson::array();
+  const int pid = rank + 1;
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    for (const Executor::Span& s : iterations[i])
+      events.push_back({{"name", s.name},
+                        {"cat", s.name == "backward" || s.name == "gradient all-reduce" ? "backward" : "forward"},
+                        {"ph", "X"},
+                        {"pid", pid},
+                        {"tid", s.communication ? 2 : 1},
+                        {"ts", (s.start - origin) * 1e6},
+                        {"dur", (s.end - s.start) * 1e6},
+                        {"args", {{"iteration", i}}}});
+    events.push_back({{"name", "optimizer"},
+                      {"cat", "optimizer"},
+                      {"ph", "X"},
+                      {"pid", pid},
+                      {"tid", 1},
+                      {"ts", (optimizerStart[i] - origin) * 1e6},
+                      {"dur", (optimizerEnd[i] - optimizerStart[i]) * 1e6},
+                      {"args", {{"iteration", i}}}});
+  }
+  return events.dump();
+}
+
+}  // namespace
+
+int runWorker(const TrainOptions& o, const WorkerEnv& env) {
+  const std::string who = fmt::format("rank {}", env.rank);
+  if (o.threads > 0) at::set_num_threads(o.threads);
+  const plan::Plan plan = plan::readPlan(o.planPath);
+  const std::string modelPath = modelPathFor(o, plan);
+  if (plan::sha256File(modelPath) != plan.modelSha256)
+    throw RuntimeError(fmt::format("{}: {} is not the model this plan was made for (its SHA-256 differs from the "
+                                   "plan's model.sha256); re-plan with `hap plan` or pass the right --model",
+                                   o.planPath, modelPath));
+  ts::ImportOptions importOptions;
+  for (const plan::PlanInput& in : plan.inputs) {
+    ts::InputSpec spec;
+    spec.name = in.name;
+    spec.dtype = in.dtype;
+    spec.shape = in.shape;
+    importOptions.inputOverrides.push_back(std::move(spec));
+  }
+  ts::ModelTensors tensors;
+  const ir::Graph imported = ts::importModel(modelPath, importOptions, tensors);
+  if (const std::vector<std::string> problems = plan::verifyPlan(imported, plan); !problems.empty())
+    throw RuntimeError(fmt::format("{}: the plan does not verify against {} ({} problems; first: {})", o.planPath,
+                                   modelPath, problems.size(), problems.front()));
+  const ir::Graph planned = plan::planGraph(imported, plan);
+  if (static_cast<int>(plan.devices.size()) != env.worldSize)
+    throw RuntimeError(fmt::format("{}: the plan is for {} ranks, but WORLD_SIZE is {}; start one worker per device "
+                                   "of the plan (hap launch does)",
+                                   o.planPath, plan.devices.size(), env.worldSize));
+
+  std::unique_ptr<Communicator> comm = Communicator::connect(env, o.cuda);
+  Executor exec(plan, planned, tensors, *comm);
+  std::vector<LocalParameter>& params = exec.parameters();
+  Optimizer optimizer(params, o.optimizer);
+  std::unique_ptr<BatchSource> source = makeBatchSource(o.data, exec.inputPieces());
+  const bool lead = env.rank == 0;
+  if (lead) std::cout << fmt::format("data: {}\n", source->describe()) << std::flush;
+
+  int64_t first = 0;
+  if (!o.resumePath.empty()) {
+    first = loadCheckpoint(o.resumePath, params, optimizer, env.rank);
+    if (lead) std::cout << fmt::format("resumed from {} at step {}\n", o.resumePath, first) << std::flush;
+  }
+
+  // The check's single-device program, fed the whole batch.
+  std::unique_ptr<Reference> reference;
+  std::unique_ptr<BatchSource> wholeSource;
+  if (o.check) {
+    reference = std::make_unique<Reference>(modelPath, o.optimizer);
+    std::vector<InputPiece> whole = exec.inputPieces();
+    for (InputPiece& p : whole) {
+      p.dim = -1;
+      p.offset = 0;
+      p.length = 0;
+    }
+    wholeSource = makeBatchSource(o.data, whole);
+  }
+  double worstLoss = 0, worstGrad = 0, worstParam = 0;
+  std::string worstGradName, worstParamName;
+
+  std::ofstream metrics;
+  if (lead && !o.metricsPath.empty()) {
+    metrics.open(o.metricsPath);
+    if (!metrics) throw RuntimeError(fmt::format("cannot write the metrics file {}", o.metricsPath));
+  }
+  const int64_t samples = plan.inputs.empty() || plan.inputs.front().shape.empty() ? 1 : plan.inputs.front().shape[0];
+  constexpr size_t kTracedIterations = 3;
+  std::vector<std::vector<Executor::Span>> traced;
+  std::vector<double> optimizerStart, optimizerEnd;
+  std::vector<StepRecord> records;
+  comm->barrier();
+  const double origin = exec.now();
+  const int64_t total = o.warmup + o.steps;
+  for (int64_t k = 0; k < total; ++k) {
+    const int64_t it = first + k;
+    const std::vector<at::Tensor> batch = source->batch(it);
+    const auto start = Clock::now();
+    at::manual_seed(iterationSeed(o.seed, it));
+    at::Tensor partial = exec.forward(batch);
+    exec.backward(partial);
+    const double optStart = exec.now();
+    const double norm = optimizer.clipGradients(*comm);
+    if (reference) {
+      // Compare before the update: the loss and every gradient piece.
+      at::manual_seed(iterationSeed(o.seed, it));
+      const double refLoss = reference->forwardBackward(wholeSource->batch(it));
+      at::Tensor global = partial.detach().to(at::kDouble).reshape({1}).clone();
+      comm->allReduce(global);
+      worstLoss = std::max(worstLoss, std::abs(global.item<double>() - refLoss) / std::max(std::abs(refLoss), 1e-12));
+      // Gradients theoretically zero (a key bias under softmax) are float noise in both programs:
+      // each is compared against at least 1e-3 of the largest gradient of the model.
+      double largest = 0;
+      for (const LocalParameter& p : params) {
+        const at::Tensor& refGrad = reference->parameter(p.name).grad();
+        if (refGrad.defined() && refGrad.numel() > 0) largest = std::max(largest, refGrad.abs().max().item<double>());
+      }
+      for (const LocalParameter& p : params) {
+        const at::Tensor& full = reference->parameter(p.name).grad();
+        const at::Tensor refGrad = pieceOf(p, full.defined() ? full : at::zeros(p.fullShape), env.rank);
+        // Clipping scaled the distributed gradients already; compare against the same scaling.
+        double scale = 1;
+        if (o.optimizer.clipNorm > 0 && norm > o.optimizer.clipNorm) scale = o.optimizer.clipNorm / (norm + 1e-6);
+        const double e = relativeError(p.value.grad(), refGrad * scale, 1e-3 * largest * scale);
+        if (std::getenv("HAP_DEBUG_CHECK") && e > o.checkTolerance) {
+          std::ostringstream text;
+          text << "rank " << env.rank << ": " << p.name << " gradient differs; here:\n"
+               << p.value.grad().reshape({-1}).slice(0, 0, 8) << "\nsingle-device:\n"
+               << refGrad.reshape({-1}).slice(0, 0, 8) << "\n";
+          std::cerr << text.str();
+        }
+        if (e > worstGrad) {
+          worstGrad = e;
+          worstGradName = p.name;
+        }
+      }
+      reference->step();
+    }
+    optimizer.step();
+    optimizer.zeroGrad();
+    const double optEnd = exec.now();
+    at::Tensor loss = partial.detach().to(at::kDouble).reshape({1}).clone();
+    comm->allReduce(loss);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    StepRecord r{it, loss.item<double>(), seconds, norm, k < o.warmup};
+    records.push_back(r);
+    if (total - k <= static_cast<int64_t>(kTracedIterations)) {
+      traced.push_back(exec.spans());
+      optimizerStart.push_back(optStart);
+      optimizerEnd.push_back(optEnd);
+    }
+    if (lead) {
+      std::cout << fmt::format("step {}/{}: loss {:.6f}, {:.2f} ms{}\n", it + 1, first + total, r.loss, seconds * 1e3,
+                               r.warmup ? " (warm-up)" : "")
+                << std::flush;
+      if (metrics.is_open())
+        metrics << ojson{{"step", it + 1},
+                         {"loss", r.loss},
+                         {"seconds", r.seconds},
+                         {"samples_per_second", samples / r.seconds},
+                         {"grad_norm", r.gradNorm},
+                         {"warmup", r.warmup}}
+                       .dump()
+                << "\n"
+                << std::flush;
+    }
+    const bool last = k + 1 == total;
+    if (!o.checkpointDir.empty() && ((o.checkpointEvery > 0 && (it + 1) % o.checkpointEvery == 0) || last)) {
+      std::error_code ec;
+      fs::create_directories(o.checkpointDir, ec);
+      const std::string path = (fs::path(o.checkpointDir) / fmt::format("step-{}.pt", it + 1)).string();
+      saveCheckpoint(*comm, path, params, optimizer, it + 1);
+      if (lead) std::cout << fmt::format("checkpoint: {}\n", path) << std::flush;
+    }
+  }
+
+  // Timing statistics over the measured steps.
+  std::vector<double> measured;
+  for (const StepRecord& r : records)
+    if (!r.warmup) measured.push_back(r.seconds);
+  double mean = 0, var = 0;
+  for (double s : measured) mean += s;
+  if (!measured.empty()) mean /= static_cast<double>(measured.size());
+  for (double s : measured) var += (s - mean) * (s - mean);
+  const double stdev = measured.size() > 1 ? std::sqrt(var / static_cast<double>(measured.size() - 1)) : 0;
+  if (lead) {
+    const std::string summary =
+        fmt::format("{} steps: {:.3f} ± {:.3f} ms per iteration, {:.1f} samples/s, final loss {:.6f}", measured.size(),
+                    mean * 1e3, stdev * 1e3, mean > 0 ? samples / mean : 0.0, records.empty() ? 0.0 : records.back().loss);
+    std::cout << summary << "\n" << std::flush;
+    if (metrics.is_open())
+      metrics << ojson{{"summary", true},
+                       {"steps", measured.size()},
+                       {"mean_seconds", mean},
+                       {"std_seconds", stdev},
+                       {"samples_per_second", mean > 0 ? samples / mean : 0.0},
+                       {"final_loss", records.empty() ? 0.0 : records.back().loss},
+                       {"predicted_seconds", plan.estimate.iterationSeconds}}
+                     .dump()
+              << "\n";
+  }
+
+  if (!o.tracePath.empty()) {
+    const std::vector<std::string> parts =
+        gatherText(*comm, traceOfRank(exec, traced, optimizerStart, optimizerEnd, origin, env.rank));
+    if (lead) {
+      ojson events = ojson::array();
+      for (const plan::PlanDevice& d : plan.devices) {
+        const int pid = d.rank + 1;
+        events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid},
+                          {"args", {{"name", fmt::format("rank {}: {} on {} (measured)", d.rank, d.type, d.machine)}}}});
+        events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"args", {{"sort_index", d.rank}}}});
+        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 1}, {"args", {{"name", "computation"}}}});
+        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 2}, {"args", {{"name", "communication"}}}});
+      }
+      for (const std::string& part : parts)
+        for (ojson& e : ojson::parse(part)) events.push_back(std::move(e));
+      ojson doc = {{"traceEvents", std::move(events)},
+                   {"displayTimeUnit", "ms"},
+                   {"otherData", {{"source", "measured by hap-worker"}, {"model", plan.modelPath},
+                                  {"cluster", plan.cluster.name}, {"mean_iteration_seconds", mean}}}};
+      hap::writeTextFile(o.tracePath, doc.dump(1) + "\n");
+      std::cout << fmt::format("trace: {}\n", o.tracePath) << std::flush;
+    }
+  }
+
+  if (!o.exportPath.empty()) {
+    exportModel(*comm, modelPath, o.exportPath, params);
+    if (lead) std::cout << fmt::format("exported: {}\n", o.exportPath) << std::flush;
+  }
+
+  if (!o.check) return 0;
+  // Parameters after the last step, and replicas bit-identical across ranks.
+  int64_t replicaMismatches = 0;
+  for (const LocalParameter& p : params) {
+    const double e = relativeError(p.value.detach(), pieceOf(p, reference->parameter(p.name).detach(), env.rank));
+    if (e > worstParam) {
+      worstParam = e;
+      worstParamName = p.name;
+    }
+    if (p.replicated()) {
+      at::Tensor first0 = p.value.detach().clone();
+      comm->broadcast(first0, 0);
+      if (!at::equal(first0, p.value.detach())) ++replicaMismatches;
+    }
+  }
+  at::Tensor worst = at::tensor({worstLoss, worstGrad, worstParam, static_cast<double>(replicaMismatches)}, at::kDouble);
+  comm->allReduceMax(worst);
+  const double* w = worst.data_ptr<double>();
+  const bool ok = w[0] <= o.checkTolerance && w[1] <= o.checkTolerance && w[2] <= o.checkTolerance && w[3] == 0;
+  std::cout << fmt::format("check {}: loss error {:.3g}, gradient error {:.3g}{}, parameter error {:.3g}{} after {} "
+                           "steps, replicas {}; {}\n",
+                           who, w[0], w[1], worstGradName.empty() ? "" : " (here: " + worstGradName + ")", w[2],
+                           worstParamName.empty() ? "" : " (here: " + worstParamName + ")", total,
+                           w[3] == 0 ? "bit-identical" : "DIFFER", ok ? "PASS" : "FAIL")
+            << std::flush;
+  return ok ? 0 : 1;
+}
+
+}  // namespace hap::rt

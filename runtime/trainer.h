@@ -1,0 +1,43 @@
+// The worker's job (DESIGN.md §5): load and check the plan and model, join the other ranks, and
+// train: per iteration a batch piece, forward, backward, clipping, an optimizer step; metrics,
+// a merged measured trace, checkpoints, resume and export. Also the exactness check the runtime
+// tests run: the same iterations against the single-device program on every rank.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/data.h"
+#include "runtime/optimizer.h"
+#include "runtime/worker_env.h"
+
+namespace hap::rt {
+
+struct TrainOptions {
+  std::string planPath;
+  std::string modelPath;        // empty: the plan's model path
+  int64_t steps = 20;           // optimizer steps measured (after the warm-up)
+  int64_t warmup = 2;           // steps run first and left out of the timing statistics
+  uint64_t seed = 0;            // random ops (dropout) and synthetic data
+  DataOptions data;
+  OptimizerOptions optimizer;
+  std::string metricsPath;      // JSON lines, one per step and a summary (rank 0 writes)
+  std::string tracePath;        // Chrome trace of the last measured steps of every rank (rank 0)
+  std::string checkpointDir;    // consolidated checkpoints step-N.pt here, every checkpointEvery
+  int64_t checkpointEvery = 0;  // steps; 0: only at the end when checkpointDir is set
+  std::string resumePath;       // a checkpoint to continue from
+  std::string exportPath;       // the trained model as a TorchScript file (rank 0 writes)
+  int threads = 0;              // intra-op threads; 0 keeps LibTorch's default
+  bool cuda = false;            // NCCL and CUDA tensors (a CUDA build of LibTorch)
+  // The exactness check (tests): run every step on this rank's pieces and, beside it, the
+  // single-device program (the TorchScript module on the whole batch, same seeds, LibTorch's own
+  // optimizer); compare the loss and every gradient each step and the parameters after the last.
+  bool check = false;
+  double checkTolerance = 1e-5;  // relative: |a − b|∞ ≤ tol · max(|b|∞, 1)
+};
+
+// Runs the worker. Returns the process exit status (0: success; 1: a check failed). Throws
+// hap::Error (RuntimeError, PlanError, ImportError) for expected failures, with the rank named.
+int runWorker(const TrainOptions& options, const WorkerEnv& env);
+
+}  // namespace hap::rt

@@ -1,0 +1,10 @@
+# hap launch: the CLI run as a process with a fake worker (tests/runtime/fake_worker.sh), plus the
+# launcher's duty cycle and the scripts' quoting tested directly; one test also launches the real
+# hap-worker.
+hap_add_test(tst_launch ${CMAKE_CURRENT_LIST_DIR}/tst_launch.cpp LIBS hap_launch Qt6::Core FIXTURES zoo TIMEOUT 400)
+target_compile_definitions(tst_launch PRIVATE HAP_CLI_PATH="$<TARGET_FILE:hap>")
+add_dependencies(tst_launch hap)
+if(TARGET hap-worker)
+  target_compile_definitions(tst_launch PRIVATE HAP_WORKER_PATH="$<TARGET_FILE:hap-worker>")
+  add_dependencies(tst_launch hap-worker)
+endif()

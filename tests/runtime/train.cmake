@@ -1,0 +1,4 @@
+# Training state: optimizers on pieces, global-norm clipping, consolidated checkpoints, export.
+hap_add_test(tst_training_state tst_training_state.cpp LIBS hap_runtime Qt6::Core FIXTURES zoo TIMEOUT 180)
+# Python with torch reads a checkpoint back (torch.load); the test skips that check without it.
+target_compile_definitions(tst_training_state PRIVATE HAP_PYTHON="${HAP_PYTHON}")

@@ -1,0 +1,189 @@
+// Plans executed on 1-4 ranks compute what the single-device program computes: every zoo model's
+// tiny preset, uneven shares with a zero-length piece, forced rule variants (column, row, SFB) and
+// both collective methods. Each worker runs with --check: every step it compares the global loss
+// and its gradient pieces with the TorchScript module run whole (same seeds, LibTorch's own
+// optimizer), and after 20 steps the parameters and the bit-identity of replicas.
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <string>
+#include <vector>
+
+#include "runtime/free_port.h"
+
+namespace {
+
+QString zoo(const QString& model) { return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + model + "-tiny.pt"; }
+
+// A cluster of `n` CPU ranks on this machine.
+QString writeCluster(const QTemporaryDir& dir, int n) {
+  const QString path = dir.filePath(QString("cpu-%1.yaml").arg(n));
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly)) return {};
+  f.write(QString("name: cpu-%1\n"
+                  "device_types:\n"
+                  "  cpu-core: {flops: {float32: 50G}, memory: 4GiB, memory_bandwidth: 10GB/s}\n"
+                  "machines:\n"
+                  "  - {name: local, host: 127.0.0.1, device_type: cpu-core, count: %1, "
+                  "link: {bandwidth: 1GB/s, latency: 100us}}\n")
+              .arg(n)
+              .toUtf8());
+  return path;
+}
+
+struct Outcome {
+  bool planned = false;
+  QString planError;
+  std::vector<int> exitCodes;
+  QStringList outputs;
+};
+
+// Plans `model` on `n` ranks with `planArgs`, then runs n workers with --check.
+Outcome runChecked(const QString& model, int n, const QStringList& planArgs, const QStringList& workerArgs = {}) {
+  Outcome o;
+  QTemporaryDir dir;
+  const QString plan = dir.filePath("plan.json");
+  QProcess planner;
+  planner.start(HAP_CLI_PATH, QStringList{"plan", zoo(model), "-c", writeCluster(dir, n), "-o", plan, "-q",
+                                          "--no-baselines"} + planArgs);
+  if (!planner.waitForFinished(120000) || planner.exitCode() != 0) {
+    o.planError = planner.readAllStandardError();
+    return o;
+  }
+  o.planned = true;
+  const int port = hap::rt::freeTcpPort();
+  std::vector<QProcess*> workers;
+  for (int r = 0; r < n; ++r) {
+    auto* w = new QProcess;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("RANK", QString::number(r));
+    env.insert("LOCAL_RANK", QString::number(r));
+    env.insert("WORLD_SIZE", QString::number(n));
+    env.insert("MASTER_ADDR", "127.0.0.1");
+    env.insert("MASTER_PORT", QString::number(port));
+    env.insert("HAP_TIMEOUT_S", "60");
+    env.insert("OMP_NUM_THREADS", "1");
+    w->setProcessEnvironment(env);
+    w->setProcessChannelMode(QProcess::MergedChannels);
+    w->start(HAP_WORKER_PATH, QStringList{plan, "--check", "--steps", "20", "--warmup", "0"} + workerArgs);
+    workers.push_back(w);
+  }
+  for (QProcess* w : workers) {
+    if (!w->waitForFinished(180000)) w->kill(), w->waitForFinished(5000);
+    o.exitCodes.push_back(w->exitStatus() == QProcess::NormalExit ? w->exitCode() : -1);
+    o.outputs << QString::fromUtf8(w->readAll());
+    delete w;
+  }
+  return o;
+}
+
+void expectPass(const Outcome& o) {
+  QVERIFY2(o.planned, qPrintable("hap plan failed: " + o.planError));
+  for (size_t r = 0; r < o.exitCodes.size(); ++r) {
+    const QString& out = o.outputs[static_cast<int>(r)];
+    QVERIFY2(o.exitCodes[r] == 0, qPrintable(QString("rank %1 exited %2:\n%3").arg(r).arg(o.exitCodes[r]).arg(out)));
+    QVERIFY2(out.contains("PASS"), qPrintable(QString("rank %1 printed no check verdict:\n%2").arg(r).arg(out)));
+  }
+}
+
+}  // namespace
+
+class TstExactness : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void models_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<int>("ranks");
+    QTest::addColumn<QString>("ratios");
+    for (const char* m : {"mlp", "bert", "vit", "vgg19", "bert_moe"}) {
+      QTest::newRow(qPrintable(QString("%1 1 rank").arg(m))) << m << 1 << "even";
+      QTest::newRow(qPrintable(QString("%1 2 ranks uneven").arg(m))) << m << 2 << "0.7,0.3";
+      QTest::newRow(qPrintable(QString("%1 3 ranks with a zero piece").arg(m))) << m << 3 << "0.5,0,0.5";
+      QTest::newRow(qPrintable(QString("%1 4 ranks with a zero piece").arg(m))) << m << 4 << "0.4,0.3,0.3,0";
+    }
+  }
+  // Every zoo model, 1 to 4 ranks, the planner's own program for uneven shares.
+  void models() {
+    QFETCH(QString, model);
+    QFETCH(int, ranks);
+    QFETCH(QString, ratios);
+    expectPass(runChecked(model, ranks, {"--ratios", ratios, "--segments", "none"}));
+  }
+
+  void forcedVariants_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QStringList>("planArgs");
+    QTest::addColumn<QStringList>("workerArgs");
+    // Tensor parallelism (column then row), grouped collectives, Adam.
+    QTest::newRow("mlp column/row grouped adam")
+        << "mlp" << QStringList{"--pin", "hidden.0=column", "--pin", "hidden.1=row", "--collectives", "grouped"}
+        << QStringList{"--optimizer", "adam", "--lr", "0.001"};
+    // The same with padded collectives and clipping by the global norm.
+    QTest::newRow("mlp column/row padded clipped")
+        << "mlp" << QStringList{"--pin", "hidden.0=column", "--pin", "hidden.1=row", "--collectives", "padded"}
+        << QStringList{"--clip-norm", "0.05"};
+    // Sufficient-factor broadcasting for every linear's weight gradient.
+    QTest::newRow("mlp sfb adamw") << "mlp" << QStringList{"--pin", "hidden.*=batch+sfb", "--pin", "head=batch+sfb"}
+                                   << QStringList{"--optimizer", "adamw", "--lr", "0.001", "--weight-decay", "0.1"};
+    // Segments with their own ratios: reshards (all-to-all) at the boundaries.
+    QTest::newRow("bert layer segments lp") << "bert" << QStringList{"--segments", "layer", "--ratios", "lp"}
+                                            << QStringList{};
+    QTest::newRow("bert attention heads column") << "bert" << QStringList{"--pin", "layers.*.attn.q=column", "--pin",
+                                                                          "layers.*.attn.k=column", "--pin",
+                                                                          "layers.*.attn.v=column", "--pin",
+                                                                          "layers.*.attn.out=row"}
+                                                 << QStringList{};
+  }
+  void forcedVariants() {
+    QFETCH(QString, model);
+    QFETCH(QStringList, planArgs);
+    QFETCH(QStringList, workerArgs);
+    QStringList args = planArgs;
+    if (!args.contains("--ratios")) args << "--ratios" << "0.5,0.3,0.2,0";
+    expectPass(runChecked(model, 4, args, workerArgs));
+  }
+
+  // A rank that fails (here: given another model than the plan's) makes every rank fail within
+  // the collective timeout instead of hanging.
+  void failedRankFailsEveryRank() {
+    QTemporaryDir dir;
+    const QString plan = dir.filePath("plan.json");
+    QProcess planner;
+    planner.start(HAP_CLI_PATH, QStringList{"plan", zoo("mlp"), "-c", writeCluster(dir, 2), "-o", plan, "-q",
+                                            "--no-baselines", "--ratios", "even"});
+    QVERIFY(planner.waitForFinished(120000) && planner.exitCode() == 0);
+    const int port = hap::rt::freeTcpPort();
+    std::vector<QProcess*> workers;
+    QElapsedTimer clock;
+    clock.start();
+    for (int r = 0; r < 2; ++r) {
+      auto* w = new QProcess;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("RANK", QString::number(r));
+      env.insert("WORLD_SIZE", "2");
+      env.insert("MASTER_ADDR", "127.0.0.1");
+      env.insert("MASTER_PORT", QString::number(port));
+      env.insert("HAP_TIMEOUT_S", "10");
+      w->setProcessEnvironment(env);
+      w->setProcessChannelMode(QProcess::MergedChannels);
+      QStringList args{plan, "--steps", "5"};
+      if (r == 1) args << "--model" << zoo("bert");  // not the plan's model: refused
+      w->start(HAP_WORKER_PATH, args);
+      workers.push_back(w);
+    }
+    QStringList outputs;
+    for (QProcess* w : workers) {
+      QVERIFY(w->waitForFinished(60000));
+      QCOMPARE(w->exitCode(), 1);
+      outputs << QString::fromUtf8(w->readAll());
+      delete w;
+    }
+    QVERIFY2(outputs[1].contains("is not the model this plan was made for"), qPrintable(outputs[1]));
+    QVERIFY2(outputs[0].contains("hap-worker: error:"), qPrintable(outputs[0]));
+    QVERIFY2(clock.elapsed() < 45000, "the surviving rank took longer than its timeout to fail");
+  }
+};
+
+QTEST_GUILESS_MAIN(TstExactness)
+#include "tst_exactness.moc"
