@@ -33,7 +33,9 @@ struct TrainOptions {
   // single-device program (the TorchScript module on the whole batch, same seeds, LibTorch's own
   // optimizer); compare the loss and every gradient each step and the parameters after the last.
   bool check = false;
-  double checkTolerance = 1e-5;  // relative: |a − b|∞ ≤ tol · max(|b|∞, 1)
+  // Relative, per tensor and norm-wise: ‖a − b‖₂ ≤ tol · ‖b‖₂ (a gradient's ‖b‖₂ at least 1%
+  // of the model's largest gradient norm, for gradients that are zero up to float noise).
+  double checkTolerance = 1e-5;
 };
 
 // Runs the worker. Returns the process exit status (0: success; 1: a check failed). Throws

@@ -3,10 +3,13 @@
 // both collective methods. Each worker runs with --check: every step it compares the global loss
 // and its gradient pieces with the TorchScript module run whole (same seeds, LibTorch's own
 // optimizer), and after 20 steps the parameters and the bit-identity of replicas.
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -142,6 +145,47 @@ class TstExactness : public QObject {
     QStringList args = planArgs;
     if (!args.contains("--ratios")) args << "--ratios" << "0.5,0.3,0.2,0";
     expectPass(runChecked(model, 4, args, workerArgs));
+  }
+
+  // The acceptance run: `hap launch` of the tiny BERT on 3 local workers trains on the shipped
+  // token sample with a falling loss, and every step's loss equals the 1-worker run's.
+  void launchThreeWorkersMatchesOne() {
+    QTemporaryDir dir;
+    const QString tokens = qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/data/tokens-v128/tokens.bin";
+    auto lossesOf = [&](int ranks) -> std::vector<double> {
+      const QString plan = dir.filePath(QString("bert-%1.json").arg(ranks));
+      const QString metrics = dir.filePath(QString("bert-%1.jsonl").arg(ranks));
+      QProcess planner;
+      planner.start(HAP_CLI_PATH, QStringList{"plan", zoo("bert"), "-c", writeCluster(dir, ranks), "-o", plan, "-q",
+                                              "--no-baselines"});
+      if (!planner.waitForFinished(120000) || planner.exitCode() != 0) return {};
+      QProcess launch;
+      launch.setProcessChannelMode(QProcess::MergedChannels);
+      launch.start(HAP_CLI_PATH, QStringList{"launch", plan, "--local", "--worker", HAP_WORKER_PATH, "--steps", "30",
+                                             "--timeout", "240", "--", "--warmup", "0", "--data", "tokens",
+                                             "--data-path", tokens, "--optimizer", "adamw", "--lr", "0.003",
+                                             "--metrics", metrics});
+      if (!launch.waitForFinished(300000) || launch.exitCode() != 0) {
+        qWarning("%s", launch.readAll().constData());
+        return {};
+      }
+      std::vector<double> losses;
+      QFile f(metrics);
+      if (!f.open(QIODevice::ReadOnly)) return {};
+      for (const QByteArray& line : f.readAll().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        if (o.contains("loss") && !o.contains("summary")) losses.push_back(o.value("loss").toDouble());
+      }
+      return losses;
+    };
+    const std::vector<double> one = lossesOf(1), three = lossesOf(3);
+    QCOMPARE(one.size(), size_t{30});
+    QCOMPARE(three.size(), size_t{30});
+    for (size_t i = 0; i < one.size(); ++i)
+      QVERIFY2(std::abs(one[i] - three[i]) <= 1e-5 * std::abs(one[i]),
+               qPrintable(QString("step %1: 1 worker %2, 3 workers %3").arg(i + 1).arg(one[i]).arg(three[i])));
+    QVERIFY2(three.back() < 0.9 * three.front(),
+             qPrintable(QString("the loss did not fall: %1 -> %2").arg(three.front()).arg(three.back())));
   }
 
   // A rank that fails (here: given another model than the plan's) makes every rank fail within

@@ -1,0 +1,93 @@
+// Benchmark (a) of the runtime (issue 5): the interpreter's overhead. One rank executes a plan
+// (hap-worker's executor: every node through the JIT operator registry, autograd on) against
+// plain LibTorch: the same TorchScript module's forward + backward, same batch, same threads.
+// The two are interleaved iteration by iteration so machine noise hits both alike; the figure is
+// the ratio of the medians (target ≤ 1.05).
+//
+// Usage: bench_runtime_overhead PLAN.json [--model FILE] [--iterations N] [--warmup N]
+// (scripts/bench-runtime.sh makes the plans and runs it on the zoo's models.)
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <torch/script.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+#include "engine/base/error.h"
+#include "engine/import/model_tensors.h"
+#include "engine/plan/plan_json.h"
+#include "engine/plan/planner.h"
+#include "runtime/communicator.h"
+#include "runtime/data.h"
+#include "runtime/executor.h"
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Interpreter overhead: 1-rank plan execution vs plain LibTorch forward+backward", "bench_runtime_overhead"};
+  std::string planPath, modelPath;
+  int iterations = 30, warmup = 5;
+  app.add_option("plan", planPath, "A plan for one device")->required()->check(CLI::ExistingFile);
+  app.add_option("--model", modelPath, "Model file (default: the plan's)");
+  app.add_option("--iterations", iterations, "Timed iterations of each")->capture_default_str();
+  app.add_option("--warmup", warmup, "Untimed iterations first")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    using namespace hap;
+    const plan::Plan plan = plan::readPlan(planPath);
+    if (modelPath.empty()) modelPath = plan.modelPath;
+    if (plan.devices.size() != 1) throw Error(fmt::format("{}: a plan for one device is needed", planPath));
+    ts::ImportOptions options;
+    for (const plan::PlanInput& in : plan.inputs) options.inputOverrides.push_back({in.name, in.shape, in.dtype, false, {}, {}});
+    ts::ModelTensors tensors;
+    const ir::Graph imported = ts::importModel(modelPath, options, tensors);
+    const ir::Graph planned = plan::planGraph(imported, plan);
+    std::unique_ptr<rt::Communicator> comm = rt::Communicator::connect(rt::WorkerEnv{});
+    rt::Executor exec(plan, planned, tensors, *comm);
+    std::unique_ptr<rt::BatchSource> source = rt::makeBatchSource({}, exec.inputPieces());
+    const std::vector<at::Tensor> batch = source->batch(0);
+
+    torch::jit::Module module = torch::jit::load(modelPath);
+    for (const auto& p : module.named_parameters(true)) p.value.set_requires_grad(true);
+    std::vector<c10::IValue> inputs(batch.begin(), batch.end());
+
+    using Clock = std::chrono::steady_clock;
+    std::vector<double> hap, plain;
+    for (int i = 0; i < warmup + iterations; ++i) {
+      at::manual_seed(i);
+      auto t0 = Clock::now();
+      at::Tensor loss = exec.forward(batch);
+      exec.backward(loss);
+      auto t1 = Clock::now();
+      for (rt::LocalParameter& p : exec.parameters()) p.value.mutable_grad() = at::Tensor();
+      at::manual_seed(i);
+      auto t2 = Clock::now();
+      at::Tensor ref = module.forward(inputs).toTensor();
+      ref.backward();
+      auto t3 = Clock::now();
+      for (const auto& p : module.parameters()) p.mutable_grad() = at::Tensor();
+      if (i >= warmup) {
+        hap.push_back(std::chrono::duration<double>(t1 - t0).count());
+        plain.push_back(std::chrono::duration<double>(t3 - t2).count());
+      }
+    }
+    const double h = median(hap), p = median(plain);
+    std::cout << fmt::format("{}: {} nodes, {} threads; median forward+backward: hap-worker executor {:.3f} ms, "
+                             "plain LibTorch {:.3f} ms; overhead {:.3f}x (target <= 1.05)\n",
+                             modelPath, planned.nodes.size(), at::get_num_threads(), h * 1e3, p * 1e3, h / p);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "bench_runtime_overhead: error: " << e.what() << "\n";
+    return 1;
+  }
+}
