@@ -112,7 +112,6 @@ struct CompiledStep {
   int64_t vocabOffset = 0;   // VocabEmbedding: first row of this rank
   int reductionArg = -1;     // loss means: the `reduction` argument's index
   int groupsArg = -1;        // Depthwise
-  int sizeArg = -1;          // factories with a sharded output are run full size (FullPiece)
   double dropoutP = 0;
   bool dropoutTrain = true;
   std::vector<int64_t> meanDims;  // MeanSharded
@@ -435,9 +434,8 @@ CompiledStep Executor::Impl::compileCompute(const plan::PlanStep& s) const {
     c.vocabOffset = offsetOf(c.inputs[0].lengths, rank);
   } else if (n.tensorInputs().empty() && shardedOut) {
     c.adjust = Adjust::FullPiece;  // a factory: made full size (cheap constants), piece kept
-  } else if (base.ends_with("_like") && shardedIn) {
-    ;  // a *_like of a piece is the piece of the output
   }
+  // (A non-random *_like of a piece is already the piece of the output.)
   return c;
 }
 

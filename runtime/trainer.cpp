@@ -138,10 +138,11 @@ double relativeError(const at::Tensor& a, const at::Tensor& b, double floor = 0)
   return diff / std::max({scale, floor, 1e-12});
 }
 
-std::string traceOfRank(const Executor& exec, const std::vector<std::vector<Executor::Span>>& iterations,
+// This rank's measured spans as Chrome trace events (the simulator's layout: pid rank + 1, tid 1
+// computation, tid 2 communication), times relative to `origin` (just after a barrier).
+std::string traceOfRank(const std::vector<std::vector<Executor::Span>>& iterations,
                         const std::vector<double>& optimizerStart, const std::vector<double>& optimizerEnd,
                         double origin, int rank) {
-  (void)exec;
   ojson events = ojson::array();
   const int pid = rank + 1;
   for (size_t i = 0; i < iterations.size(); ++i) {
@@ -352,7 +353,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
 
   if (!o.tracePath.empty()) {
     const std::vector<std::string> parts =
-        gatherText(*comm, traceOfRank(exec, traced, optimizerStart, optimizerEnd, origin, env.rank));
+        gatherText(*comm, traceOfRank(traced, optimizerStart, optimizerEnd, origin, env.rank));
     if (lead) {
       ojson events = ojson::array();
       for (const plan::PlanDevice& d : plan.devices) {
