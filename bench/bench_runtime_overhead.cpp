@@ -47,10 +47,8 @@ int main(int argc, char** argv) {
     const plan::Plan plan = plan::readPlan(planPath);
     if (modelPath.empty()) modelPath = plan.modelPath;
     if (plan.devices.size() != 1) throw Error(fmt::format("{}: a plan for one device is needed", planPath));
-    ts::ImportOptions options;
-    for (const plan::PlanInput& in : plan.inputs) options.inputOverrides.push_back({in.name, in.shape, in.dtype, false, {}, {}});
     ts::ModelTensors tensors;
-    const ir::Graph imported = ts::importModel(modelPath, options, tensors);
+    const ir::Graph imported = ts::importModel(modelPath, plan::importOptionsFor(plan), tensors);
     const ir::Graph planned = plan::planGraph(imported, plan);
     std::unique_ptr<rt::Communicator> comm = rt::Communicator::connect(rt::WorkerEnv{});
     rt::Executor exec(plan, planned, tensors, *comm);

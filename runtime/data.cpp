@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "engine/import/model_tensors.h"
 #include "runtime/runtime_error.h"
 
 namespace hap::rt {
@@ -27,22 +28,6 @@ ir::Shape InputPiece::pieceShape() const {
 }
 
 namespace {
-
-at::ScalarType scalarType(ir::DType t) {
-  switch (t) {
-    case ir::DType::Float32: return at::kFloat;
-    case ir::DType::Float64: return at::kDouble;
-    case ir::DType::Float16: return at::kHalf;
-    case ir::DType::BFloat16: return at::kBFloat16;
-    case ir::DType::Int64: return at::kLong;
-    case ir::DType::Int32: return at::kInt;
-    case ir::DType::Int16: return at::kShort;
-    case ir::DType::Int8: return at::kChar;
-    case ir::DType::UInt8: return at::kByte;
-    case ir::DType::Bool: return at::kBool;
-  }
-  throw std::logic_error("scalarType: unknown DType");
-}
 
 bool isInteger(ir::DType t) { return !ir::isFloating(t) && t != ir::DType::Bool; }
 
@@ -177,7 +162,7 @@ class SyntheticSource : public BatchSource {
         const int64_t high = p.dtype == ir::DType::Bool ? 2 : p.high.value_or(low + 2);
         whole = at::randint(low, high, p.shape, gen, at::TensorOptions().dtype(at::kLong));
       }
-      whole = whole.to(scalarType(p.dtype));
+      whole = whole.to(ts::toScalarType(p.dtype));
       out.push_back(p.dim < 0 ? whole.contiguous() : whole.narrow(p.dim, p.offset, p.length).contiguous());
     }
     return out;
@@ -290,7 +275,7 @@ class TokenSource : public BatchSource {
         for (int64_t r = r0; r < r1; ++r)
           for (int64_t c = c0; c < c1; ++c) *d++ = rows[r][c + shift - lo[r]];
       }
-      out.push_back(t.to(scalarType(p.dtype)).contiguous());
+      out.push_back(t.to(ts::toScalarType(p.dtype)).contiguous());
     }
     return out;
   }
@@ -470,8 +455,8 @@ class CifarSource : public BatchSource {
     }
 
     std::vector<at::Tensor> out(2);
-    out[image_] = image.to(scalarType(img.dtype)).contiguous();
-    out[label_] = label.to(scalarType(lbl.dtype)).contiguous();
+    out[image_] = image.to(ts::toScalarType(img.dtype)).contiguous();
+    out[label_] = label.to(ts::toScalarType(lbl.dtype)).contiguous();
     return out;
   }
 

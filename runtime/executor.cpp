@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
+#include <algorithm>
 #include <cassert>
 #include <chrono>
 #include <unordered_map>
@@ -24,22 +25,6 @@ using Clock = std::chrono::steady_clock;
 // One key per (value, relation): a value holds each form at most once (its G(d) lengths are the
 // plan's, the same wherever the form appears).
 uint64_t formKey(ir::ValueId v, Rel r) { return (static_cast<uint64_t>(v) << 8) | static_cast<uint8_t>(r + 16); }
-
-at::ScalarType scalarType(ir::DType d) {
-  switch (d) {
-    case ir::DType::Float32: return at::kFloat;
-    case ir::DType::Float64: return at::kDouble;
-    case ir::DType::Float16: return at::kHalf;
-    case ir::DType::BFloat16: return at::kBFloat16;
-    case ir::DType::Int64: return at::kLong;
-    case ir::DType::Int32: return at::kInt;
-    case ir::DType::Int16: return at::kShort;
-    case ir::DType::Int8: return at::kChar;
-    case ir::DType::UInt8: return at::kByte;
-    case ir::DType::Bool: return at::kBool;
-  }
-  return at::kFloat;
-}
 
 int64_t offsetOf(const std::vector<int64_t>& lengths, int rank) {
   int64_t offset = 0;
@@ -116,6 +101,8 @@ struct CompiledStep {
   bool dropoutTrain = true;
   std::vector<int64_t> meanDims;  // MeanSharded
   bool keepdim = false;
+  int64_t ignoreIndex = -100;  // ClassLossMean
+  int inputIndex = -1;         // loads of a forward argument: its place in the batch
 };
 
 }  // namespace
@@ -420,6 +407,7 @@ CompiledStep Executor::Impl::compileCompute(const plan::PlanStep& s) const {
       c.globalCount = self.numel() / self.shape[1];
     } else {
       c.adjust = Adjust::ClassLossMean;
+      c.ignoreIndex = intConstant("ignore_index", -100);
       if (n.tensorInputs().size() > 2)
         fail(s, "a class-weighted mean loss over sharded positions is not supported by the runtime yet");
     }
@@ -454,6 +442,8 @@ void Executor::Impl::plant(const std::vector<plan::PlanStep>& planSteps, const t
     CompiledStep c;
     c.step = &s;
     c.label = fmt::format("{} {}", s.instruction, g.value(s.to.value).name);
+    if (g.value(s.to.value).kind == ir::ValueKind::Input)
+      c.inputIndex = static_cast<int>(std::find(inputValues.begin(), inputValues.end(), s.to.value) - inputValues.begin());
     static const std::unordered_set<std::string> kCollectives = {"all-gather", "reduce-scatter", "all-reduce",
                                                                  "all-to-all"};
     c.communication = kCollectives.count(s.instruction) > 0;
@@ -493,7 +483,7 @@ void Executor::Impl::runConvert(const CompiledStep& c, const std::vector<at::Ten
   if (in == "load" || in == "load-shard") {
     at::Tensor full;
     if (value.kind == ir::ValueKind::Input) {
-      const size_t i = static_cast<size_t>(std::find(inputValues.begin(), inputValues.end(), v) - inputValues.begin());
+      const size_t i = static_cast<size_t>(c.inputIndex);
       const InputPiece& piece = inputPieces[i];
       const at::Tensor& t = batch.at(i);
       if (in == "load" || piece.dim < 0) {
@@ -532,6 +522,14 @@ void Executor::Impl::runConvert(const CompiledStep& c, const std::vector<at::Ten
   env[formKey(v, s.to.rel)] = result;
 }
 
+namespace {
+
+bool anyEmpty(const std::vector<at::Tensor>& tensors) {
+  return std::any_of(tensors.begin(), tensors.end(), [](const at::Tensor& t) { return t.numel() == 0; });
+}
+
+}  // namespace
+
 bool Executor::Impl::emptyOutputs(const CompiledStep& c) const {
   for (const ir::Shape& shape : c.outputShapes)
     if (ir::numel(shape) != 0) return false;
@@ -550,7 +548,7 @@ std::vector<at::Tensor> Executor::Impl::zerosOnGraph(const CompiledStep& c, cons
     }
   std::vector<at::Tensor> out;
   for (size_t k = 0; k < c.outputs.size(); ++k) {
-    const at::ScalarType type = scalarType(g.value(c.outputs[k].value).dtype);
+    const at::ScalarType type = ts::toScalarType(g.value(c.outputs[k].value).dtype);
     at::Tensor z = at::zeros(c.outputShapes[k], at::TensorOptions().dtype(type));
     if (anchor.defined() && at::isFloatingType(type)) z = z + anchor.to(type);
     out.push_back(z);
@@ -581,7 +579,7 @@ void Executor::Impl::runCompute(CompiledStep& c) {
     case Adjust::MeanSharded: {
       // The local sum over the global count (an empty piece gives zeros, still on the autograd
       // graph, so every rank runs the same backward collectives).
-      const at::ScalarType type = scalarType(g.value(c.outputs[0].value).dtype);
+      const at::ScalarType type = ts::toScalarType(g.value(c.outputs[0].value).dtype);
       out.push_back(in[0].to(type).sum(c.meanDims, c.keepdim) / static_cast<double>(c.globalCount));
       break;
     }
@@ -634,12 +632,12 @@ void Executor::Impl::runCompute(CompiledStep& c) {
         const at::Tensor& weight = in[0];
         const at::Tensor& ids = in[1];
         const int64_t rows = weight.size(0);
-        at::Tensor local = ids - c.vocabOffset;
-        at::Tensor mine = (local >= 0).logical_and(local < rows);
         if (rows == 0) {
           out = zerosOnGraph(c, in);
           break;
         }
+        at::Tensor local = ids - c.vocabOffset;
+        at::Tensor mine = (local >= 0).logical_and(local < rows);
         stack[1] = at::where(mine, local, at::zeros_like(local));
         c.op->getOperation()(stack);
         out.push_back(stack.back().toTensor() * mine.unsqueeze(-1).to(weight.scalar_type()));
@@ -657,9 +655,7 @@ void Executor::Impl::runCompute(CompiledStep& c) {
       } catch (const c10::Error&) {
         // Some kernels reject an empty operand (a convolution over zero input channels): the
         // piece's contribution is then zeros, the sum over an empty range.
-        bool empty = false;
-        for (const at::Tensor& t : in) empty = empty || t.numel() == 0;
-        if (!empty) throw;
+        if (!anyEmpty(in)) throw;
         out = zerosOnGraph(c, in);
         break;
       }
@@ -672,13 +668,7 @@ void Executor::Impl::runCompute(CompiledStep& c) {
         out[0] = out[0] / static_cast<double>(c.globalCount);
       } else if (c.adjust == Adjust::ClassLossMean) {
         // The global number of targets that are not ignored: one scalar all-reduce.
-        const int64_t ignore = [&] {
-          const ir::Arg* a = g.node(s.node).arg("ignore_index");
-          if (a)
-            if (const int64_t* i = std::get_if<int64_t>(&a->constant)) return *i;
-          return int64_t{-100};
-        }();
-        at::Tensor count = in[1].ne(ignore).sum().to(at::kDouble).reshape({1});
+        at::Tensor count = in[1].ne(c.ignoreIndex).sum().to(at::kDouble).reshape({1});
         comm.allReduce(count);
         out[0] = out[0] / count.item<double>();
       } else if (c.adjust == Adjust::FullPiece || c.adjust == Adjust::RandomLike) {
@@ -694,12 +684,11 @@ void Executor::Impl::runCompute(CompiledStep& c) {
     fail(s, fmt::format("the operator returned {} tensors, the plan expects {}", out.size(), c.outputs.size()));
   // Kernels given an empty operand may also return a wrongly shaped result (a convolution over
   // zero input channels gives zero output channels): the piece's contribution is zeros.
-  bool emptyInput = false, misshapen = false;
-  for (const at::Tensor& t : in) emptyInput = emptyInput || t.numel() == 0;
-  for (size_t k = 0; k < out.size(); ++k) misshapen = misshapen || out[k].sizes().vec() != c.outputShapes[k];
-  if (emptyInput && misshapen) out = zerosOnGraph(c, in);
+  bool misshapen = false;
+  for (size_t k = 0; k < out.size(); ++k) misshapen = misshapen || !out[k].sizes().equals(c.outputShapes[k]);
+  if (misshapen && anyEmpty(in)) out = zerosOnGraph(c, in);
   for (size_t k = 0; k < out.size(); ++k) {
-    if (out[k].sizes().vec() != c.outputShapes[k])
+    if (!out[k].sizes().equals(c.outputShapes[k]))
       fail(s, fmt::format("output {} has local shape {} here, the plan says {}", k, ir::formatShape(out[k].sizes().vec()),
                           ir::formatShape(c.outputShapes[k])));
     env[formKey(c.outputs[k].value, c.outputs[k].rel)] = out[k];

@@ -178,17 +178,8 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     throw RuntimeError(fmt::format("{}: {} is not the model this plan was made for (its SHA-256 differs from the "
                                    "plan's model.sha256); re-plan with `hap plan` or pass the right --model",
                                    o.planPath, modelPath));
-  ts::ImportOptions importOptions;
-  for (const plan::PlanInput& in : plan.inputs) {
-    ts::InputSpec spec;
-    spec.name = in.name;
-    spec.dtype = in.dtype;
-    spec.dtypeGiven = false;  // keep the file's dtype and value range (token ids, labels)
-    spec.shape = in.shape;
-    importOptions.inputOverrides.push_back(std::move(spec));
-  }
   ts::ModelTensors tensors;
-  const ir::Graph imported = ts::importModel(modelPath, importOptions, tensors);
+  const ir::Graph imported = ts::importModel(modelPath, plan::importOptionsFor(plan), tensors);
   if (const std::vector<std::string> problems = plan::verifyPlan(imported, plan); !problems.empty())
     throw RuntimeError(fmt::format("{}: the plan does not verify against {} ({} problems; first: {})", o.planPath,
                                    modelPath, problems.size(), problems.front()));

@@ -45,16 +45,8 @@ std::vector<std::string> labelsFor(const plan::Plan& p, const SimulateArgs& a) {
     if (given) throw plan::PlanError(a.plan + ": " + why);
     return fallBack(why);
   }
-  ts::ImportOptions options;
-  for (const plan::PlanInput& in : p.inputs) {
-    ts::InputSpec spec;
-    spec.name = in.name;
-    spec.dtype = in.dtype;
-    spec.shape = in.shape;
-    options.inputOverrides.push_back(std::move(spec));
-  }
   try {
-    return plan::stepLabels(p, ts::importModel(model, options));
+    return plan::stepLabels(p, ts::importModel(model, plan::importOptionsFor(p)));
   } catch (const plan::PlanError& e) {
     throw plan::PlanError(fmt::format("{}: {}", a.plan, e.what()));
   }

@@ -122,22 +122,6 @@ ir::DType fromScalarType(at::ScalarType t, const std::function<std::string()>& w
   }
 }
 
-at::ScalarType toScalarType(ir::DType t) {
-  switch (t) {
-    case ir::DType::Float32: return at::kFloat;
-    case ir::DType::Float64: return at::kDouble;
-    case ir::DType::Float16: return at::kHalf;
-    case ir::DType::BFloat16: return at::kBFloat16;
-    case ir::DType::Int64: return at::kLong;
-    case ir::DType::Int32: return at::kInt;
-    case ir::DType::Int16: return at::kShort;
-    case ir::DType::Int8: return at::kChar;
-    case ir::DType::UInt8: return at::kByte;
-    case ir::DType::Bool: return at::kBool;
-  }
-  return at::kFloat;
-}
-
 ir::Constant toConstant(const IValue& v) {
   if (v.isNone()) return std::monostate{};
   if (v.isBool()) return v.toBool();
@@ -949,6 +933,22 @@ ir::Graph Importer::run() {
 }
 
 }  // namespace
+
+at::ScalarType toScalarType(ir::DType t) {
+  switch (t) {
+    case ir::DType::Float32: return at::kFloat;
+    case ir::DType::Float64: return at::kDouble;
+    case ir::DType::Float16: return at::kHalf;
+    case ir::DType::BFloat16: return at::kBFloat16;
+    case ir::DType::Int64: return at::kLong;
+    case ir::DType::Int32: return at::kInt;
+    case ir::DType::Int16: return at::kShort;
+    case ir::DType::Int8: return at::kChar;
+    case ir::DType::UInt8: return at::kByte;
+    case ir::DType::Bool: return at::kBool;
+  }
+  return at::kFloat;
+}
 
 ir::Graph importModel(const std::string& path, const ImportOptions& options) {
   at::NoGradGuard noGrad;

@@ -22,6 +22,9 @@ struct ModelTensors {
   std::vector<InputSpec> inputs;
 };
 
+// The LibTorch scalar type of a dtype.
+at::ScalarType toScalarType(ir::DType dtype);
+
 // importModel() that also returns the tensors. Throws as importModel does.
 ir::Graph importModel(const std::string& path, const ImportOptions& options, ModelTensors& tensors);
 

@@ -67,6 +67,19 @@ std::vector<double> ratiosFor(const ir::Graph& g, const cost::Cluster& cluster,
   return shares;
 }
 
+ts::ImportOptions importOptionsFor(const Plan& plan) {
+  ts::ImportOptions options;
+  for (const PlanInput& in : plan.inputs) {
+    ts::InputSpec spec;
+    spec.name = in.name;
+    spec.dtype = in.dtype;
+    spec.dtypeGiven = false;
+    spec.shape = in.shape;
+    options.inputOverrides.push_back(std::move(spec));
+  }
+  return options;
+}
+
 ir::Graph planGraph(const ir::Graph& imported, const Plan& plan) {
   if (plan.importedNodeSegment.size() != imported.nodes.size())
     throw PlanError(fmt::format("the plan was made for a graph of {} nodes, but {} imports to {} nodes: "

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/cost/cluster.h"
+#include "engine/import/importer.h"
 #include "engine/ir/graph.h"
 #include "engine/ir/segments.h"
 #include "engine/plan/plan.h"
@@ -39,6 +40,10 @@ std::string sha256File(const std::string& path);
 // Plans `g` (imported from g.sourceFile) on `cluster`: segments it, inserts reshards at the
 // boundaries (planGraph), searches and balances. Throws synth::SearchError.
 Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOptions& options);
+
+// How to re-import a plan's model as planned (hap simulate, the runtime): the plan's input shapes,
+// keeping the file's dtype and value ranges (token ids, labels) where it lists the input.
+ts::ImportOptions importOptionsFor(const Plan& plan);
 
 // The shares `policy` gives the cluster's devices.
 std::vector<double> ratiosFor(const ir::Graph& g, const cost::Cluster& cluster,

@@ -35,6 +35,23 @@ QString writeCluster(const QTemporaryDir& dir, int n) {
   return path;
 }
 
+// Starts rank `rank` of `world` hap-worker processes on `plan` (torchrun environment, loopback).
+QProcess* startWorker(const QString& plan, int rank, int world, int port, int timeoutSeconds, const QStringList& args) {
+  auto* w = new QProcess;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("RANK", QString::number(rank));
+  env.insert("LOCAL_RANK", QString::number(rank));
+  env.insert("WORLD_SIZE", QString::number(world));
+  env.insert("MASTER_ADDR", "127.0.0.1");
+  env.insert("MASTER_PORT", QString::number(port));
+  env.insert("HAP_TIMEOUT_S", QString::number(timeoutSeconds));
+  env.insert("OMP_NUM_THREADS", "1");
+  w->setProcessEnvironment(env);
+  w->setProcessChannelMode(QProcess::MergedChannels);
+  w->start(HAP_WORKER_PATH, QStringList{plan} + args);
+  return w;
+}
+
 struct Outcome {
   bool planned = false;
   QString planError;
@@ -57,21 +74,8 @@ Outcome runChecked(const QString& model, int n, const QStringList& planArgs, con
   o.planned = true;
   const int port = hap::rt::freeTcpPort();
   std::vector<QProcess*> workers;
-  for (int r = 0; r < n; ++r) {
-    auto* w = new QProcess;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("RANK", QString::number(r));
-    env.insert("LOCAL_RANK", QString::number(r));
-    env.insert("WORLD_SIZE", QString::number(n));
-    env.insert("MASTER_ADDR", "127.0.0.1");
-    env.insert("MASTER_PORT", QString::number(port));
-    env.insert("HAP_TIMEOUT_S", "60");
-    env.insert("OMP_NUM_THREADS", "1");
-    w->setProcessEnvironment(env);
-    w->setProcessChannelMode(QProcess::MergedChannels);
-    w->start(HAP_WORKER_PATH, QStringList{plan, "--check", "--steps", "20", "--warmup", "0"} + workerArgs);
-    workers.push_back(w);
-  }
+  for (int r = 0; r < n; ++r)
+    workers.push_back(startWorker(plan, r, n, port, 60, QStringList{"--check", "--steps", "20", "--warmup", "0"} + workerArgs));
   for (QProcess* w : workers) {
     if (!w->waitForFinished(180000)) w->kill(), w->waitForFinished(5000);
     o.exitCodes.push_back(w->exitStatus() == QProcess::NormalExit ? w->exitCode() : -1);
@@ -202,19 +206,9 @@ class TstExactness : public QObject {
     QElapsedTimer clock;
     clock.start();
     for (int r = 0; r < 2; ++r) {
-      auto* w = new QProcess;
-      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-      env.insert("RANK", QString::number(r));
-      env.insert("WORLD_SIZE", "2");
-      env.insert("MASTER_ADDR", "127.0.0.1");
-      env.insert("MASTER_PORT", QString::number(port));
-      env.insert("HAP_TIMEOUT_S", "10");
-      w->setProcessEnvironment(env);
-      w->setProcessChannelMode(QProcess::MergedChannels);
-      QStringList args{plan, "--steps", "5"};
+      QStringList args{"--steps", "5"};
       if (r == 1) args << "--model" << zoo("bert");  // not the plan's model: refused
-      w->start(HAP_WORKER_PATH, args);
-      workers.push_back(w);
+      workers.push_back(startWorker(plan, r, 2, port, 10, args));
     }
     QStringList outputs;
     for (QProcess* w : workers) {
