@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -30,6 +31,16 @@ using Nanos = std::chrono::nanoseconds;
 constexpr std::chrono::milliseconds kPollInterval{50};  // the longest the loop sleeps
 constexpr std::chrono::seconds kDrainLimit{1};          // pipes left open after the last reap
 constexpr size_t kMaxMessageLine = 2000;                // lastErrorLine is cut to this
+constexpr std::chrono::microseconds kQuotaSampling{200};  // the shortest wait between CPU samples
+
+// The CPU time process `pid` (all its threads) has used; nothing once it cannot be read (it exited).
+std::optional<Nanos> cpuTime(pid_t pid) {
+  clockid_t clock;
+  if (::clock_getcpuclockid(pid, &clock) != 0) return std::nullopt;
+  timespec ts{};
+  if (::clock_gettime(clock, &ts) != 0) return std::nullopt;
+  return Nanos(static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec);
+}
 
 void writeAll(int fd, std::string_view text) {
   while (!text.empty()) {
@@ -61,7 +72,7 @@ struct Pipe {
 struct Worker {
   pid_t pid = -1;       // also the id of its process group
   bool alive = false;   // started and not yet reaped
-  bool stopped = false; // SIGSTOPped by the duty cycle
+  bool stopped = false; // SIGSTOPped by the CPU quota
   Pipe out, err;
   std::string lastError, lastStderr, lastStdout;
 };
@@ -163,8 +174,8 @@ void spawn(const WorkerCommand& c, int devNull, Worker& w) {
 class Supervisor {
  public:
   Supervisor(const std::vector<WorkerCommand>& commands, const LineSink& sink, const LaunchOptions& options,
-             DutyCycle cycle)
-      : commands_(commands), sink_(sink), options_(options), cycle_(std::move(cycle)), workers_(commands.size()) {
+             CpuQuota quota)
+      : commands_(commands), sink_(sink), options_(options), quota_(std::move(quota)), workers_(commands.size()) {
     result_.workers.resize(commands.size());
   }
 
@@ -187,7 +198,7 @@ class Supervisor {
       throw;
     }
     ::close(devNull);
-    cycleStart_ = Clock::now();
+    quotaStart_ = Clock::now();
     loop();
     result_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
     return std::move(result_);
@@ -214,7 +225,7 @@ class Supervisor {
         killed_ = true;
       }
       Nanos wait = kPollInterval;
-      if (!stopping_ && cycle_.anyThrottled()) wait = std::min(wait, applyDutyCycle(now));
+      if (!stopping_ && quota_.anyThrottled()) wait = std::min(wait, applyQuota(now));
 
       const bool anyAlive = std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.alive; });
       if (!anyAlive) {
@@ -276,20 +287,25 @@ class Supervisor {
     }
   }
 
-  // Stops and continues the throttled workers per the schedule; returns how long until the
-  // next change.
-  Nanos applyDutyCycle(Clock::time_point now) {
-    const Nanos t = now - cycleStart_;
+  // Stops and continues the throttled workers per their CPU quota; returns how long until the
+  // next look: when a running worker's budget could be spent (at one busy thread), or the next
+  // period starts, not sooner than kQuotaSampling.
+  Nanos applyQuota(Clock::time_point now) {
+    const Nanos t = now - quotaStart_;
+    Nanos wait = quota_.nextPeriod(t) - t;
     for (size_t i = 0; i < workers_.size(); ++i) {
       Worker& w = workers_[i];
-      if (!w.alive || !cycle_.throttled(i)) continue;
-      const bool run = cycle_.running(i, t);
+      if (!w.alive || !quota_.throttled(i)) continue;
+      const std::optional<Nanos> cpu = cpuTime(w.pid);
+      if (!cpu) continue;  // exited; reap() takes it
+      const bool run = quota_.mayRun(i, t, *cpu);
       if (run == w.stopped) {
         ::kill(-w.pid, run ? SIGCONT : SIGSTOP);
         w.stopped = !run;
       }
+      if (run) wait = std::min(wait, quota_.remaining(i, *cpu));
     }
-    return std::max(Nanos(0), cycle_.nextChange(t) - t);
+    return std::max(wait, Nanos(kQuotaSampling));
   }
 
   bool anyOpen() const {
@@ -366,10 +382,10 @@ class Supervisor {
   const std::vector<WorkerCommand>& commands_;
   const LineSink& sink_;
   const LaunchOptions& options_;
-  DutyCycle cycle_;
+  CpuQuota quota_;
   std::vector<Worker> workers_;
   LaunchResult result_;
-  Clock::time_point start_, cycleStart_, stopSince_;
+  Clock::time_point start_, quotaStart_, stopSince_;
   bool stopping_ = false, killed_ = false;
 };
 
@@ -387,11 +403,11 @@ LineSink prefixedSink(std::vector<std::string> prefixes) {
 }
 
 LaunchResult runWorkers(const std::vector<WorkerCommand>& workers, const LineSink& sink, const LaunchOptions& options) {
-  if (options.dutyPeriod.count() <= 0) throw std::invalid_argument("runWorkers: the duty period must be positive");
+  if (options.quotaPeriod.count() <= 0) throw std::invalid_argument("runWorkers: the quota period must be positive");
   std::vector<double> shares;
   for (const WorkerCommand& w : workers) shares.push_back(w.cpuShare);
-  DutyCycle cycle(std::move(shares), options.dutyPeriod);
-  return Supervisor(workers, sink, options, std::move(cycle)).run();
+  CpuQuota quota(std::move(shares), options.quotaPeriod);
+  return Supervisor(workers, sink, options, std::move(quota)).run();
 }
 
 std::string describeExit(const WorkerExit& e) {
@@ -405,48 +421,35 @@ std::string describeExit(const WorkerExit& e) {
   return fmt::format("killed by signal {}", e.signal);
 }
 
-DutyCycle::DutyCycle(std::vector<double> shares, Nanos period) : shares_(std::move(shares)), period_(period) {
-  if (period_.count() <= 0) throw std::invalid_argument("DutyCycle: the period must be positive");
+CpuQuota::CpuQuota(std::vector<double> shares, Nanos period)
+    : shares_(std::move(shares)), period_(period), accounts_(shares_.size()) {
+  if (period_.count() <= 0) throw std::invalid_argument("CpuQuota: the period must be positive");
   for (double s : shares_)
-    if (!(s > 0 && s <= 1)) throw std::invalid_argument(fmt::format("DutyCycle: CPU share {} is not in (0, 1]", s));
+    if (!(s > 0 && s <= 1)) throw std::invalid_argument(fmt::format("CpuQuota: CPU share {} is not in (0, 1]", s));
 }
 
-bool DutyCycle::anyThrottled() const {
+bool CpuQuota::anyThrottled() const {
   return std::any_of(shares_.begin(), shares_.end(), [](double s) { return s < 1; });
 }
 
-DutyCycle::Nanos DutyCycle::onTime(size_t worker) const {
-  return Nanos(std::llround(shares_[worker] * static_cast<double>(period_.count())));
-}
-
-DutyCycle::Nanos DutyCycle::offset(size_t worker) const {
-  return Nanos(period_.count() * static_cast<int64_t>(worker) / static_cast<int64_t>(shares_.size()));
-}
-
-namespace {
-// Where `t` falls in a period that starts at `offset`: in [0, period).
-DutyCycle::Nanos phaseOf(DutyCycle::Nanos t, DutyCycle::Nanos offset, DutyCycle::Nanos period) {
-  DutyCycle::Nanos phase = (t - offset) % period;
-  return phase.count() < 0 ? phase + period : phase;
-}
-}  // namespace
-
-bool DutyCycle::running(size_t worker, Nanos t) const {
+bool CpuQuota::mayRun(size_t worker, Nanos t, Nanos cpu) {
   if (!throttled(worker)) return true;
-  return phaseOf(t, offset(worker), period_) < onTime(worker);
+  Account& a = accounts_[worker];
+  const int64_t period = t / period_;
+  if (period != a.period) {
+    // Overrun of the period before is owed; budget left unused is not kept (as cgroup cpu.max).
+    const Nanos overrun = a.period < 0 ? Nanos(0) : std::max(Nanos(0), (cpu - a.start) - a.budget);
+    a.period = period;
+    a.start = cpu;
+    a.budget = Nanos(std::llround(shares_[worker] * static_cast<double>(period_.count()))) - overrun;
+  }
+  return cpu - a.start < a.budget;
 }
 
-DutyCycle::Nanos DutyCycle::nextChange(Nanos t) const {
-  Nanos next = Nanos::max();
-  for (size_t w = 0; w < shares_.size(); ++w) {
-    if (!throttled(w)) continue;
-    const Nanos phase = phaseOf(t, offset(w), period_);
-    const Nanos on = onTime(w);
-    const Nanos toStart = period_ - phase;  // the next window opens
-    const Nanos toStop = phase < on ? on - phase : period_ - phase + on;
-    next = std::min(next, t + std::min(toStart, toStop));
-  }
-  return next;
+CpuQuota::Nanos CpuQuota::remaining(size_t worker, Nanos cpu) const {
+  if (!throttled(worker)) return Nanos::max();
+  const Account& a = accounts_[worker];
+  return std::max(Nanos(0), a.budget - (cpu - a.start));
 }
 
 }  // namespace hap::rt

@@ -15,14 +15,18 @@
 // - Stopping: SIGTERM (and SIGCONT, so a throttled worker can act on it) to every remaining
 //   group, then SIGKILL after the grace period. runWorkers returns only when every worker has
 //   been reaped.
-// - CPU shares: a duty cycle driven by the launcher (DutyCycle below): in each period a worker
-//   with share s runs for s × period and is SIGSTOPped for the rest. This needs no root and no
-//   cgroups. Limits: a share caps the fraction of wall time a worker may run; it reserves
-//   nothing (on a busy machine a worker gets less); it applies to the whole process, so a worker
-//   with T busy threads uses up to T cores during its window (hap launch sets OMP_NUM_THREADS=1
-//   for that reason); the granularity is the period (100 ms by default), coarser than a
-//   collective, so a stopped rank stalls its peers' collectives until it resumes, which is how
-//   a slow device holds up a synchronous step.
+// - CPU shares: a CPU-time quota enforced by the launcher (CpuQuota below), with the semantics
+//   of Linux's CFS bandwidth control (cgroup cpu.max) but no root and no cgroups: in each period
+//   a worker with share s may use s × period of CPU time (its process, all threads; not processes
+//   it starts); once it has, it is SIGSTOPped until the next period. Time a worker spends blocked,
+//   e.g. waiting for a peer in a collective, costs it nothing, so a slow rank takes part in a
+//   collective at once when it has budget left: it computes s times as fast, but is not held
+//   off at fixed times. Limits: a share caps CPU time, it reserves nothing (on a busy machine a
+//   worker gets less); the launcher samples CPU clocks, so a worker may overrun its budget by up
+//   to a sampling interval, which it owes to the next period; CPU the kernel spends on its
+//   behalf (loopback TCP copies) counts against its share, so a throttled rank also sends and
+//   receives more slowly than a real device with a network card would. hap launch sets
+//   OMP_NUM_THREADS=1 so that a share is a share of one core.
 #pragma once
 
 #include <atomic>
@@ -55,7 +59,7 @@ LineSink prefixedSink(std::vector<std::string> prefixes);
 inline constexpr size_t kMaxLineBytes = 64 * 1024;
 
 struct LaunchOptions {
-  std::chrono::milliseconds dutyPeriod{100};  // the CPU-share cycle (DutyCycle)
+  std::chrono::milliseconds quotaPeriod{20};  // the CPU-share accounting period (CpuQuota)
   std::chrono::milliseconds grace{3000};      // SIGTERM, then SIGKILL after this long
   std::chrono::milliseconds timeout{0};       // overall wall limit; 0: none
   // Polled at least every 50 ms: when it holds a non-zero value (a signal number, set by the
@@ -92,31 +96,36 @@ LaunchResult runWorkers(const std::vector<WorkerCommand>& workers, const LineSin
 // "exit code 3" or "killed by signal 9 (SIGKILL)".
 std::string describeExit(const WorkerExit& e);
 
-// The CPU-share schedule: worker w with share s runs during [offset_w, offset_w + s × period) of
-// every period and is stopped otherwise. Offsets are staggered (offset_w = w × period / n) so
-// that throttled workers take turns rather than all running at once. Pure bookkeeping: the
-// launcher sends the signals.
-class DutyCycle {
+// The CPU-share bookkeeping (the launcher samples CPU clocks and sends the signals): worker w
+// with share s may run while the CPU time it used in the current period, [k·period,
+// (k+1)·period), is below s × period minus what it overran in the period before. Pure: no clocks,
+// no signals, so tests drive it with made-up times.
+class CpuQuota {
  public:
   using Nanos = std::chrono::nanoseconds;
 
   // Shares must be in (0, 1] (std::invalid_argument otherwise); period > 0.
-  DutyCycle(std::vector<double> shares, Nanos period);
+  CpuQuota(std::vector<double> shares, Nanos period);
 
   bool throttled(size_t worker) const { return shares_[worker] < 1; }
   bool anyThrottled() const;
-  // Whether `worker` may run at time `t` since the start (t >= 0).
-  bool running(size_t worker, Nanos t) const;
-  // The first time after `t` at which some throttled worker starts or stops; Nanos::max() when
-  // no worker is throttled. running() is constant for every worker on (t, nextChange(t)).
-  Nanos nextChange(Nanos t) const;
+  // Records that `worker` has used `cpu` CPU time in all at time `t` since the start (t and cpu
+  // non-decreasing per worker) and says whether it may run now. Always true when not throttled.
+  bool mayRun(size_t worker, Nanos t, Nanos cpu);
+  // CPU time `worker` may still use in the period of its last mayRun (0 when spent).
+  Nanos remaining(size_t worker, Nanos cpu) const;
+  // The start of the period after the one holding `t`.
+  Nanos nextPeriod(Nanos t) const { return (t / period_ + 1) * period_; }
 
  private:
-  Nanos onTime(size_t worker) const;
-  Nanos offset(size_t worker) const;
-
+  struct Account {
+    int64_t period = -1;  // the period of the last mayRun
+    Nanos start{0};       // CPU time used before that period
+    Nanos budget{0};      // CPU time allowed in it: share × period minus the overrun before
+  };
   std::vector<double> shares_;
   Nanos period_;
+  std::vector<Account> accounts_;
 };
 
 }  // namespace hap::rt

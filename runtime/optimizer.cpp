@@ -132,7 +132,8 @@ double Optimizer::clipGradients(Communicator& comm) {
     for (const LocalParameter& p : *params_) {
       const at::Tensor& g = p.value.grad();
       if (!g.defined() || (p.replicated() && comm.rank() != 0)) continue;
-      squares.add_(g.detach().to(at::kDouble).square().sum());
+      // Per tensor in its own dtype, as clip_grad_norm_ does: one pass, no float64 copy of it.
+      squares.add_(g.detach().norm().to(at::kDouble).square());
     }
   }
   comm.allReduce(squares);

@@ -240,7 +240,8 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     at::Tensor partial = exec.forward(batch);
     exec.backward(partial);
     const double optStart = exec.now();
-    const double norm = optimizer.clipGradients(*comm);
+    // The global norm costs a pass over every gradient and a synchronisation: only when clipping.
+    const double norm = o.optimizer.clipNorm > 0 ? optimizer.clipGradients(*comm) : std::nan("");
     if (reference) {
       // Compare before the update: the loss and every gradient piece.
       at::manual_seed(iterationSeed(o.seed, it));
@@ -295,16 +296,12 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
       std::cout << fmt::format("step {}/{}: loss {:.6f}, {:.2f} ms{}\n", it + 1, first + total, r.loss, seconds * 1e3,
                                r.warmup ? " (warm-up)" : "")
                 << std::flush;
-      if (metrics.is_open())
-        metrics << ojson{{"step", it + 1},
-                         {"loss", r.loss},
-                         {"seconds", r.seconds},
-                         {"samples_per_second", samples / r.seconds},
-                         {"grad_norm", r.gradNorm},
-                         {"warmup", r.warmup}}
-                       .dump()
-                << "\n"
-                << std::flush;
+      if (metrics.is_open()) {
+        ojson line = {{"step", it + 1}, {"loss", r.loss}, {"seconds", r.seconds},
+                      {"samples_per_second", samples / r.seconds}, {"warmup", r.warmup}};
+        if (!std::isnan(r.gradNorm)) line["grad_norm"] = r.gradNorm;  // with --clip-norm only
+        metrics << line.dump() << "\n" << std::flush;
+      }
     }
     const bool last = k + 1 == total;
     if (!o.checkpointDir.empty() && ((o.checkpointEvery > 0 && (it + 1) % o.checkpointEvery == 0) || last)) {

@@ -34,6 +34,7 @@ struct LaunchArgs {
   bool local = false, force = false;
   int steps = 0, workers = 0, masterPort = 29500;
   double timeout = 0;
+  int cpuPeriodMs = 20;
 };
 
 // Set by the signal handler while workers run; read by the supervision loop.
@@ -228,6 +229,7 @@ int runLocal(const LaunchArgs& a) {
 
   rt::LaunchOptions options;
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::llround(a.timeout * 1000)));
+  options.quotaPeriod = std::chrono::milliseconds(a.cpuPeriodMs);
   options.interrupt = &gInterrupt;
   rt::LaunchResult result;
   {
@@ -316,9 +318,16 @@ void addLaunchCommand(CLI::App& app, int& exitCode) {
       ->check(CLI::PositiveNumber);
   CLI::Option* share = cmd->add_option("--cpu-share", args->cpuShare,
                                        "--local: hold each rank to a share of one CPU, e.g. 1,1,0.5,0.25 (rank 0 "
-                                       "first) or one value for all, each in (0, 1]: the launcher stops and "
-                                       "continues each rank in a 100 ms duty cycle (no root needed)")
+                                       "first) or one value for all, each in (0, 1]: a CPU-time quota per "
+                                       "--cpu-period, as cgroup cpu.max, enforced by stopping and continuing the "
+                                       "rank (no root needed)")
                            ->type_name("LIST");
+  CLI::Option* period = cmd->add_option("--cpu-period", args->cpuPeriodMs,
+                                        "--local: the --cpu-share accounting period in milliseconds: a throttled "
+                                        "rank that has used its share of one is stopped until the next")
+                            ->check(CLI::Range(1, 10000))
+                            ->capture_default_str()
+                            ->type_name("MS");
   CLI::Option* timeout = cmd->add_option("--timeout", args->timeout,
                                          "--local: stop all ranks and fail after this many seconds")
                              ->check(CLI::PositiveNumber)
@@ -331,7 +340,7 @@ void addLaunchCommand(CLI::App& app, int& exitCode) {
                                       "--emit: rank 0's rendezvous port written into the scripts (default 29500; "
                                       "MASTER_PORT overrides it at run time)");
   CLI::Option* force = cmd->add_flag("--force", args->force, "--emit: write into DIR even when it is not empty");
-  for (CLI::Option* o : {share, timeout, worker}) o->excludes(emit);
+  for (CLI::Option* o : {share, period, timeout, worker}) o->excludes(emit);
   for (CLI::Option* o : {port, force}) o->excludes(local);
   cmd->add_option("WORKER-ARGS", args->workerArgs, "Arguments for every worker, after -- (e.g. -- --lr 0.01)");
   cmd->callback([args, &exitCode, local, emit] {

@@ -20,7 +20,7 @@ namespace hap::cli {
 namespace {
 
 struct PlanArgs {
-  std::string model, cluster, output, ratios = "lp", segments = "layer", collectives = "auto";
+  std::string model, cluster, output, ratios = "lp", segments = "layer", collectives = "auto", baseline;
   std::vector<std::string> inputs, pins;
   bool explain = false, quiet = false, baselines = true;
   int64_t maxStates = 2'000'000;
@@ -88,11 +88,14 @@ int runPlan(const PlanArgs& a) {
   cost::Cluster cluster = cost::loadCluster(a.cluster);
 
   plan::PlanOptions options;
-  options.ratios = a.ratios == "even"           ? plan::PlanOptions::Ratios::Even
-                   : a.ratios == "proportional" ? plan::PlanOptions::Ratios::Proportional
-                   : a.ratios == "lp"           ? plan::PlanOptions::Ratios::Optimised
-                                                : plan::PlanOptions::Ratios::Fixed;
-  if (options.ratios == plan::PlanOptions::Ratios::Fixed) options.fixedShares = parseShares(a.ratios, cluster);
+  // --baseline: a data-parallel plan at even or proportional shares, unsegmented unless asked.
+  const std::string ratios = a.baseline.empty() ? a.ratios : a.baseline == "dp-ev" ? "even" : "proportional";
+  options.dataParallelOnly = !a.baseline.empty();
+  options.ratios = ratios == "even"           ? plan::PlanOptions::Ratios::Even
+                   : ratios == "proportional" ? plan::PlanOptions::Ratios::Proportional
+                   : ratios == "lp"           ? plan::PlanOptions::Ratios::Optimised
+                                              : plan::PlanOptions::Ratios::Fixed;
+  if (options.ratios == plan::PlanOptions::Ratios::Fixed) options.fixedShares = parseShares(ratios, cluster);
   options.cost.restrictions.groupedCollectives = a.collectives != "padded";
   options.cost.restrictions.paddedCollectives = a.collectives != "grouped";
   options.segments = ir::parseSegmentOptions(a.segments);
@@ -140,7 +143,7 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                   "Shape and dtype of a forward argument, NAME=DIMxDIMx...[:DTYPE]; repeatable; "
                   "overrides the file's hap/inputs.json")
       ->type_name("SPEC");
-  cmd->add_option("--ratios", args->ratios,
+  CLI::Option* ratios = cmd->add_option("--ratios", args->ratios,
                   "Device shares of every sharded dimension: 'lp' optimises them (alternating the "
                   "search and a linear program, starting proportional), 'even', or 'proportional' "
                   "to each device's peak FLOP/s, or one share per device (e.g. 0.5,0.3,0.2,0; normalised "
@@ -151,7 +154,7 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                   "only (to compare them, or to exercise one in the runtime)")
       ->check(CLI::IsMember({"auto", "padded", "grouped"}))
       ->capture_default_str();
-  cmd->add_option("--segments", args->segments,
+  CLI::Option* segments = cmd->add_option("--segments", args->segments,
                   "Groups of nodes with their own ratios: 'layer' (one per repeated block such as a "
                   "transformer layer, found from module scopes), 'scope:DEPTH' (per scope prefix of "
                   "DEPTH parts), 'auto:PARTS' (METIS partition) or 'none'; values crossing a "
@@ -171,9 +174,18 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                    "Compute the nodes whose module scope or op matches the glob under the named rule "
                    "variant only, e.g. 'layers.*.ffn.fc1=column' (repeatable)")
       ->type_name("PATTERN=VARIANT");
+  cmd->add_option("--baseline", args->baseline,
+                  "Plan a data-parallel baseline instead of HAP's program, to run it with 'hap launch' and "
+                  "compare: 'dp-ev' (even shares) or 'dp-cp' (shares proportional to peak FLOP/s); replicated "
+                  "parameters, batch split, gradients all-reduced; one segment unless --segments is given")
+      ->check(CLI::IsMember({"dp-ev", "dp-cp"}))
+      ->excludes(ratios);
   cmd->add_flag("!--no-baselines", args->baselines, "Skip planning the DP-EV and DP-CP baselines");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
-  cmd->callback([args, &exitCode] { exitCode = runPlan(*args); });
+  cmd->callback([args, &exitCode, segments] {
+    if (!args->baseline.empty() && segments->count() == 0) args->segments = "none";
+    exitCode = runPlan(*args);
+  });
 }
 
 }  // namespace hap::cli

@@ -41,15 +41,18 @@ Estimate estimateOf(const synth::CostTable& table, const synth::Program& p, cons
   return e;
 }
 
+synth::Restrictions dataParallelRestrictions(synth::Restrictions base) {
+  base.parameterShards = false;
+  base.sfb = false;
+  base.inputShardsOnBatchOnly = true;
+  return base;
+}
+
 Plan::Baseline dataParallelBaseline(const synth::Theory& theory, const cost::Cluster& cluster,
                                     const std::vector<double>& shares, const std::string& name,
                                     const BaselineOptions& options) {
   synth::CostTable table(theory, cluster, shares, options.cost);
-  synth::CostTable::Restrictions r;
-  r.parameterShards = false;
-  r.sfb = false;
-  r.inputShardsOnBatchOnly = true;
-  table.restrict(r);
+  table.restrict(dataParallelRestrictions());
   synth::Program p = synth::search(table, searchOptions(options));
   return {name, estimateOf(table, p, options.cost), true, "replicated parameters, batch split, gradients all-reduced"};
 }

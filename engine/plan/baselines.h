@@ -33,6 +33,10 @@
 
 namespace hap::plan {
 
+// The forms data parallelism allows: parameters whole on every device (no parameter shards, no
+// SFB), inputs split on the batch dimension only. `base` keeps its collective-method choices.
+synth::Restrictions dataParallelRestrictions(synth::Restrictions base = {});
+
 struct BaselineOptions {
   synth::CostOptions cost;
   synth::SearchOptions search;  // cancellation and budgets only; pins are the baseline's own

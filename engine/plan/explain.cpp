@@ -19,22 +19,24 @@ std::string form(const ir::Graph& g, const Form& f) {
 }  // namespace
 
 std::string formatSummary(const Plan& p) {
-  std::string out = fmt::format("Plan for {} ({} parameters, {} nodes) on {} ({} devices), ratios {}, {} segment{}\n\n",
-                                p.modelPath, ir::formatCount(static_cast<double>(p.parameters)),
+  std::string title = p.strategy;
+  for (char& c : title) c = static_cast<char>(std::toupper(c));
+  std::string out = fmt::format("{} plan for {} ({} parameters, {} nodes) on {} ({} devices), ratios {}, {} segment{}\n\n",
+                                title == "HAP" ? "HAP" : title + " baseline", p.modelPath, ir::formatCount(static_cast<double>(p.parameters)),
                                 p.nodes, p.cluster.name, p.devices.size(), p.ratioPolicy, p.segments.size(),
                                 p.segments.size() == 1 ? "" : "s");
   out += fmt::format("  {:<8} {:>14} {:>14} {:>5} {:>12}\n", "plan", "iteration", "memory (max)", "fits",
-                     "HAP speedup");
-  auto row = [&](const std::string& name, const Estimate& e, bool applicable = true) {
+                     title + " speedup");
+  auto row = [&](const std::string& name, const Estimate& e, bool applicable = true, bool self = false) {
     if (!applicable) {
       out += fmt::format("  {:<8} {:>14}\n", name, "not applicable");
       return;
     }
-    std::string speedup = name == "HAP" ? "" : fmt::format("{:.2f}x", e.iterationSeconds / p.estimate.iterationSeconds);
+    std::string speedup = self ? "" : fmt::format("{:.2f}x", e.iterationSeconds / p.estimate.iterationSeconds);
     out += fmt::format("  {:<8} {:>14} {:>14} {:>5} {:>12}\n", name, ms(e.iterationSeconds),
                        ir::formatBytes(static_cast<int64_t>(e.maxMemoryBytes())), e.fits ? "yes" : "NO", speedup);
   };
-  row("HAP", p.estimate);
+  row(title, p.estimate, true, true);
   for (const Plan::Baseline& b : p.baselines) {
     std::string upper = b.name;
     for (char& c : upper) c = static_cast<char>(std::toupper(c));

@@ -93,6 +93,7 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
   ojson segments = ojson::array();
   for (size_t i = 0; i < p.segments.size(); ++i)
     segments.push_back({{"id", i}, {"name", p.segments[i].name}, {"ratios", p.segments[i].ratios}});
+  doc["strategy"] = p.strategy;
   doc["ratios"] = {{"policy", p.ratioPolicy}, {"segmentation", p.segmentation}, {"segments", segments},
                    {"imported_node_segment", p.importedNodeSegment}};
   ojson steps = ojson::array();
@@ -181,6 +182,7 @@ Plan planFromJson(const json& doc, const std::string& origin) {
                          r.get<double>(d, "capacity_bytes", path), r.get<double>(d, "memory_bytes", path),
                          r.get<double>(d, "compute_seconds", path), r.get<int>(d, "group", path)});
   }
+  if (doc.contains("strategy")) p.strategy = r.get<std::string>(doc, "strategy", "");
   const json& ratios = r.at(doc, "ratios", "");
   p.ratioPolicy = r.get<std::string>(ratios, "policy", "ratios.");
   p.segmentation = r.get<std::string>(ratios, "segmentation", "ratios.");

@@ -103,6 +103,7 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   balance::AlternationOptions alternation;
   alternation.maxRounds = optimise ? options.maxRounds : 0;
   alternation.cost = options.cost;
+  if (options.dataParallelOnly) alternation.cost.restrictions = dataParallelRestrictions(options.cost.restrictions);
   alternation.search = options.search;
   std::vector<double> start;
   if (options.ratios == PlanOptions::Ratios::Fixed) {
@@ -133,6 +134,10 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
                      : options.ratios == PlanOptions::Ratios::Even      ? "even"
                      : options.ratios == PlanOptions::Ratios::Fixed     ? "fixed"
                                                                         : "proportional";
+  plan.strategy = !options.dataParallelOnly                             ? "hap"
+                  : options.ratios == PlanOptions::Ratios::Even         ? "dp-ev"
+                  : options.ratios == PlanOptions::Ratios::Proportional ? "dp-cp"
+                                                                        : "dp";
   if (optimise)
     for (const balance::HistoryEntry& h : result.history) plan.history.push_back({h.step, h.seconds, h.fits});
   plan.balanceNote = result.infeasible;

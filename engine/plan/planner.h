@@ -26,6 +26,10 @@ struct PlanOptions {
   // plan ("layer", "none", "scope:2", "auto:8").
   ir::SegmentOptions segments;
   std::string segmentText = "layer";
+  // Plan data parallelism only (plan/baselines.h: dataParallelRestrictions) instead of HAP's
+  // whole search space: with Even or Proportional ratios this is the DP-EV or DP-CP baseline as
+  // an executable plan (`hap plan --baseline`), to run and measure beside HAP's.
+  bool dataParallelOnly = false;
   synth::CostOptions cost;
   synth::SearchOptions search;  // listener, cancellation, memory bound
   bool baselines = true;        // also price DP-EV, DP-CP and FSDP (plan/baselines.h)

@@ -358,6 +358,8 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
   if (fromForm == kNoForm) {  // loading a source
     const bool param = v.kind == ir::ValueKind::Parameter;
     const bool input = v.kind == ir::ValueKind::Input;
+    // Data parallelism: each rank reads only its rows of an input (a scalar input is read whole).
+    if (input && restrictions_.inputShardsOnBatchOnly && to != 0 && v.rank() > 0) return std::nullopt;
     if (to == kIdentity) {
       // Without replicas a parameter is stored as shards along dimension 0 and all-gathered for
       // every use (fully sharded data parallelism).

@@ -84,7 +84,8 @@ struct NodeCommunication {
 struct Restrictions {
   bool parameterShards = true;  // parameters may be loaded as G(d) (and all-gathered from it)
   bool sfb = true;
-  bool inputShardsOnBatchOnly = false;  // inputs only as G(0) (data parallelism)
+  bool inputShardsOnBatchOnly = false;  // inputs loaded only as G(0), never whole (data parallelism:
+                                        // each rank reads its rows); scalar inputs whole
   bool parameterReplicas = true;   // parameters may be loaded whole on every device
   bool parametersWhole = false;    // every variant reads its parameters as I (no tensor
                                    // parallelism): a variant reading one otherwise is excluded

@@ -1,6 +1,6 @@
 // `hap launch` as a user runs it, with tests/runtime/fake_worker.sh standing in for hap-worker:
 // rank-prefixed output, the torchrun environment, stopping every rank when one fails, on a
-// timeout and on Ctrl-C, CPU shares (the duty cycle's bookkeeping directly, and its effect on two
+// timeout and on Ctrl-C, CPU shares (the CPU quota's bookkeeping directly, and its effect on two
 // busy ranks measured side by side), and the --emit scripts run with sh and bash.
 #include <QtTest>
 
@@ -245,45 +245,52 @@ class TstLaunch : public QObject {
     QVERIFY(allGone(recordedPids(workDir_)));
   }
 
-  // (c) The duty cycle's bookkeeping: each worker runs share × period per period, the throttled
-  // ones take turns, and nextChange() is where the state changes.
-  void dutyCycleBookkeeping() {
+  // (c) The CPU quota's bookkeeping (cgroup cpu.max semantics): a busy throttled worker gets
+  // share × period of CPU per period, a blocked one is never stopped, an overrun is owed to the
+  // next period, and budget left unused is not kept.
+  void cpuQuotaBookkeeping() {
     using namespace std::chrono;
-    const nanoseconds period = milliseconds(100);
-    hap::rt::DutyCycle cycle({1.0, 0.25, 0.5, 0.75}, period);
-    QVERIFY(!cycle.throttled(0) && cycle.throttled(1) && cycle.anyThrottled());
-    const nanoseconds step = microseconds(100);
-    std::vector<int> on(4, 0);
-    int samples = 0;
-    for (nanoseconds t{0}; t < 3 * period; t += step, ++samples)
-      for (size_t w = 0; w < 4; ++w) on[w] += cycle.running(w, t);
-    QCOMPARE(on[0], samples);
-    QCOMPARE(on[1], samples / 4);
-    QCOMPARE(on[2], samples / 2);
-    QCOMPARE(on[3], samples * 3 / 4);
-    // Staggered: worker 1's window is [25, 50) ms, worker 2's [50, 100) ms.
-    QVERIFY(!cycle.running(1, milliseconds(10)) && cycle.running(1, milliseconds(30)));
-    QVERIFY(!cycle.running(2, milliseconds(40)) && cycle.running(2, milliseconds(60)));
-    // Between t and nextChange(t) nothing changes, and at nextChange(t) something does.
-    for (nanoseconds t{0}; t < 2 * period; t += microseconds(700)) {
-      const nanoseconds next = cycle.nextChange(t);
-      QVERIFY(next > t && next <= t + period);
-      bool changed = false;
-      for (size_t w = 0; w < 4; ++w) {
-        QCOMPARE(cycle.running(w, next - nanoseconds(1)), cycle.running(w, t + nanoseconds(1)));
-        changed = changed || cycle.running(w, next) != cycle.running(w, next - nanoseconds(1));
+    const nanoseconds period = milliseconds(20);
+    {
+      // A single-threaded busy worker: its CPU clock advances while it may run.
+      hap::rt::CpuQuota quota({1.0, 0.25}, period);
+      QVERIFY(!quota.throttled(0) && quota.throttled(1) && quota.anyThrottled());
+      const nanoseconds step = microseconds(50);
+      nanoseconds cpu{0};
+      for (nanoseconds t{0}; t < 50 * period; t += step) {
+        QVERIFY(quota.mayRun(0, t, t));
+        if (quota.mayRun(1, t, cpu)) cpu += step;
       }
-      QVERIFY(changed);
+      QCOMPARE(cpu, 50 * period / 4);
     }
-    QCOMPARE(hap::rt::DutyCycle({1.0, 1.0}, period).nextChange(nanoseconds(5)), nanoseconds::max());
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, hap::rt::DutyCycle({0.0}, period));
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, hap::rt::DutyCycle({1.5}, period));
+    {
+      hap::rt::CpuQuota quota({0.25}, period);
+      // Blocked (no CPU used): never stopped, whatever the time.
+      for (nanoseconds t{0}; t < 3 * period; t += milliseconds(1)) QVERIFY(quota.mayRun(0, t, milliseconds(2)));
+      // Budget is 5 ms per period; unused budget of earlier periods is not kept.
+      QVERIFY(quota.mayRun(0, 3 * period, milliseconds(2)));
+      QCOMPARE(quota.remaining(0, milliseconds(6)), milliseconds(1));
+      QVERIFY(!quota.mayRun(0, 3 * period + milliseconds(6), milliseconds(7)));
+      QCOMPARE(quota.remaining(0, milliseconds(7)), nanoseconds(0));
+      // Four threads overran by 4 ms (9 ms used by the time the launcher looked): owed next period.
+      QVERIFY(!quota.mayRun(0, 3 * period + milliseconds(8), milliseconds(11)));
+      QVERIFY(quota.mayRun(0, 4 * period, milliseconds(11)));
+      QCOMPARE(quota.remaining(0, milliseconds(11)), milliseconds(1));
+      QVERIFY(!quota.mayRun(0, 4 * period + milliseconds(1), milliseconds(12)));
+      QVERIFY(quota.mayRun(0, 5 * period, milliseconds(12)));
+      QCOMPARE(quota.nextPeriod(5 * period + milliseconds(3)), 6 * period);
+    }
+    QVERIFY(hap::rt::CpuQuota({1.0}, period).remaining(0, milliseconds(100)) == nanoseconds::max());
+    QVERIFY(!hap::rt::CpuQuota({1.0, 1.0}, period).anyThrottled());
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, hap::rt::CpuQuota({0.0}, period));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, hap::rt::CpuQuota({1.5}, period));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, hap::rt::CpuQuota({0.5}, nanoseconds(0)));
   }
 
   // (c) A share of 0.25 slows a CPU-bound rank. Ranks 0 (share 1) and 1 (share 0.25) busy-loop
   // side by side for the same 1.5 s of wall time, so load from elsewhere hits both alike: rank 0
   // should do about 4 times the rounds (at least 1.8 times), and rank 1 may use at most about a
-  // quarter of the wall time as CPU time (0.35 allows for the launcher's wake-up latency).
+  // quarter of the wall time as CPU time (0.35 allows for the launcher's sampling).
   void cpuShareSlowsARank() {
     freshWorkDir("busy");
     QProcessEnvironment e = env("busy");

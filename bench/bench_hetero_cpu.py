@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""Benchmark (b) of the runtime: a heterogeneous CPU cluster emulated on this machine.
+
+N local workers, each held to a share of one CPU by `hap launch --cpu-share` (a CPU-time quota), train
+the same model on the same kind of data (seeded synthetic batches of the same shapes) five ways:
+
+  HAP     HAP's plan (search + LP ratios) run by hap-worker
+  DP-EV   data parallelism, even batch shares (hap plan --baseline dp-ev) run by hap-worker
+  DP-CP   data parallelism, shares proportional to speed (--baseline dp-cp) run by hap-worker
+  DDP-EV  PyTorch DistributedDataParallel (Gloo), even shares (bench/ddp_worker.py, DP-EV's pieces)
+  DDP-CP  the same with DP-CP's pieces
+
+It prints per-iteration time (mean ± std over the measured steps, rank 0's clock), each run's time
+relative to HAP's, and the planner's prediction for each plan (DDP runs are predicted by the plan
+whose pieces they use).
+
+The planner sees the emulated cluster as one device type per share: the speed of one core scaled
+by the share. The speed of one core is calibrated first: a 1-rank run at full share is measured
+and the per-core FLOP/s, memory bandwidth and per-op overhead are scaled by one factor so that
+the 1-device plan's prediction equals that measurement. The links are the loopback figures of
+resources/clusters/local-cpu-3.yaml (1 GB/s, 100 us). Nothing else is fitted.
+
+Usage (scripts/bench-hetero.sh builds first and passes --build):
+  bench_hetero_cpu.py --build BUILD [--model bert|mlp|vit] [--shares 1,0.5,0.25] [--steps 8]
+                      [--warmup 2] [--out DIR] [--only HAP,DP-CP,...]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# CPU-sized presets: a step takes about a second on one core, far above the 20 ms quota period.
+# Without dropout: hap-worker draws every dropout mask whole on every rank (so that it is the
+# single-device program's mask), which DDP does not; that cost is not what this compares.
+MODELS = {
+    "bert": ["batch=32", "embed=256", "heads=4", "layers=4", "hidden=1024", "seq_len=64", "vocab=4096", "dropout=0"],
+    "mlp": ["batch=256", "features=512", "hidden=2048"],
+    "vit": ["batch=48", "embed=256", "heads=4", "layers=4", "hidden=1024", "image_size=32", "dropout=0"],
+}
+
+# One core as the planner first assumes it (resources/clusters/local-cpu-3.yaml), before scaling.
+CORE = {"flops": 50e9, "memory_bandwidth": 10e9, "op_overhead": 10e-6}
+LINK = "{bandwidth: 1GB/s, latency: 100us}"
+
+
+def run(cmd, log=None, **kw):
+    """Runs cmd; on failure prints its output and exits."""
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    if log:
+        with open(log, "w") as f:
+            f.write(p.stdout)
+    if p.returncode != 0:
+        sys.exit(f"bench_hetero_cpu: failed ({p.returncode}): {' '.join(cmd)}\n{p.stdout[-4000:]}")
+    return p.stdout
+
+
+def cluster_yaml(name, shares, scale):
+    """One device type and one single-device machine per rank, on loopback."""
+    lines = [f"name: {name}",
+             f'description: "{len(shares)} CPU ranks held to shares {",".join(f"{s:g}" for s in shares)} of one core"',
+             "device_types:"]
+    for r, s in enumerate(shares):
+        lines.append(f"  cpu-{r}-share-{s:g}: {{flops: {{float32: {CORE['flops'] * scale * s / 1e9:.6g}G}}, memory: 8GiB, "
+                     f"memory_bandwidth: {CORE['memory_bandwidth'] * scale * s / 1e9:.6g}GB/s, "
+                     f"op_overhead: {CORE['op_overhead'] / (scale * s) * 1e6:.6g}us}}")
+    lines.append("machines:")
+    for r, s in enumerate(shares):
+        lines.append(f"  - {{name: rank{r}, host: 127.0.0.1, device_type: cpu-{r}-share-{s:g}, count: 1, link: {LINK}}}")
+    lines.append(f"network: {LINK}")
+    return "\n".join(lines) + "\n"
+
+
+def summary(metrics_path):
+    with open(metrics_path) as f:
+        for line in f:
+            j = json.loads(line)
+            if j.get("summary"):
+                return j
+    sys.exit(f"bench_hetero_cpu: no summary in {metrics_path}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", required=True, help="build directory (app/cli/hap, app/worker/hap-worker)")
+    ap.add_argument("--model", choices=sorted(MODELS), default="bert")
+    ap.add_argument("--shares", default="1,0.5,0.25", help="CPU share of each rank, 2 to 4 values in (0, 1]")
+    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--out", default=None, help="work directory (default BUILD/bench-hetero)")
+    ap.add_argument("--only", default="HAP,DP-EV,DP-CP,DDP-EV,DDP-CP", help="runs to make, comma-separated")
+    a = ap.parse_args()
+
+    shares = [float(s) for s in a.shares.split(",")]
+    if not 2 <= len(shares) <= 4 or not all(0 < s <= 1 for s in shares):
+        sys.exit("--shares: give 2 to 4 values in (0, 1], e.g. 1,0.5,0.25")
+    if sum(shares) > os.cpu_count():
+        print(f"warning: the shares sum to {sum(shares):g} cores but this machine has {os.cpu_count()}",
+              file=sys.stderr)
+    hap = os.path.join(a.build, "app", "cli", "hap")
+    out = a.out or os.path.join(a.build, "bench-hetero")
+    os.makedirs(out, exist_ok=True)
+    model = os.path.join(out, f"{a.model}-cpu.pt")
+    if not os.path.exists(model):
+        cmd = ["/usr/bin/python3", os.path.join(ROOT, "resources", "models", "export.py"), "--model", a.model,
+               "--preset", "tiny", "--output", model, "--quiet"]
+        for s in MODELS[a.model]:
+            cmd += ["--set", s]
+        run(cmd)
+    worker_args = ["--warmup", str(a.warmup), "--optimizer", "sgd", "--lr", "0.01", "--momentum", "0.9"]
+
+    def launch(plan, name, cpu_share, worker=None):
+        metrics = os.path.join(out, f"{name}.jsonl")
+        cmd = [hap, "launch", plan, "--local", "--steps", str(a.steps), "--timeout", "900",
+               "--cpu-share", ",".join(f"{s:g}" for s in cpu_share)]
+        if worker:
+            cmd += ["--worker", worker, "--", "--warmup", str(a.warmup), "--lr", "0.01", "--momentum", "0.9"]
+        else:
+            cmd += ["--"] + worker_args
+        cmd += ["--metrics", metrics]
+        run(cmd, log=os.path.join(out, f"{name}.log"))
+        return summary(metrics)
+
+    # 1. Calibrate one core: the 1-device plan's prediction against a 1-rank run at full share.
+    with open(os.path.join(out, "one-core.yaml"), "w") as f:
+        f.write(cluster_yaml("one-core", [1.0], 1.0))
+    one = os.path.join(out, "one-core.json")
+    run([hap, "plan", model, "-c", os.path.join(out, "one-core.yaml"), "-q", "--no-baselines", "-o", one])
+    s1 = launch(one, "one-core", [1.0])
+    scale = s1["predicted_seconds"] / s1["mean_seconds"]
+    print(f"calibration: 1 rank at full share {s1['mean_seconds'] * 1e3:.1f} ms, predicted "
+          f"{s1['predicted_seconds'] * 1e3:.1f} ms at {CORE['flops'] / 1e9:g} GFLOP/s -> one core = "
+          f"{CORE['flops'] * scale / 1e9:.1f} GFLOP/s, {CORE['memory_bandwidth'] * scale / 1e9:.2f} GB/s",
+          flush=True)
+
+    # 2. The emulated cluster and the three plans.
+    cluster = os.path.join(out, "cluster.yaml")
+    with open(cluster, "w") as f:
+        f.write(cluster_yaml(f"cpu-shares-{len(shares)}", shares, scale))
+    plans = {}
+    for name, extra in (("HAP", []), ("DP-EV", ["--baseline", "dp-ev"]), ("DP-CP", ["--baseline", "dp-cp"])):
+        path = os.path.join(out, f"{name.lower()}.json")
+        text = run([hap, "plan", model, "-c", cluster, "-q", "-o", path] + extra)
+        if name == "HAP":
+            print(text.split("\n\n")[1].rstrip() + "\n", flush=True)
+        with open(path) as f:
+            plans[name] = (path, json.load(f))
+
+    # 3. The runs.
+    runs = [("HAP", "HAP", None), ("DP-EV", "DP-EV", None), ("DP-CP", "DP-CP", None),
+            ("DDP-EV", "DP-EV", os.path.join(ROOT, "bench", "ddp_worker.py")),
+            ("DDP-CP", "DP-CP", os.path.join(ROOT, "bench", "ddp_worker.py"))]
+    wanted = set(a.only.split(","))
+    results = []
+    for name, plan_name, worker in runs:
+        if name not in wanted:
+            continue
+        path, plan = plans[plan_name]
+        s = launch(path, name, shares, worker)
+        ratios = plan["ratios"]["segments"][0]["ratios"]
+        results.append((name, s["mean_seconds"], s["std_seconds"], plan["prediction"]["iteration_seconds"], ratios))
+        print(f"{name:<7} {s['mean_seconds'] * 1e3:9.1f} ± {s['std_seconds'] * 1e3:6.1f} ms", flush=True)
+
+    # 4. The table.
+    base = next((r[1] for r in results if r[0] == "HAP"), None)
+    print(f"\n{a.model} ({plans['HAP'][1]['model']['parameters'] / 1e6:.2f}M parameters, batch "
+          f"{plans['HAP'][1]['model']['inputs'][0]['shape'][0]}), {len(shares)} ranks at CPU shares "
+          f"{','.join(f'{s:g}' for s in shares)}, {a.steps} steps after {a.warmup} warm-up")
+    print(f"{'run':<7} {'measured':>20} {'vs HAP':>7} {'predicted':>11} {'pred/meas':>9}  shares (segment 0)")
+    for name, mean, std, predicted, ratios in results:
+        rel = f"{mean / base:.2f}x" if base else ""
+        print(f"{name:<7} {mean * 1e3:10.1f} ± {std * 1e3:5.1f} ms {rel:>7} {predicted * 1e3:8.1f} ms "
+              f"{predicted / mean:9.2f}  {','.join(f'{r:.3f}' for r in ratios)}")
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump({"model": a.model, "shares": shares, "steps": a.steps, "calibration_scale": scale,
+                   "runs": [{"name": n, "mean_seconds": m, "std_seconds": sd, "predicted_seconds": p, "ratios": r}
+                            for n, m, sd, p, r in results]}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
