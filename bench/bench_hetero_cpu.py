@@ -10,7 +10,9 @@ the same model on the same kind of data (seeded synthetic batches of the same sh
   DDP-EV  PyTorch DistributedDataParallel (Gloo), even shares (bench/ddp_worker.py, DP-EV's pieces)
   DDP-CP  the same with DP-CP's pieces
 
-It prints per-iteration time (mean ± std over the measured steps, rank 0's clock), each run's time
+Every configuration runs --rounds times, interleaved with the others so that drift of the machine
+hits all alike. It prints per-iteration time (mean ± std over the measured steps of all rounds,
+rank 0's clock), each run's time
 relative to HAP's, and the planner's prediction for each plan (DDP runs are predicted by the plan
 whose pieces they use).
 
@@ -21,12 +23,13 @@ the 1-device plan's prediction equals that measurement. The links are the loopba
 resources/clusters/local-cpu-3.yaml (1 GB/s, 100 us). Nothing else is fitted.
 
 Usage (scripts/bench-hetero.sh builds first and passes --build):
-  bench_hetero_cpu.py --build BUILD [--model bert|mlp|vit] [--shares 1,0.5,0.25] [--steps 8]
-                      [--warmup 2] [--out DIR] [--only HAP,DP-CP,...]
+  bench_hetero_cpu.py --build BUILD [--model bert|mlp|vit] [--shares 1,0.5,0.25] [--steps 10]
+                      [--rounds 2] [--warmup 3] [--out DIR] [--only HAP,DP-CP,...]
 """
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -74,13 +77,24 @@ def cluster_yaml(name, shares, scale):
     return "\n".join(lines) + "\n"
 
 
-def summary(metrics_path):
+def measured_steps(metrics_path):
+    """The per-step seconds after the warm-up, and the summary line, of a metrics file."""
+    steps, summary = [], None
     with open(metrics_path) as f:
         for line in f:
             j = json.loads(line)
             if j.get("summary"):
-                return j
-    sys.exit(f"bench_hetero_cpu: no summary in {metrics_path}")
+                summary = j
+            elif not j["warmup"]:
+                steps.append(j["seconds"])
+    if summary is None:
+        sys.exit(f"bench_hetero_cpu: no summary in {metrics_path}")
+    return steps, summary
+
+
+def mean_std(xs):
+    m = sum(xs) / len(xs)
+    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
 
 
 def main():
@@ -88,7 +102,8 @@ def main():
     ap.add_argument("--build", required=True, help="build directory (app/cli/hap, app/worker/hap-worker)")
     ap.add_argument("--model", choices=sorted(MODELS), default="bert")
     ap.add_argument("--shares", default="1,0.5,0.25", help="CPU share of each rank, 2 to 4 values in (0, 1]")
-    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=2, help="runs of every configuration, interleaved; steps pooled")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--out", default=None, help="work directory (default BUILD/bench-hetero)")
     ap.add_argument("--only", default="HAP,DP-EV,DP-CP,DDP-EV,DDP-CP", help="runs to make, comma-separated")
@@ -114,6 +129,8 @@ def main():
 
     def launch(plan, name, cpu_share, worker=None):
         metrics = os.path.join(out, f"{name}.jsonl")
+        if os.path.exists(metrics):
+            os.remove(metrics)
         cmd = [hap, "launch", plan, "--local", "--steps", str(a.steps), "--timeout", "900",
                "--cpu-share", ",".join(f"{s:g}" for s in cpu_share)]
         if worker:
@@ -122,14 +139,14 @@ def main():
             cmd += ["--"] + worker_args
         cmd += ["--metrics", metrics]
         run(cmd, log=os.path.join(out, f"{name}.log"))
-        return summary(metrics)
+        return measured_steps(metrics)
 
     # 1. Calibrate one core: the 1-device plan's prediction against a 1-rank run at full share.
     with open(os.path.join(out, "one-core.yaml"), "w") as f:
         f.write(cluster_yaml("one-core", [1.0], 1.0))
     one = os.path.join(out, "one-core.json")
     run([hap, "plan", model, "-c", os.path.join(out, "one-core.yaml"), "-q", "--no-baselines", "-o", one])
-    s1 = launch(one, "one-core", [1.0])
+    _, s1 = launch(one, "one-core", [1.0])
     scale = s1["predicted_seconds"] / s1["mean_seconds"]
     print(f"calibration: 1 rank at full share {s1['mean_seconds'] * 1e3:.1f} ms, predicted "
           f"{s1['predicted_seconds'] * 1e3:.1f} ms at {CORE['flops'] / 1e9:g} GFLOP/s -> one core = "
@@ -154,28 +171,34 @@ def main():
             ("DDP-EV", "DP-EV", os.path.join(ROOT, "bench", "ddp_worker.py")),
             ("DDP-CP", "DP-CP", os.path.join(ROOT, "bench", "ddp_worker.py"))]
     wanted = set(a.only.split(","))
+    steps = {name: [] for name, _, _ in runs if name in wanted}
+    for k in range(a.rounds):
+        for name, plan_name, worker in runs:
+            if name not in wanted:
+                continue
+            xs, _ = launch(plans[plan_name][0], f"{name}-{k + 1}", shares, worker)
+            steps[name] += xs
+            m, sd = mean_std(xs)
+            print(f"round {k + 1} {name:<7} {m * 1e3:9.1f} ± {sd * 1e3:6.1f} ms", flush=True)
     results = []
-    for name, plan_name, worker in runs:
-        if name not in wanted:
-            continue
-        path, plan = plans[plan_name]
-        s = launch(path, name, shares, worker)
-        ratios = plan["ratios"]["segments"][0]["ratios"]
-        results.append((name, s["mean_seconds"], s["std_seconds"], plan["prediction"]["iteration_seconds"], ratios))
-        print(f"{name:<7} {s['mean_seconds'] * 1e3:9.1f} ± {s['std_seconds'] * 1e3:6.1f} ms", flush=True)
+    for name, plan_name, _ in runs:
+        if name in wanted:
+            plan = plans[plan_name][1]
+            m, sd = mean_std(steps[name])
+            results.append((name, m, sd, plan["prediction"]["iteration_seconds"], plan["ratios"]["segments"][0]["ratios"]))
 
     # 4. The table.
     base = next((r[1] for r in results if r[0] == "HAP"), None)
     print(f"\n{a.model} ({plans['HAP'][1]['model']['parameters'] / 1e6:.2f}M parameters, batch "
           f"{plans['HAP'][1]['model']['inputs'][0]['shape'][0]}), {len(shares)} ranks at CPU shares "
-          f"{','.join(f'{s:g}' for s in shares)}, {a.steps} steps after {a.warmup} warm-up")
+          f"{','.join(f'{s:g}' for s in shares)}, {a.rounds} x {a.steps} steps after {a.warmup} warm-up each")
     print(f"{'run':<7} {'measured':>20} {'vs HAP':>7} {'predicted':>11} {'pred/meas':>9}  shares (segment 0)")
     for name, mean, std, predicted, ratios in results:
         rel = f"{mean / base:.2f}x" if base else ""
         print(f"{name:<7} {mean * 1e3:10.1f} ± {std * 1e3:5.1f} ms {rel:>7} {predicted * 1e3:8.1f} ms "
               f"{predicted / mean:9.2f}  {','.join(f'{r:.3f}' for r in ratios)}")
     with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump({"model": a.model, "shares": shares, "steps": a.steps, "calibration_scale": scale,
+        json.dump({"model": a.model, "shares": shares, "steps": a.steps, "rounds": a.rounds, "calibration_scale": scale,
                    "runs": [{"name": n, "mean_seconds": m, "std_seconds": sd, "predicted_seconds": p, "ratios": r}
                             for n, m, sd, p, r in results]}, f, indent=1)
 
