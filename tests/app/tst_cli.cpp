@@ -134,6 +134,44 @@ class TstCli : public QObject {
     QVERIFY2(malformed.err.contains("is not PATTERN=VARIANT"), qPrintable(malformed.err));
   }
 
+  // --baseline dp-cp writes the DP-CP baseline as an executable plan: the same predicted time
+  // as the baseline row of HAP's plan, proportional shares, every parameter loaded whole and
+  // every input loaded as this rank's rows (never whole); --ratios cannot be combined with it.
+  void planBaseline() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("dp-cp.json");
+    Run hapPlan = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--segments", "none"});
+    Run r = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "dp-cp", "-o", out});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.startsWith("DP-CP baseline plan for"), qPrintable(r.out));
+    const QRegularExpression row(R"(\n  DP-CP +([0-9.]+) ms)");
+    const QRegularExpressionMatch self = row.match(r.out), priced = row.match(hapPlan.out);
+    QVERIFY2(self.hasMatch() && priced.hasMatch(), qPrintable(r.out + hapPlan.out));
+    QCOMPARE(self.captured(1), priced.captured(1));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(plan.value("strategy").toString(), QString("dp-cp"));
+    QCOMPARE(plan.value("ratios").toObject().value("policy").toString(), QString("proportional"));
+    int inputs = 0;
+    for (const QJsonValue& v : plan.value("program").toArray()) {
+      const QJsonObject s = v.toObject();
+      const QString instruction = s.value("instruction").toString();
+      const QString rel = s.value("to").toObject().value("rel").toString();
+      const QString name = s.value("to").toObject().value("name").toString();
+      if (instruction == "load-shard" && (name == "x" || name == "y")) {
+        QCOMPARE(rel, QString("G(0)"));
+        ++inputs;
+      }
+      QVERIFY2(instruction != "load" || name != "x", "an input loaded whole");
+      QVERIFY2(instruction != "load-shard" || name == "x" || name == "y", qPrintable(name + " loaded as shards"));
+      QVERIFY(!s.value("sfb").toBool());
+    }
+    QCOMPARE(inputs, 2);
+    Run both = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "--baseline", "dp-ev", "--ratios", "even"});
+    QCOMPARE(both.exitCode, 2);
+  }
+
   void planErrors() {
     Run missing = hap({"plan", zoo("mlp"), "--cluster", "/nonexistent/c.yaml"});
     QCOMPARE(missing.exitCode, 1);
