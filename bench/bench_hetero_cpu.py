@@ -125,7 +125,8 @@ def main():
         for s in MODELS[a.model]:
             cmd += ["--set", s]
         run(cmd)
-    worker_args = ["--warmup", str(a.warmup), "--optimizer", "sgd", "--lr", "0.01", "--momentum", "0.9"]
+    # Both workers: SGD with momentum (ddp_worker.py has no other optimizer).
+    worker_args = ["--warmup", str(a.warmup), "--lr", "0.01", "--momentum", "0.9"]
 
     def launch(plan, name, cpu_share, worker=None):
         metrics = os.path.join(out, f"{name}.jsonl")
@@ -134,9 +135,9 @@ def main():
         cmd = [hap, "launch", plan, "--local", "--steps", str(a.steps), "--timeout", "900",
                "--cpu-share", ",".join(f"{s:g}" for s in cpu_share)]
         if worker:
-            cmd += ["--worker", worker, "--", "--warmup", str(a.warmup), "--lr", "0.01", "--momentum", "0.9"]
+            cmd += ["--worker", worker, "--"] + worker_args
         else:
-            cmd += ["--"] + worker_args
+            cmd += ["--", "--optimizer", "sgd"] + worker_args
         cmd += ["--metrics", metrics]
         run(cmd, log=os.path.join(out, f"{name}.log"))
         return measured_steps(metrics)

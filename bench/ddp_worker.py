@@ -65,13 +65,13 @@ def input_pieces(plan, world):
     return inputs, rows
 
 
-def input_ranges(model_path):
+def load_model(model_path):
+    """The TorchScript module, and the valid range (low, high) of each integer input by name from
+    the file's hap/inputs.json (empty when it has none)."""
     extra = {"hap/inputs.json": ""}
-    torch.jit.load(model_path, _extra_files=extra, map_location="cpu")
-    if not extra["hap/inputs.json"]:
-        return {}
-    spec = json.loads(extra["hap/inputs.json"])
-    return {e["name"]: (e.get("low"), e.get("high")) for e in spec.get("inputs", [])}
+    model = torch.jit.load(model_path, _extra_files=extra, map_location="cpu")
+    spec = json.loads(extra["hap/inputs.json"]) if extra["hap/inputs.json"] else {}
+    return model, {e["name"]: (e.get("low"), e.get("high")) for e in spec.get("inputs", [])}
 
 
 def main():
@@ -97,14 +97,13 @@ def main():
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     torch.set_num_threads(a.threads)
     inputs, lengths = input_pieces(plan, world)  # forward arguments; batch rows per rank
-    ranges = input_ranges(model_path)
+    model, ranges = load_model(model_path)
     if lengths[rank] == 0:
         fail(f"rank {rank} holds no rows of the batch; DDP cannot run an empty piece")
     batch_rows = sum(lengths)
     scale = world * lengths[rank] / batch_rows
 
     dist.init_process_group("gloo", rank=rank, world_size=world)
-    model = torch.jit.load(model_path, map_location="cpu")
     model.train()
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=a.lr, momentum=a.momentum)

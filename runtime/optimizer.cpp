@@ -228,6 +228,13 @@ void Optimizer::setState(size_t i, const ParameterState& state) {
     auto it = state.tensors.find(name);
     return copyLike(p, it == state.tensors.end() ? at::Tensor() : it->second, param.name + "." + name);
   };
+  // Adam and AdamW keep the same state in distinct LibTorch types.
+  auto restoreAdam = [&](auto s) {
+    s->step(state.step);
+    s->exp_avg(tensor(kExpAvg));
+    s->exp_avg_sq(tensor(kExpAvgSq));
+    map[key] = std::move(s);
+  };
   switch (options_.kind) {
     case OptimizerOptions::Kind::Sgd: {
       if (options_.momentum == 0) return;
@@ -236,22 +243,10 @@ void Optimizer::setState(size_t i, const ParameterState& state) {
       map[key] = std::move(s);
       return;
     }
-    case OptimizerOptions::Kind::Adam: {
-      auto s = std::make_unique<torch::optim::AdamParamState>();
-      s->step(state.step);
-      s->exp_avg(tensor(kExpAvg));
-      s->exp_avg_sq(tensor(kExpAvgSq));
-      map[key] = std::move(s);
-      return;
-    }
-    case OptimizerOptions::Kind::AdamW: {
-      auto s = std::make_unique<torch::optim::AdamWParamState>();
-      s->step(state.step);
-      s->exp_avg(tensor(kExpAvg));
-      s->exp_avg_sq(tensor(kExpAvgSq));
-      map[key] = std::move(s);
-      return;
-    }
+    case OptimizerOptions::Kind::Adam:
+      return restoreAdam(std::make_unique<torch::optim::AdamParamState>());
+    case OptimizerOptions::Kind::AdamW:
+      return restoreAdam(std::make_unique<torch::optim::AdamWParamState>());
   }
 }
 

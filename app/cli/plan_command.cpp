@@ -88,7 +88,7 @@ int runPlan(const PlanArgs& a) {
   cost::Cluster cluster = cost::loadCluster(a.cluster);
 
   plan::PlanOptions options;
-  // --baseline: a data-parallel plan at even or proportional shares, unsegmented unless asked.
+  // --baseline: a data-parallel plan at even or proportional shares (--ratios is excluded).
   const std::string ratios = a.baseline.empty() ? a.ratios : a.baseline == "dp-ev" ? "even" : "proportional";
   options.dataParallelOnly = !a.baseline.empty();
   options.ratios = ratios == "even"           ? plan::PlanOptions::Ratios::Even

@@ -12,6 +12,12 @@ namespace {
 
 std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
 
+// "dp-ev" -> "DP-EV": how plan and baseline names are shown.
+std::string upper(std::string name) {
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name;
+}
+
 std::string form(const ir::Graph& g, const Form& f) {
   return fmt::format("{} {}", g.value(f.value).name, synth::formatRel(f.rel));
 }
@@ -19,8 +25,7 @@ std::string form(const ir::Graph& g, const Form& f) {
 }  // namespace
 
 std::string formatSummary(const Plan& p) {
-  std::string title = p.strategy;
-  for (char& c : title) c = static_cast<char>(std::toupper(c));
+  const std::string title = upper(p.strategy);
   std::string out = fmt::format("{} plan for {} ({} parameters, {} nodes) on {} ({} devices), ratios {}, {} segment{}\n\n",
                                 title == "HAP" ? "HAP" : title + " baseline", p.modelPath, ir::formatCount(static_cast<double>(p.parameters)),
                                 p.nodes, p.cluster.name, p.devices.size(), p.ratioPolicy, p.segments.size(),
@@ -37,11 +42,7 @@ std::string formatSummary(const Plan& p) {
                        ir::formatBytes(static_cast<int64_t>(e.maxMemoryBytes())), e.fits ? "yes" : "NO", speedup);
   };
   row(title, p.estimate, true, true);
-  for (const Plan::Baseline& b : p.baselines) {
-    std::string upper = b.name;
-    for (char& c : upper) c = static_cast<char>(std::toupper(c));
-    row(upper, b.estimate, b.applicable);
-  }
+  for (const Plan::Baseline& b : p.baselines) row(upper(b.name), b.estimate, b.applicable);
   // Per device type: how many, share, busy time, memory against capacity.
   struct Agg { int count = 0; double share = 0, low = 1, busy = 0, memory = 0, capacity = 0; };
   std::map<std::string, Agg> types;

@@ -373,9 +373,7 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
       return std::nullopt;
     }
     if (to == kReduce) return std::nullopt;  // via I, then replica-to-partial
-    const bool allowed = param ? restrictions_.parameterShards
-                               : !(input && restrictions_.inputShardsOnBatchOnly && to != 0);
-    if (!allowed) return std::nullopt;
+    if (param && !restrictions_.parameterShards) return std::nullopt;
     return Conversion{ConversionKind::LoadShard, kIdentity, to};
   }
   const Rel from = static_cast<Rel>(fromForm);

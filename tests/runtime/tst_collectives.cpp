@@ -15,6 +15,7 @@
 #include "runtime/communicator.h"
 #include "runtime/free_port.h"
 #include "runtime/runtime_error.h"
+#include "tests/runtime/torchrun_env.h"
 
 namespace {
 
@@ -37,15 +38,7 @@ std::vector<Rank> start(int world, const QStringList& modes, int port, int timeo
     Rank k;
     k.rank = r;
     k.process = std::make_unique<QProcess>();
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("RANK", QString::number(r));
-    env.insert("WORLD_SIZE", QString::number(world));
-    env.insert("LOCAL_RANK", QString::number(r));
-    env.insert("MASTER_ADDR", "127.0.0.1");
-    env.insert("MASTER_PORT", QString::number(port));
-    env.insert("HAP_TIMEOUT_S", QString::number(timeoutS));
-    env.insert("OMP_NUM_THREADS", "1");
-    k.process->setProcessEnvironment(env);
+    k.process->setProcessEnvironment(torchrunEnvironment(r, world, port, timeoutS));
     k.process->setProcessChannelMode(QProcess::MergedChannels);
     k.process->start(HAP_COMM_PROBE, {modes[r]});
     ranks.push_back(std::move(k));

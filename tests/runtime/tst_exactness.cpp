@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/free_port.h"
+#include "tests/runtime/torchrun_env.h"
 
 namespace {
 
@@ -38,15 +39,7 @@ QString writeCluster(const QTemporaryDir& dir, int n) {
 // Starts rank `rank` of `world` hap-worker processes on `plan` (torchrun environment, loopback).
 QProcess* startWorker(const QString& plan, int rank, int world, int port, int timeoutSeconds, const QStringList& args) {
   auto* w = new QProcess;
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  env.insert("RANK", QString::number(rank));
-  env.insert("LOCAL_RANK", QString::number(rank));
-  env.insert("WORLD_SIZE", QString::number(world));
-  env.insert("MASTER_ADDR", "127.0.0.1");
-  env.insert("MASTER_PORT", QString::number(port));
-  env.insert("HAP_TIMEOUT_S", QString::number(timeoutSeconds));
-  env.insert("OMP_NUM_THREADS", "1");
-  w->setProcessEnvironment(env);
+  w->setProcessEnvironment(torchrunEnvironment(rank, world, port, timeoutSeconds));
   w->setProcessChannelMode(QProcess::MergedChannels);
   w->start(HAP_WORKER_PATH, QStringList{plan} + args);
   return w;
