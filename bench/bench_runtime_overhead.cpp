@@ -4,12 +4,15 @@
 // The two are interleaved iteration by iteration so machine noise hits both alike; the figure is
 // the ratio of the medians (target ≤ 1.05).
 //
-// Usage: bench_runtime_overhead PLAN.json [--model FILE] [--iterations N] [--warmup N]
-// (scripts/bench-runtime.sh makes the plans and runs it on the zoo's models.)
+// Usage: bench_runtime_overhead PLAN.json [--model FILE] [--iterations N] [--warmup N] [--cuda] [--no-fusion]
+// (scripts/bench-runtime.sh makes the plans and runs it on the zoo's models; scripts/gpu-check.sh
+// runs it with --cuda, where each timing ends with a device synchronisation.)
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#include <torch/cuda.h>
 #include <torch/script.h>
 
 #include <algorithm>
@@ -23,6 +26,7 @@
 #include "runtime/communicator.h"
 #include "runtime/data.h"
 #include "runtime/executor.h"
+#include "runtime/module_device.h"
 
 namespace {
 
@@ -37,10 +41,15 @@ int main(int argc, char** argv) {
   CLI::App app{"Interpreter overhead: 1-rank plan execution vs plain LibTorch forward+backward", "bench_runtime_overhead"};
   std::string planPath, modelPath;
   int iterations = 30, warmup = 5;
+  bool cuda = false, noFusion = false;
   app.add_option("plan", planPath, "A plan for one device")->required()->check(CLI::ExistingFile);
   app.add_option("--model", modelPath, "Model file (default: the plan's)");
   app.add_option("--iterations", iterations, "Timed iterations of each")->capture_default_str();
   app.add_option("--warmup", warmup, "Untimed iterations first")->capture_default_str();
+  app.add_flag("--cuda", cuda, "Run both on GPU 0 (a CUDA build of LibTorch)");
+  app.add_flag("--no-fusion", noFusion,
+               "Run the plain module's graph as written: no profiling executor, no fused kernels (on a GPU "
+               "TorchScript fuses element-wise chains, which the op-by-op executor does not)");
   CLI11_PARSE(app, argc, argv);
   try {
     using namespace hap;
@@ -50,28 +59,39 @@ int main(int argc, char** argv) {
     ts::ModelTensors tensors;
     const ir::Graph imported = ts::importModel(modelPath, plan::importOptionsFor(plan), tensors);
     const ir::Graph planned = plan::planGraph(imported, plan);
-    std::unique_ptr<rt::Communicator> comm = rt::Communicator::connect(rt::WorkerEnv{});
-    rt::Executor exec(plan, planned, tensors, *comm);
+    std::unique_ptr<rt::Communicator> comm = rt::Communicator::connect(rt::WorkerEnv{}, cuda);
+    const c10::Device device = cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+    rt::Executor exec(plan, planned, tensors, *comm, device);
     std::unique_ptr<rt::BatchSource> source = rt::makeBatchSource({}, exec.inputPieces());
-    const std::vector<at::Tensor> batch = source->batch(0);
+    std::vector<at::Tensor> batch = source->batch(0);
+    for (at::Tensor& t : batch) t = t.to(device);  // both read the batch where they compute
 
-    torch::jit::Module module = torch::jit::load(modelPath);
+    if (noFusion) torch::jit::setGraphExecutorOptimize(false);
+    torch::jit::Module module = rt::loadModuleOn(modelPath, device);
     for (const auto& p : module.named_parameters(true)) p.value.set_requires_grad(true);
     std::vector<c10::IValue> inputs(batch.begin(), batch.end());
+    // Kernels run asynchronously on a GPU: a timing ends when they have finished.
+    auto settle = [&] {
+      if (cuda) torch::cuda::synchronize();
+    };
 
     using Clock = std::chrono::steady_clock;
     std::vector<double> hap, plain;
     for (int i = 0; i < warmup + iterations; ++i) {
       at::manual_seed(i);
+      settle();
       auto t0 = Clock::now();
       at::Tensor loss = exec.forward(batch);
       exec.backward(loss);
+      settle();
       auto t1 = Clock::now();
       for (rt::LocalParameter& p : exec.parameters()) p.value.mutable_grad() = at::Tensor();
       at::manual_seed(i);
+      settle();
       auto t2 = Clock::now();
       at::Tensor ref = module.forward(inputs).toTensor();
       ref.backward();
+      settle();
       auto t3 = Clock::now();
       for (const auto& p : module.parameters()) p.mutable_grad() = at::Tensor();
       if (i >= warmup) {
@@ -80,9 +100,11 @@ int main(int argc, char** argv) {
       }
     }
     const double h = median(hap), p = median(plain);
-    std::cout << fmt::format("{}: {} nodes, {} threads; median forward+backward: hap-worker executor {:.3f} ms, "
+    std::string where = cuda ? "GPU 0" : fmt::format("{} threads", at::get_num_threads());
+    if (noFusion) where += ", plain module unfused";
+    std::cout << fmt::format("{}: {} nodes, {}; median forward+backward: hap-worker executor {:.3f} ms, "
                              "plain LibTorch {:.3f} ms; overhead {:.3f}x (target <= 1.05)\n",
-                             modelPath, planned.nodes.size(), at::get_num_threads(), h * 1e3, p * 1e3, h / p);
+                             modelPath, planned.nodes.size(), where, h * 1e3, p * 1e3, h / p);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "bench_runtime_overhead: error: " << e.what() << "\n";

@@ -8,7 +8,9 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
+#include <torch/cuda.h>
 #ifdef HAP_HAVE_CUDA
+#include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
@@ -91,11 +93,13 @@ std::string detailOf(const std::exception& e) {
 
 // One c10d process group (or none for a world of one) and the emulations of the collectives
 // Gloo lacks. Every collective works on contiguous buffers it owns; inputs are never modified
-// except by the in-place collectives (allReduce, allReduceMax, broadcast).
+// except by the in-place collectives (allReduce, allReduceMax, broadcast). A tensor that is not
+// on the group's device (NCCL: this rank's GPU; Gloo: the CPU), e.g. a CPU count or the trace
+// text under NCCL, travels through a copy there and comes back on its own device.
 class GroupCommunicator final : public Communicator {
  public:
-  GroupCommunicator(WorkerEnv env, c10::intrusive_ptr<CommBackend> group)
-      : env_(std::move(env)), group_(std::move(group)) {}
+  GroupCommunicator(WorkerEnv env, c10::intrusive_ptr<CommBackend> group, c10::Device device)
+      : env_(std::move(env)), group_(std::move(group)), device_(device) {}
 
   int rank() const override { return env_.rank; }
   int size() const override { return env_.worldSize; }
@@ -107,6 +111,7 @@ class GroupCommunicator final : public Communicator {
                        CommMethod method) override {
     const char* what = method == CommMethod::Padded ? "all-gather (padded)" : "all-gather (grouped)";
     at::NoGradGuard noGrad;
+    if (foreign(local)) return allGather(local.to(device_), dim, lengths, method).to(local.device());
     const int d = wrapDim(local.dim(), dim, what);
     checkLengths(what, lengths, size(), sum(lengths));
     if (local.size(d) != lengths[static_cast<size_t>(rank())])
@@ -155,6 +160,7 @@ class GroupCommunicator final : public Communicator {
                            CommMethod method) override {
     const char* what = method == CommMethod::Padded ? "reduce-scatter (padded)" : "reduce-scatter (grouped)";
     at::NoGradGuard noGrad;
+    if (foreign(full)) return reduceScatter(full.to(device_), dim, lengths, method).to(full.device());
     const int d = wrapDim(full.dim(), dim, what);
     checkLengths(what, lengths, size(), full.size(d));
     if (size() == 1) return full.clone(at::MemoryFormat::Contiguous);
@@ -198,6 +204,8 @@ class GroupCommunicator final : public Communicator {
                       const std::vector<int64_t>& toLengths) override {
     const char* what = "all-to-all";
     at::NoGradGuard noGrad;
+    if (foreign(local))
+      return allToAll(local.to(device_), fromDim, fromLengths, toDim, toLengths).to(local.device());
     const int fd = wrapDim(local.dim(), fromDim, what);
     const int td = wrapDim(local.dim(), toDim, what);
     checkLengths(what, fromLengths, size(), sum(fromLengths));
@@ -277,7 +285,7 @@ class GroupCommunicator final : public Communicator {
       throw RuntimeError(fmt::format("{}: root rank {} is not in this world of {}", what, root, size()));
     if (size() == 1 || t.numel() == 0) return;
     at::NoGradGuard noGrad;
-    at::Tensor buffer = t.is_contiguous() ? t : t.contiguous();
+    at::Tensor buffer = foreign(t) ? t.to(device_) : t.is_contiguous() ? t : t.contiguous();
     std::vector<at::Tensor> tensors{wire(buffer)};
     c10d::BroadcastOptions opts;
     opts.rootRank = root;
@@ -316,10 +324,13 @@ class GroupCommunicator final : public Communicator {
   }
 
  private:
+  // Whether `t` must travel through a copy on the group's device (never in a world of one).
+  bool foreign(const at::Tensor& t) const { return size() > 1 && t.defined() && t.device() != device_; }
+
   void reduceInPlace(at::Tensor& t, c10d::ReduceOp op, const char* what) {
     if (size() == 1 || t.numel() == 0) return;
     at::NoGradGuard noGrad;
-    at::Tensor buffer = t.is_contiguous() ? t : t.contiguous();
+    at::Tensor buffer = foreign(t) ? t.to(device_) : t.is_contiguous() ? t : t.contiguous();
     std::vector<at::Tensor> tensors{buffer};
     c10d::AllreduceOptions opts;
     opts.reduceOp = op;
@@ -329,6 +340,7 @@ class GroupCommunicator final : public Communicator {
 
   WorkerEnv env_;
   c10::intrusive_ptr<CommBackend> group_;  // null for a world of one
+  c10::Device device_;                     // where the group's collectives take their tensors
 };
 
 // Gloo's network device: GLOO_SOCKET_IFNAME (torch's variable) names an interface; otherwise the
@@ -353,7 +365,19 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool c
         "this LibTorch has no CUDA, so NCCL is not available; run the workers on CPU (Gloo) or build HAP Studio "
         "against a CUDA build of LibTorch");
 #endif
-  if (env.worldSize == 1) return std::make_unique<GroupCommunicator>(env, c10::intrusive_ptr<CommBackend>());
+  c10::Device device(c10::kCPU);
+  if (cuda) {
+    const auto gpus = static_cast<int>(torch::cuda::device_count());
+    if (env.localRank >= gpus)
+      throw RuntimeError(fmt::format("rank {}: LOCAL_RANK is {}, but this machine has {} GPU(s) visible; start at most "
+                                     "one worker per GPU, or check CUDA_VISIBLE_DEVICES",
+                                     env.rank, env.localRank, gpus));
+    device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.localRank));
+#ifdef HAP_HAVE_CUDA
+    c10::cuda::set_device(device.index());  // NCCL's communicator and the default stream's device
+#endif
+  }
+  if (env.worldSize == 1) return std::make_unique<GroupCommunicator>(env, c10::intrusive_ptr<CommBackend>(), device);
 
   c10::intrusive_ptr<CommBackend> group;
   try {
@@ -387,7 +411,7 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool c
   } catch (const std::exception& e) {
     throw RuntimeError(GroupCommunicator::failureMessage(env, "rendezvous", detailOf(e)));
   }
-  return std::make_unique<GroupCommunicator>(env, std::move(group));
+  return std::make_unique<GroupCommunicator>(env, std::move(group), device);
 }
 
 at::Tensor localPiece(const at::Tensor& full, int dim, const std::vector<int64_t>& lengths, int rank) {

@@ -30,7 +30,8 @@ enum class CommMethod { Padded, Grouped };
 class Communicator {
  public:
   // Rendezvous with the other ranks (rank 0 hosts the TCPStore at masterAddr:masterPort) and
-  // create the process group. `cuda`: use NCCL (requires a CUDA build; RuntimeError otherwise).
+  // create the process group. `cuda`: use NCCL on GPU LOCAL_RANK, made the current device
+  // (requires a CUDA build and that GPU; RuntimeError otherwise).
   // A world of one needs no store and no peers.
   static std::unique_ptr<Communicator> connect(const WorkerEnv& env, bool cuda = false);
   virtual ~Communicator() = default;

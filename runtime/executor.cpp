@@ -38,7 +38,7 @@ enum class Adjust : uint8_t {
   Reshape,      // view-like op with a sharded output: reshape the input to the local output shape
   Expand,       // expand-like op with a sharded output: expand to the local output shape
   FullPiece,    // no sharded input (a factory or random factory): run full size, keep the piece
-  Dropout,      // draw the full-size mask, keep this rank's piece of it
+  Dropout,      // sharded input: draw the full-size mask, keep this rank's piece of it
   RandomLike,   // random *_like of a sharded input: draw full size, keep the piece
   MeanSharded,  // mean over a sharded dimension: local sum / global count
   ClassLossMean,      // nll / cross-entropy, mean over sharded positions: sum / global target count
@@ -111,6 +111,7 @@ struct Executor::Impl {
   const plan::Plan& plan;
   const ir::Graph& g;
   Communicator& comm;
+  const c10::Device device;
   int rank = 0;
   std::vector<CompiledStep> steps;
   std::vector<InputPiece> inputPieces;
@@ -123,7 +124,8 @@ struct Executor::Impl {
   std::vector<Span> spans;
   Clock::time_point epoch = Clock::now();
 
-  Impl(const plan::Plan& p, const ir::Graph& planned, Communicator& c) : plan(p), g(planned), comm(c) {}
+  Impl(const plan::Plan& p, const ir::Graph& planned, Communicator& c, c10::Device d)
+      : plan(p), g(planned), comm(c), device(d) {}
 
   double now() const { return std::chrono::duration<double>(Clock::now() - epoch).count(); }
 
@@ -238,7 +240,7 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
       p.lengths = u.cut->lengths;
       full = localPiece(full, p.dim, p.lengths, rank);
     }
-    p.value = full.clone().contiguous().set_requires_grad(true);
+    p.value = full.to(device, /*non_blocking=*/false, /*copy=*/true).contiguous().set_requires_grad(true);
     if (p.replicated() && !u.sfb) bucketed.push_back(static_cast<int>(parameters.size()));
     parameterIndex.emplace(v, static_cast<int>(parameters.size()));
     parameters.push_back(std::move(p));
@@ -247,13 +249,13 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
     auto found = tensors.values.find(v);
     if (found == tensors.values.end())
       throw RuntimeError(fmt::format("rank {}: the model file has no data for buffer '{}'", rank, g.value(v).name));
-    sources.emplace(v, found->second.detach());
+    sources.emplace(v, found->second.detach().to(device));
   }
   for (ir::ValueId v : g.constants) {
     auto found = tensors.values.find(v);
     if (found == tensors.values.end())
       throw RuntimeError(fmt::format("rank {}: no data for constant '{}' of the model", rank, g.value(v).name));
-    sources.emplace(v, found->second.detach());
+    sources.emplace(v, found->second.detach().to(device));
   }
 }
 
@@ -321,7 +323,9 @@ CompiledStep Executor::Impl::compileCompute(const plan::PlanStep& s) const {
   int next = 0;
   for (const ir::Arg& a : n.args) {
     if (a.kind == ir::Arg::Kind::Constant) {
-      c.stack.push_back(constantValue(a));
+      // Off the CPU, a device argument (a traced "cpu", a factory's None) names this device.
+      if (!device.is_cpu() && a.type.rfind("Device", 0) == 0) c.stack.push_back(c10::IValue(device));
+      else c.stack.push_back(constantValue(a));
       c.argTensorSlot.push_back(-1);
       c.argTensorCount.push_back(0);
     } else {
@@ -351,6 +355,9 @@ CompiledStep Executor::Impl::compileCompute(const plan::PlanStep& s) const {
     if (base != "aten::linear") fail(s, "sufficient-factor broadcasting is implemented for linear only");
     c.adjust = Adjust::SfbLinear;
   } else if (kDropoutOps.count(base)) {
+    // A whole or partial input: the op itself draws the single-device op's mask on any device
+    // (every rank the same; a partial's pieces share it, so their sum is the dropped sum).
+    if (!shardedIn) return c;
     c.adjust = Adjust::Dropout;
     const ir::Arg* p = n.arg("p");
     if (p) {
@@ -549,7 +556,7 @@ std::vector<at::Tensor> Executor::Impl::zerosOnGraph(const CompiledStep& c, cons
   std::vector<at::Tensor> out;
   for (size_t k = 0; k < c.outputs.size(); ++k) {
     const at::ScalarType type = ts::toScalarType(g.value(c.outputs[k].value).dtype);
-    at::Tensor z = at::zeros(c.outputShapes[k], at::TensorOptions().dtype(type));
+    at::Tensor z = at::zeros(c.outputShapes[k], at::TensorOptions().dtype(type).device(device));
     if (anchor.defined() && at::isFloatingType(type)) z = z + anchor.to(type);
     out.push_back(z);
   }
@@ -600,8 +607,18 @@ void Executor::Impl::runCompute(CompiledStep& c) {
         if (c.outputs.size() > 1) out.push_back(at::ones_like(in[0], at::kBool));
         break;
       }
-      at::Tensor mask = at::empty(xv.shape, in[0].options().requires_grad(false)).bernoulli_(1 - c.dropoutP);
-      if (synth::isGather(x.rel)) mask = localPiece(mask, x.rel, x.lengths, rank);
+      // The single-device op's mask: on a GPU the fused kernel's draws (native_dropout's mask
+      // depends on the shape and the generator, not the values), on the CPU bernoulli_'s.
+      at::Tensor mask;
+      if (device.is_cpu()) {
+        mask = at::empty(xv.shape, in[0].options().requires_grad(false)).bernoulli_(1 - c.dropoutP);
+      } else {
+        at::NoGradGuard noGrad;
+        mask = std::get<1>(at::native_dropout(at::empty(xv.shape, in[0].options().requires_grad(false)),
+                                              c.dropoutP, true))
+                   .to(in[0].scalar_type());
+      }
+      mask = localPiece(mask, x.rel, x.lengths, rank);
       if (c.outputs.size() > 1) {  // native_dropout: (input · mask · scale, mask)
         y = in[0] * mask * (1 / (1 - c.dropoutP));
         out.push_back(y);
@@ -695,8 +712,9 @@ void Executor::Impl::runCompute(CompiledStep& c) {
   }
 }
 
-Executor::Executor(const plan::Plan& plan, const ir::Graph& planned, const ts::ModelTensors& tensors, Communicator& comm)
-    : impl_(std::make_unique<Impl>(plan, planned, comm)) {
+Executor::Executor(const plan::Plan& plan, const ir::Graph& planned, const ts::ModelTensors& tensors, Communicator& comm,
+                   c10::Device device)
+    : impl_(std::make_unique<Impl>(plan, planned, comm, device)) {
   impl_->plant(plan.steps, tensors);
 }
 
@@ -714,9 +732,15 @@ at::Tensor Executor::forward(const std::vector<at::Tensor>& batch) {
                                    m.inputPieces.size()));
   m.env.clear();
   m.spans.clear();
+  std::vector<at::Tensor> onDevice;
+  const std::vector<at::Tensor>* pieces = &batch;
+  if (!m.device.is_cpu()) {
+    for (const at::Tensor& t : batch) onDevice.push_back(t.to(m.device));
+    pieces = &onDevice;
+  }
   for (CompiledStep& c : m.steps) {
     const double start = m.now();
-    if (c.step->kind == plan::PlanStep::Kind::Convert) m.runConvert(c, batch);
+    if (c.step->kind == plan::PlanStep::Kind::Convert) m.runConvert(c, *pieces);
     else m.runCompute(c);
     const double end = m.now();
     if (c.communication || c.step->kind == plan::PlanStep::Kind::Compute) m.spans.push_back({c.label, c.communication, start, end});
@@ -735,9 +759,10 @@ void Executor::backward(const at::Tensor& partialLoss) {
   const double start = m.now();
   partialLoss.backward();
   const double computed = m.now();
-  // One bucket for the replicated parameters' partial gradients.
+  // One bucket for the replicated parameters' partial gradients (a world of one has nothing to
+  // sum).
   std::vector<at::Tensor> grads;
-  for (int i : m.bucketed) {
+  for (int i : m.comm.size() > 1 ? m.bucketed : std::vector<int>{}) {
     at::Tensor& value = m.parameters[static_cast<size_t>(i)].value;
     if (!value.grad().defined()) value.mutable_grad() = at::zeros_like(value);
     grads.push_back(value.grad().reshape({-1}));

@@ -9,8 +9,10 @@
 //   bit-identical on every rank).
 // - Every rank builds its executor from the same plan and calls forward()/backward() in lockstep;
 //   the collectives of both happen in the same order on every rank.
-// - Random ops draw from the default CPU generator, full size, in program order, so every rank
-//   draws the same numbers; the caller seeds it identically on every rank each iteration.
+// - Random ops draw from the device's default generator, full size, in program order, so every
+//   rank draws the same numbers as the single-device program on that device (on a GPU dropout
+//   draws its mask as the fused kernel does); the caller seeds it identically on every rank
+//   each iteration.
 // - Lengths are the plan's (never re-rounded here). Where a rule's note asks for a local
 //   adjustment (view sizes, global mean denominators, depthwise groups, ...), the executor makes
 //   it; construction fails with RuntimeError naming the node when a step needs one it lacks.
@@ -35,8 +37,11 @@ class Executor {
  public:
   // `planned` is plan::planGraph(imported, plan); `tensors` holds the imported graph's parameter,
   // buffer and constant data (ts::importModel with ModelTensors). Parameters are copied: the
-  // executor owns its pieces.
-  Executor(const plan::Plan& plan, const ir::Graph& planned, const ts::ModelTensors& tensors, Communicator& comm);
+  // executor owns its pieces. `device` is where every piece, buffer and intermediate lives (a
+  // GPU: the program is taken as device-agnostic, so its device arguments, e.g. a traced
+  // `device="cpu"` or a factory's None, name this device); forward() moves batch pieces there.
+  Executor(const plan::Plan& plan, const ir::Graph& planned, const ts::ModelTensors& tensors, Communicator& comm,
+           c10::Device device = c10::Device(c10::kCPU));
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;

@@ -23,6 +23,7 @@
 #include "runtime/checkpoint.h"
 #include "runtime/communicator.h"
 #include "runtime/executor.h"
+#include "runtime/module_device.h"
 #include "runtime/runtime_error.h"
 
 namespace hap::rt {
@@ -79,7 +80,8 @@ struct StepRecord {
 // The single-device program beside the distributed one (TrainOptions::check).
 class Reference {
  public:
-  Reference(const std::string& modelPath, const OptimizerOptions& o) : module_(torch::jit::load(modelPath)) {
+  Reference(const std::string& modelPath, const OptimizerOptions& o, c10::Device device)
+      : module_(loadModuleOn(modelPath, device)), device_(device) {
     // The graph executor's optimisations (profiling, fusion) may reorder random draws from the
     // second call on: the reference runs the module's graph as written.
     torch::jit::setGraphExecutorOptimize(false);
@@ -106,7 +108,8 @@ class Reference {
   }
   double forwardBackward(const std::vector<at::Tensor>& batch) {
     optimizer_->zero_grad();
-    std::vector<c10::IValue> inputs(batch.begin(), batch.end());
+    std::vector<c10::IValue> inputs;
+    for (const at::Tensor& t : batch) inputs.emplace_back(t.to(device_));
     at::Tensor loss = module_.forward(inputs).toTensor();
     loss.backward();
     return loss.item<double>();
@@ -123,6 +126,7 @@ class Reference {
 
  private:
   torch::jit::Module module_;
+  c10::Device device_;
   std::map<std::string, at::Tensor> params_;
   std::vector<at::Tensor> list_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
@@ -130,11 +134,13 @@ class Reference {
 };
 
 // ‖a − b‖₂ / max(‖b‖₂, floor): the norm-wise relative error of a against b (the usual measure
-// for a vector; an element-wise maximum would report float cancellation inside one sum).
+// for a vector; an element-wise maximum would report float cancellation inside one sum), in
+// float64 on the CPU whichever devices a and b live on.
 double relativeError(const at::Tensor& a, const at::Tensor& b, double floor = 0) {
   if (a.numel() == 0) return 0;
-  const double diff = (a.to(at::kDouble) - b.to(at::kDouble)).norm().item<double>();
-  const double scale = b.to(at::kDouble).norm().item<double>();
+  const at::Tensor x = a.to(at::kCPU, at::kDouble), y = b.to(at::kCPU, at::kDouble);
+  const double diff = (x - y).norm().item<double>();
+  const double scale = y.norm().item<double>();
   return diff / std::max({scale, floor, 1e-12});
 }
 
@@ -190,7 +196,10 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
                                    o.planPath, plan.devices.size(), env.worldSize));
 
   std::unique_ptr<Communicator> comm = Communicator::connect(env, o.cuda);
-  Executor exec(plan, planned, tensors, *comm);
+  // --cuda: this rank's GPU (LOCAL_RANK), where connect() made NCCL's current device.
+  const c10::Device device = o.cuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.localRank))
+                                    : c10::Device(c10::kCPU);
+  Executor exec(plan, planned, tensors, *comm, device);
   std::vector<LocalParameter>& params = exec.parameters();
   Optimizer optimizer(params, o.optimizer);
   std::unique_ptr<BatchSource> source = makeBatchSource(o.data, exec.inputPieces());
@@ -207,7 +216,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   std::unique_ptr<Reference> reference;
   std::unique_ptr<BatchSource> wholeSource;
   if (o.check) {
-    reference = std::make_unique<Reference>(modelPath, o.optimizer);
+    reference = std::make_unique<Reference>(modelPath, o.optimizer, device);
     std::vector<InputPiece> whole = exec.inputPieces();
     for (InputPiece& p : whole) {
       p.dim = -1;
@@ -284,8 +293,9 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     const double optEnd = exec.now();
     at::Tensor loss = partial.detach().to(at::kDouble).reshape({1}).clone();
     comm->allReduce(loss);
+    const double lossValue = loss.item<double>();  // waits for the step's kernels on a GPU
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    StepRecord r{it, loss.item<double>(), seconds, norm, k < o.warmup};
+    StepRecord r{it, lossValue, seconds, norm, k < o.warmup};
     records.push_back(r);
     if (total - k <= static_cast<int64_t>(kTracedIterations)) {
       traced.push_back(exec.spans());
