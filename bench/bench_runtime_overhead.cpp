@@ -61,7 +61,9 @@ int main(int argc, char** argv) {
     const ir::Graph planned = plan::planGraph(imported, plan);
     std::unique_ptr<rt::Communicator> comm = rt::Communicator::connect(rt::WorkerEnv{}, cuda);
     const c10::Device device = cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
-    rt::Executor exec(plan, planned, tensors, *comm, device);
+    rt::ExecutorOptions options;
+    options.device = device;
+    rt::Executor exec(plan, planned, tensors, *comm, options);
     std::unique_ptr<rt::BatchSource> source = rt::makeBatchSource({}, exec.inputPieces());
     std::vector<at::Tensor> batch = source->batch(0);
     for (at::Tensor& t : batch) t = t.to(device);  // both read the batch where they compute

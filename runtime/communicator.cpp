@@ -98,8 +98,9 @@ std::string detailOf(const std::exception& e) {
 // text under NCCL, travels through a copy there and comes back on its own device.
 class GroupCommunicator final : public Communicator {
  public:
-  GroupCommunicator(WorkerEnv env, c10::intrusive_ptr<CommBackend> group, c10::Device device)
-      : env_(std::move(env)), group_(std::move(group)), device_(device) {}
+  GroupCommunicator(WorkerEnv env, c10::intrusive_ptr<CommBackend> group, c10::intrusive_ptr<CommBackend> gradients,
+                    c10::Device device)
+      : env_(std::move(env)), group_(std::move(group)), gradients_(std::move(gradients)), device_(device) {}
 
   int rank() const override { return env_.rank; }
   int size() const override { return env_.worldSize; }
@@ -298,6 +299,44 @@ class GroupCommunicator final : public Communicator {
     guarded("barrier", at::Tensor(), [&] { group_->barrier()->wait(); });
   }
 
+  // The gradient channel's all-reduce in flight; `buffer` is `target` or its copy on the group's
+  // device.
+  class InFlight final : public Pending {
+   public:
+    InFlight(GroupCommunicator& owner, c10::intrusive_ptr<c10d::Work> work, at::Tensor buffer, at::Tensor target)
+        : owner_(owner), work_(std::move(work)), buffer_(std::move(buffer)), target_(std::move(target)) {}
+    ~InFlight() override {
+      try {
+        wait();
+      } catch (const std::exception&) {
+        // Already failing elsewhere (an exception unwinds past an unwaited all-reduce).
+      }
+    }
+    void wait() override {
+      if (!work_) return;
+      c10::intrusive_ptr<c10d::Work> work = std::move(work_);
+      owner_.guarded("gradient all-reduce", target_, [&] { work->wait(); });
+      if (!buffer_.is_same(target_)) target_.copy_(buffer_);
+    }
+
+   private:
+    GroupCommunicator& owner_;
+    c10::intrusive_ptr<c10d::Work> work_;
+    at::Tensor buffer_, target_;
+  };
+
+  std::unique_ptr<Pending> allReduceAsync(at::Tensor& t) override {
+    const char* what = "gradient all-reduce";
+    if (!t.is_contiguous()) throw RuntimeError(fmt::format("{}: the tensor must be contiguous (a runtime bug)", what));
+    if (size() == 1 || t.numel() == 0) return std::make_unique<InFlight>(*this, c10::intrusive_ptr<c10d::Work>(), t, t);
+    at::NoGradGuard noGrad;
+    at::Tensor buffer = foreign(t) ? t.to(device_) : t;
+    std::vector<at::Tensor> tensors{buffer};
+    c10::intrusive_ptr<c10d::Work> work;
+    guarded(what, t, [&] { work = gradients_->allreduce(tensors); });
+    return std::make_unique<InFlight>(*this, std::move(work), buffer, t);
+  }
+
   // Runs one c10d call on `subject` (may be undefined); its failures (timeouts, closed
   // connections, refused peers, dtypes the backend cannot handle) become a RuntimeError naming
   // the collective, the tensor, this rank and the rendezvous address.
@@ -339,8 +378,9 @@ class GroupCommunicator final : public Communicator {
   }
 
   WorkerEnv env_;
-  c10::intrusive_ptr<CommBackend> group_;  // null for a world of one
-  c10::Device device_;                     // where the group's collectives take their tensors
+  c10::intrusive_ptr<CommBackend> group_;      // null for a world of one
+  c10::intrusive_ptr<CommBackend> gradients_;  // the gradient channel (allReduceAsync); null likewise
+  c10::Device device_;                         // where the groups' collectives take their tensors
 };
 
 // Gloo's network device: GLOO_SOCKET_IFNAME (torch's variable) names an interface; otherwise the
@@ -377,9 +417,11 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool c
     c10::cuda::set_device(device.index());  // NCCL's communicator and the default stream's device
 #endif
   }
-  if (env.worldSize == 1) return std::make_unique<GroupCommunicator>(env, c10::intrusive_ptr<CommBackend>(), device);
+  if (env.worldSize == 1)
+    return std::make_unique<GroupCommunicator>(env, c10::intrusive_ptr<CommBackend>(), c10::intrusive_ptr<CommBackend>(),
+                                               device);
 
-  c10::intrusive_ptr<CommBackend> group;
+  c10::intrusive_ptr<CommBackend> group, gradients;
   try {
     c10d::TCPStoreOptions storeOptions;
     storeOptions.port = static_cast<std::uint16_t>(env.masterPort);
@@ -388,30 +430,30 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool c
     storeOptions.waitWorkers = true;
     storeOptions.timeout = env.timeout;
     auto store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, storeOptions);
-    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("hap", store);
+    // One process group per prefix of the store: the program's collectives, and the gradient
+    // channel.
+    auto makeGroup = [&](const std::string& prefix) -> c10::intrusive_ptr<CommBackend> {
+      auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
 #ifdef HAP_HAVE_CUDA
-    if (cuda) {
-      auto options = c10d::ProcessGroupNCCL::Options::create();
-      options->timeout = env.timeout;
-      c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl =
-          c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, env.rank, env.worldSize, options);
-      group = nccl;
-    }
+      if (cuda) {
+        auto options = c10d::ProcessGroupNCCL::Options::create();
+        options->timeout = env.timeout;
+        return c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, env.rank, env.worldSize, options);
+      }
 #endif
-    if (!group) {
       auto options = c10d::ProcessGroupGloo::Options::create(env.timeout);
       options->devices.push_back(glooDevice(env));
       options->threads = 2;
-      c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo =
-          c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank, env.worldSize, options);
-      group = gloo;
-    }
+      return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank, env.worldSize, options);
+    };
+    group = makeGroup("hap");
+    gradients = makeGroup("hap-gradients");
   } catch (const hap::Error&) {
     throw;
   } catch (const std::exception& e) {
     throw RuntimeError(GroupCommunicator::failureMessage(env, "rendezvous", detailOf(e)));
   }
-  return std::make_unique<GroupCommunicator>(env, std::move(group), device);
+  return std::make_unique<GroupCommunicator>(env, std::move(group), std::move(gradients), device);
 }
 
 at::Tensor localPiece(const at::Tensor& full, int dim, const std::vector<int64_t>& lengths, int rank) {

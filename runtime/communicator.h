@@ -59,6 +59,19 @@ class Communicator {
   // Rank `root`'s tensor on every rank, in place.
   virtual void broadcast(at::Tensor& t, int root) = 0;
   virtual void barrier() = 0;
+
+  // An all-reduce in flight: wait() returns once `t` holds the sum (RuntimeError on a failure or
+  // a peer that does not answer within the timeout). Destroying it unwaited waits first.
+  class Pending {
+   public:
+    virtual ~Pending() = default;
+    virtual void wait() = 0;
+  };
+  // Starts an element-wise sum over ranks of contiguous `t`, in place, on the gradient channel:
+  // a process group of its own, so that it runs beside (and never interleaves with) the
+  // collectives above, which the backward pass issues meanwhile. Every rank starts the same
+  // gradient all-reduces in the same order; `t` is not touched until wait() returns.
+  virtual std::unique_ptr<Pending> allReduceAsync(at::Tensor& t) = 0;
 };
 
 // The piece of `full` that rank `rank` holds when `full` is cut along `dim` by `lengths` (a view).

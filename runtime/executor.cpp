@@ -14,6 +14,7 @@
 #include "engine/ir/segments.h"
 #include "engine/synth/fact.h"
 #include "runtime/collectives.h"
+#include "runtime/gradient_buckets.h"
 #include "runtime/runtime_error.h"
 
 namespace hap::rt {
@@ -93,7 +94,8 @@ struct CompiledStep {
   std::vector<Operand> inputs, outputs;
   std::vector<std::vector<int64_t>> outputShapes;  // local
   Adjust adjust = Adjust::None;
-  int64_t globalCount = 0;   // MeanSharded / PointwiseLossMean / ProbabilityLossMean denominators
+  int64_t globalCount = 0;   // MeanSharded / PointwiseLossMean / ProbabilityLossMean denominators;
+                             // ClassLossMean: the static target count (0: all-reduced per step)
   int64_t vocabOffset = 0;   // VocabEmbedding: first row of this rank
   int reductionArg = -1;     // loss means: the `reduction` argument's index
   int groupsArg = -1;        // Depthwise
@@ -112,6 +114,7 @@ struct Executor::Impl {
   const ir::Graph& g;
   Communicator& comm;
   const c10::Device device;
+  const int64_t bucketBytes;
   int rank = 0;
   std::vector<CompiledStep> steps;
   std::vector<InputPiece> inputPieces;
@@ -119,13 +122,14 @@ struct Executor::Impl {
   std::vector<LocalParameter> parameters;
   std::unordered_map<ir::ValueId, int> parameterIndex;
   std::vector<int> bucketed;  // parameters whose gradient is a partial sum (all-reduced in backward())
+  std::unique_ptr<GradientBuckets> buckets;  // after `parameters`: its hooks go first
   std::unordered_map<ir::ValueId, at::Tensor> sources;  // buffers and constants, full
   std::unordered_map<uint64_t, at::Tensor> env;
   std::vector<Span> spans;
   Clock::time_point epoch = Clock::now();
 
-  Impl(const plan::Plan& p, const ir::Graph& planned, Communicator& c, c10::Device d)
-      : plan(p), g(planned), comm(c), device(d) {}
+  Impl(const plan::Plan& p, const ir::Graph& planned, Communicator& c, const ExecutorOptions& o)
+      : plan(p), g(planned), comm(c), device(o.device), bucketBytes(o.bucketBytes) {}
 
   double now() const { return std::chrono::duration<double>(Clock::now() - epoch).count(); }
 
@@ -417,6 +421,20 @@ CompiledStep Executor::Impl::compileCompute(const plan::PlanStep& s) const {
       c.ignoreIndex = intConstant("ignore_index", -100);
       if (n.tensorInputs().size() > 2)
         fail(s, "a class-weighted mean loss over sharded positions is not supported by the runtime yet");
+      // When the targets are a model input (or a view of one) whose declared range excludes
+      // ignore_index, every target counts: the global count is static, and the loss needs no
+      // all-reduce (a synchronisation point in the middle of forward). forward() asserts the
+      // range on every piece.
+      ir::ValueId t = c.inputs[1].value;
+      while (g.value(t).kind == ir::ValueKind::Activation && g.value(t).producer != ir::kNone) {
+        const ir::Node& producer = g.node(g.value(t).producer);
+        if (!kReshapeOps.count(baseOp(producer.op)) || producer.tensorInputs().empty()) break;
+        t = producer.tensorInputs().front();
+      }
+      for (const InputPiece& piece : inputPieces)
+        if (g.value(t).kind == ir::ValueKind::Input && piece.name == g.value(t).name && piece.low && piece.high &&
+            (c.ignoreIndex < *piece.low || c.ignoreIndex >= *piece.high))
+          c.globalCount = g.value(c.inputs[1].value).numel();
     }
   } else if ((base == "aten::_convolution" || base == "aten::conv2d" || base == "aten::conv1d" ||
               base == "aten::conv3d" || base == "aten::convolution") &&
@@ -441,6 +459,8 @@ void Executor::Impl::plant(const std::vector<plan::PlanStep>& planSteps, const t
                                    plan.devices.size(), comm.size()));
   setUpInputs(planSteps, tensors.inputs);
   setUpParameters(planSteps, tensors);
+  if (comm.size() > 1 && !bucketed.empty())  // a world of one has nothing to sum
+    buckets = std::make_unique<GradientBuckets>(parameters, bucketed, comm, bucketBytes);
   for (const plan::PlanStep& s : planSteps) {
     if (s.kind == plan::PlanStep::Kind::Compute) {
       steps.push_back(compileCompute(s));
@@ -683,6 +703,18 @@ void Executor::Impl::runCompute(CompiledStep& c) {
       }
       if (c.adjust == Adjust::PointwiseLossMean || c.adjust == Adjust::ProbabilityLossMean) {
         out[0] = out[0] / static_cast<double>(c.globalCount);
+      } else if (c.adjust == Adjust::ClassLossMean && c.globalCount > 0) {
+        // Every target counts (compileCompute): the static global count, the range asserted.
+        const at::Tensor valid = in[1].ne(c.ignoreIndex).all();
+        if (device.is_cpu()) {
+          if (!valid.item<bool>())
+            fail(s, fmt::format("a target equals ignore_index {}, outside the range the model file declares for "
+                                "its input; fix the data, or re-export the model with the range it has",
+                                c.ignoreIndex));
+        } else {
+          at::_assert_async(valid);  // no host synchronisation on a GPU
+        }
+        out[0] = out[0] / static_cast<double>(c.globalCount);
       } else if (c.adjust == Adjust::ClassLossMean) {
         // The global number of targets that are not ignored: one scalar all-reduce.
         at::Tensor count = in[1].ne(c.ignoreIndex).sum().to(at::kDouble).reshape({1});
@@ -713,8 +745,8 @@ void Executor::Impl::runCompute(CompiledStep& c) {
 }
 
 Executor::Executor(const plan::Plan& plan, const ir::Graph& planned, const ts::ModelTensors& tensors, Communicator& comm,
-                   c10::Device device)
-    : impl_(std::make_unique<Impl>(plan, planned, comm, device)) {
+                   const ExecutorOptions& options)
+    : impl_(std::make_unique<Impl>(plan, planned, comm, options)) {
   impl_->plant(plan.steps, tensors);
 }
 
@@ -757,32 +789,17 @@ at::Tensor Executor::forward(const std::vector<at::Tensor>& batch) {
 void Executor::backward(const at::Tensor& partialLoss) {
   Impl& m = *impl_;
   const double start = m.now();
+  if (m.buckets) m.buckets->begin();
   partialLoss.backward();
   const double computed = m.now();
-  // One bucket for the replicated parameters' partial gradients (a world of one has nothing to
-  // sum).
-  std::vector<at::Tensor> grads;
-  for (int i : m.comm.size() > 1 ? m.bucketed : std::vector<int>{}) {
-    at::Tensor& value = m.parameters[static_cast<size_t>(i)].value;
-    if (!value.grad().defined()) value.mutable_grad() = at::zeros_like(value);
-    grads.push_back(value.grad().reshape({-1}));
-  }
-  if (!grads.empty()) {
-    at::Tensor flat = at::cat(grads);
-    m.comm.allReduce(flat);
-    int64_t offset = 0;
-    for (int i : m.bucketed) {
-      at::Tensor& value = m.parameters[static_cast<size_t>(i)].value;
-      const int64_t n = value.numel();
-      value.mutable_grad().copy_(flat.narrow(0, offset, n).view_as(value));
-      offset += n;
-    }
-  }
+  if (m.buckets) m.buckets->finish();
   for (LocalParameter& p : m.parameters)
     if (!p.value.grad().defined()) p.value.mutable_grad() = at::zeros_like(p.value);
-  const double end = m.now();
   m.spans.push_back({"backward", false, start, computed});
-  if (!grads.empty()) m.spans.push_back({"gradient all-reduce", true, computed, end});
+  if (m.buckets)
+    for (const GradientBuckets::Span& s : m.buckets->spans())
+      m.spans.push_back({s.name, true, std::chrono::duration<double>(s.start - m.epoch).count(),
+                         std::chrono::duration<double>(s.end - m.epoch).count()});
 }
 
 }  // namespace hap::rt

@@ -20,6 +20,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,15 +34,24 @@
 
 namespace hap::rt {
 
+struct ExecutorOptions {
+  // Where every piece, buffer and intermediate lives. On a GPU the program is taken as
+  // device-agnostic: its device arguments (a traced `device="cpu"`, a factory's None) name this
+  // device. forward() moves batch pieces there.
+  c10::Device device = c10::Device(c10::kCPU);
+  // The replicated parameters' gradients are all-reduced while backward runs, in buckets of
+  // about this many bytes (gradient_buckets.h); <= 0: one bucket, started when backward has
+  // produced every gradient (no overlap).
+  int64_t bucketBytes = int64_t{4} << 20;
+};
+
 class Executor {
  public:
   // `planned` is plan::planGraph(imported, plan); `tensors` holds the imported graph's parameter,
   // buffer and constant data (ts::importModel with ModelTensors). Parameters are copied: the
-  // executor owns its pieces. `device` is where every piece, buffer and intermediate lives (a
-  // GPU: the program is taken as device-agnostic, so its device arguments, e.g. a traced
-  // `device="cpu"` or a factory's None, name this device); forward() moves batch pieces there.
+  // executor owns its pieces.
   Executor(const plan::Plan& plan, const ir::Graph& planned, const ts::ModelTensors& tensors, Communicator& comm,
-           c10::Device device = c10::Device(c10::kCPU));
+           const ExecutorOptions& options = {});
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -54,12 +64,14 @@ class Executor {
 
   // Runs the rank's program forward on its batch pieces; returns its partial of the loss.
   at::Tensor forward(const std::vector<at::Tensor>& batch);
-  // Back-propagates the partial loss with seed 1 (the collectives' duals run inside), then
-  // all-reduces the gradients of replicated parameters in one bucket.
+  // Back-propagates the partial loss with seed 1 (the collectives' duals run inside) while
+  // all-reducing the gradients of replicated parameters in buckets (ExecutorOptions::bucketBytes);
+  // returns when every gradient is final.
   void backward(const at::Tensor& partialLoss);
 
   // What the last forward() and backward() did, for measured traces: one span per step that took
-  // measurable time (computation or communication), and backward as a whole.
+  // measurable time (computation or communication), backward as a whole, and each gradient
+  // bucket's all-reduce from its start to the return of its wait.
   struct Span {
     std::string name;
     bool communication = false;

@@ -154,7 +154,7 @@ std::string traceOfRank(const std::vector<std::vector<Executor::Span>>& iteratio
   for (size_t i = 0; i < iterations.size(); ++i) {
     for (const Executor::Span& s : iterations[i])
       events.push_back({{"name", s.name},
-                        {"cat", s.name == "backward" || s.name == "gradient all-reduce" ? "backward" : "forward"},
+                        {"cat", s.name == "backward" || s.name.rfind("gradient", 0) == 0 ? "backward" : "forward"},
                         {"ph", "X"},
                         {"pid", pid},
                         {"tid", s.communication ? 2 : 1},
@@ -197,9 +197,12 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
 
   std::unique_ptr<Communicator> comm = Communicator::connect(env, o.cuda);
   // --cuda: this rank's GPU (LOCAL_RANK), where connect() made NCCL's current device.
-  const c10::Device device = o.cuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.localRank))
-                                    : c10::Device(c10::kCPU);
-  Executor exec(plan, planned, tensors, *comm, device);
+  ExecutorOptions executorOptions;
+  executorOptions.device = o.cuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.localRank))
+                                  : c10::Device(c10::kCPU);
+  executorOptions.bucketBytes = o.bucketBytes;
+  const c10::Device device = executorOptions.device;
+  Executor exec(plan, planned, tensors, *comm, executorOptions);
   std::vector<LocalParameter>& params = exec.parameters();
   Optimizer optimizer(params, o.optimizer);
   std::unique_ptr<BatchSource> source = makeBatchSource(o.data, exec.inputPieces());

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "runtime/data.h"
+#include "runtime/executor.h"
 #include "runtime/optimizer.h"
 #include "runtime/worker_env.h"
 
@@ -29,6 +30,9 @@ struct TrainOptions {
   std::string exportPath;       // the trained model as a TorchScript file (rank 0 writes)
   int threads = 0;              // intra-op threads; 0 keeps LibTorch's default
   bool cuda = false;            // NCCL and CUDA tensors (a CUDA build of LibTorch)
+  // Gradient buckets all-reduced during backward (ExecutorOptions::bucketBytes; <= 0: one
+  // bucket after backward).
+  int64_t bucketBytes = ExecutorOptions{}.bucketBytes;
   // The exactness check (tests): run every step on this rank's pieces and, beside it, the
   // single-device program (the TorchScript module on the whole batch, same seeds, LibTorch's own
   // optimizer); compare the loss and every gradient each step and the parameters after the last.

@@ -44,6 +44,12 @@ int main(int argc, char** argv) {
   app.add_option("--export", o.exportPath, "Write the trained model as a TorchScript file (rank 0)");
   app.add_option("--threads", o.threads, "Intra-op threads (0: LibTorch's default)")->check(CLI::NonNegativeNumber);
   app.add_flag("--cuda", o.cuda, "Run on this rank's GPU with NCCL (needs LibTorch with CUDA)");
+  double bucketMiB = static_cast<double>(o.bucketBytes) / (1 << 20);
+  app.add_option("--bucket-mb", bucketMiB,
+                 "Size of the gradient all-reduce buckets in MiB, all-reduced while backward runs (0: one bucket "
+                 "after backward)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--check", o.check,
                "Exactness check: run the single-device program beside the plan and compare the loss and gradients "
                "every step and the parameters at the end (exit 1 when they differ)");
@@ -55,6 +61,7 @@ int main(int argc, char** argv) {
   }
   try {
     o.optimizer.kind = hap::rt::parseOptimizerKind(optimizer);
+    o.bucketBytes = static_cast<int64_t>(bucketMiB * (1 << 20));
     return hap::rt::runWorker(o, hap::rt::WorkerEnv::fromEnvironment());
   } catch (const hap::Error& e) {
     std::cerr << "hap-worker: error: " << e.what() << "\n" << std::flush;

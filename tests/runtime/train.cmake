@@ -2,3 +2,5 @@
 hap_add_test(tst_training_state tst_training_state.cpp LIBS hap_runtime Qt6::Core FIXTURES zoo TIMEOUT 180)
 # Python with torch reads a checkpoint back (torch.load); the test skips that check without it.
 target_compile_definitions(tst_training_state PRIVATE HAP_PYTHON="${HAP_PYTHON}")
+# Gradient buckets: the start order and sums of the all-reduces overlapped with backward.
+hap_add_test(tst_gradient_buckets tst_gradient_buckets.cpp LIBS hap_runtime Qt6::Core TIMEOUT 60)

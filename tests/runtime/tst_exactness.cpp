@@ -52,13 +52,15 @@ struct Outcome {
   QStringList outputs;
 };
 
-// Plans `model` on `n` ranks with `planArgs`, then runs n workers with --check.
+// Plans `model` (a zoo name, or a .pt file) on `n` ranks with `planArgs`, then runs n workers
+// with --check.
 Outcome runChecked(const QString& model, int n, const QStringList& planArgs, const QStringList& workerArgs = {}) {
   Outcome o;
   QTemporaryDir dir;
   const QString plan = dir.filePath("plan.json");
   QProcess planner;
-  planner.start(HAP_CLI_PATH, QStringList{"plan", zoo(model), "-c", writeCluster(dir, n), "-o", plan, "-q",
+  const QString file = model.endsWith(".pt") ? model : zoo(model);
+  planner.start(HAP_CLI_PATH, QStringList{"plan", file, "-c", writeCluster(dir, n), "-o", plan, "-q",
                                           "--no-baselines"} + planArgs);
   if (!planner.waitForFinished(120000) || planner.exitCode() != 0) {
     o.planError = planner.readAllStandardError();
@@ -129,6 +131,9 @@ class TstExactness : public QObject {
     // Segments with their own ratios: reshards (all-to-all) at the boundaries.
     QTest::newRow("bert layer segments lp") << "bert" << QStringList{"--segments", "layer", "--ratios", "lp"}
                                             << QStringList{};
+    // Gradients all-reduced during backward in many small buckets (2 KiB), and in one bucket.
+    QTest::newRow("bert small gradient buckets") << "bert" << QStringList{} << QStringList{"--bucket-mb", "0.002"};
+    QTest::newRow("vit one gradient bucket") << "vit" << QStringList{} << QStringList{"--bucket-mb", "0"};
     QTest::newRow("bert attention heads column") << "bert" << QStringList{"--pin", "layers.*.attn.q=column", "--pin",
                                                                           "layers.*.attn.k=column", "--pin",
                                                                           "layers.*.attn.v=column", "--pin",
@@ -142,6 +147,14 @@ class TstExactness : public QObject {
     QStringList args = planArgs;
     if (!args.contains("--ratios")) args << "--ratios" << "0.5,0.3,0.2,0";
     expectPass(runChecked(model, 4, args, workerArgs));
+  }
+
+  // A class loss whose targets have no declared range (a model file without hap/inputs.json):
+  // the mean's denominator is the global count of targets that are not ignored, all-reduced per
+  // step (the zoo's declared ranges make it static instead).
+  void classLossCountWithoutDeclaredRange() {
+    const QString noSpec = qEnvironmentVariable("HAP_FIXTURE_DIR") + "/no_spec.pt";
+    expectPass(runChecked(noSpec, 3, {"--input", "x=6x8", "--input", "y=6:int64", "--baseline", "dp-ev"}));
   }
 
   // The acceptance run: `hap launch` of the tiny BERT on 3 local workers trains on the shipped

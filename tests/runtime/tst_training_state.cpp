@@ -77,6 +77,9 @@ class ThreadComm : public Communicator {
   }
   void broadcast(at::Tensor& t, int root) override { t.copy_(world_.exchange(rank_, t)[static_cast<size_t>(root)]); }
   void barrier() override { world_.exchange(rank_, at::Tensor()); }
+  std::unique_ptr<Pending> allReduceAsync(at::Tensor&) override {
+    throw std::logic_error("allReduceAsync: not used by the training state");
+  }
 
  private:
   World& world_;
