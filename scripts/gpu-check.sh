@@ -4,7 +4,8 @@
 #   1. the 1-rank exactness check of every zoo model's tiny preset on GPU 0
 #      (hap-worker --check --cuda: loss, every gradient and, after 20 steps, every parameter
 #      against the TorchScript module run whole on the same GPU), and the same on the CPU with
-#      this LibTorch, plus a 2-rank Gloo run (the 2.x process-group API);
+#      this LibTorch, plus a 2-rank Gloo run with small gradient buckets (the 2.x process-group
+#      API, asynchronous all-reduces on a second group);
 #   2. benchmark (a) with --cuda: the executor against plain LibTorch forward+backward on GPU 0,
 #      on the zoo's models at a GPU-sized scale.
 # Prints one line per check and a summary; exit status 1 when a check fails, 3 when python3
@@ -130,8 +131,8 @@ echo "== exactness, 2 ranks on the CPU (Gloo through this LibTorch's process-gro
 plan="$work/bert-cpu2.json"
 if "$hap" plan "$zoo/bert-tiny.pt" -c "$work/two-cpu.yaml" -o "$plan" -q --no-baselines >"$work/bert-plan2.log" 2>&1; then
   port=$((20000 + RANDOM % 20000))
-  run_rank 1 2 "$work/bert-cpu2-r1.log" "$plan" --check --threads 2 &
-  run_rank 0 2 "$work/bert-cpu2-r0.log" "$plan" --check --threads 2
+  run_rank 1 2 "$work/bert-cpu2-r1.log" "$plan" --check --threads 2 --bucket-mb 0.002 &
+  run_rank 0 2 "$work/bert-cpu2-r0.log" "$plan" --check --threads 2 --bucket-mb 0.002
   s0=$?
   wait $!
   s1=$?
