@@ -1,6 +1,7 @@
 #include "runtime/gradient_buckets.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
 #include "runtime/runtime_error.h"
