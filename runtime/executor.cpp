@@ -113,8 +113,7 @@ struct Executor::Impl {
   const plan::Plan& plan;
   const ir::Graph& g;
   Communicator& comm;
-  const c10::Device device;
-  const int64_t bucketBytes;
+  const ExecutorOptions options;
   int rank = 0;
   std::vector<CompiledStep> steps;
   std::vector<InputPiece> inputPieces;
@@ -129,7 +128,7 @@ struct Executor::Impl {
   Clock::time_point epoch = Clock::now();
 
   Impl(const plan::Plan& p, const ir::Graph& planned, Communicator& c, const ExecutorOptions& o)
-      : plan(p), g(planned), comm(c), device(o.device), bucketBytes(o.bucketBytes) {}
+      : plan(p), g(planned), comm(c), options(o) {}
 
   double now() const { return std::chrono::duration<double>(Clock::now() - epoch).count(); }
 
@@ -244,7 +243,7 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
       p.lengths = u.cut->lengths;
       full = localPiece(full, p.dim, p.lengths, rank);
     }
-    p.value = full.to(device, /*non_blocking=*/false, /*copy=*/true).contiguous().set_requires_grad(true);
+    p.value = full.to(options.device, /*non_blocking=*/false, /*copy=*/true).contiguous().set_requires_grad(true);
     if (p.replicated() && !u.sfb) bucketed.push_back(static_cast<int>(parameters.size()));
     parameterIndex.emplace(v, static_cast<int>(parameters.size()));
     parameters.push_back(std::move(p));
@@ -253,13 +252,13 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
     auto found = tensors.values.find(v);
     if (found == tensors.values.end())
       throw RuntimeError(fmt::format("rank {}: the model file has no data for buffer '{}'", rank, g.value(v).name));
-    sources.emplace(v, found->second.detach().to(device));
+    sources.emplace(v, found->second.detach().to(options.device));
   }
   for (ir::ValueId v : g.constants) {
     auto found = tensors.values.find(v);
     if (found == tensors.values.end())
       throw RuntimeError(fmt::format("rank {}: no data for constant '{}' of the model", rank, g.value(v).name));
-    sources.emplace(v, found->second.detach().to(device));
+    sources.emplace(v, found->second.detach().to(options.device));
   }
 }
 
@@ -328,8 +327,8 @@ CompiledStep Executor::Impl::compileCompute(const plan::PlanStep& s) const {
   for (const ir::Arg& a : n.args) {
     if (a.kind == ir::Arg::Kind::Constant) {
       // Off the CPU, a device argument (a traced "cpu", a factory's None) names this device.
-      if (!device.is_cpu() && a.type.rfind("Device", 0) == 0) c.stack.push_back(c10::IValue(device));
-      else c.stack.push_back(constantValue(a));
+      const bool deviceArg = a.type.rfind("Device", 0) == 0;
+      c.stack.push_back(deviceArg && !options.device.is_cpu() ? c10::IValue(options.device) : constantValue(a));
       c.argTensorSlot.push_back(-1);
       c.argTensorCount.push_back(0);
     } else {
@@ -431,8 +430,9 @@ CompiledStep Executor::Impl::compileCompute(const plan::PlanStep& s) const {
         if (!kReshapeOps.count(baseOp(producer.op)) || producer.tensorInputs().empty()) break;
         t = producer.tensorInputs().front();
       }
+      const ir::Value& targets = g.value(t);
       for (const InputPiece& piece : inputPieces)
-        if (g.value(t).kind == ir::ValueKind::Input && piece.name == g.value(t).name && piece.low && piece.high &&
+        if (targets.kind == ir::ValueKind::Input && piece.name == targets.name && piece.low && piece.high &&
             (c.ignoreIndex < *piece.low || c.ignoreIndex >= *piece.high))
           c.globalCount = g.value(c.inputs[1].value).numel();
     }
@@ -460,7 +460,7 @@ void Executor::Impl::plant(const std::vector<plan::PlanStep>& planSteps, const t
   setUpInputs(planSteps, tensors.inputs);
   setUpParameters(planSteps, tensors);
   if (comm.size() > 1 && !bucketed.empty())  // a world of one has nothing to sum
-    buckets = std::make_unique<GradientBuckets>(parameters, bucketed, comm, bucketBytes);
+    buckets = std::make_unique<GradientBuckets>(parameters, bucketed, comm, options.bucketBytes);
   for (const plan::PlanStep& s : planSteps) {
     if (s.kind == plan::PlanStep::Kind::Compute) {
       steps.push_back(compileCompute(s));
@@ -576,7 +576,7 @@ std::vector<at::Tensor> Executor::Impl::zerosOnGraph(const CompiledStep& c, cons
   std::vector<at::Tensor> out;
   for (size_t k = 0; k < c.outputs.size(); ++k) {
     const at::ScalarType type = ts::toScalarType(g.value(c.outputs[k].value).dtype);
-    at::Tensor z = at::zeros(c.outputShapes[k], at::TensorOptions().dtype(type).device(device));
+    at::Tensor z = at::zeros(c.outputShapes[k], at::TensorOptions().dtype(type).device(options.device));
     if (anchor.defined() && at::isFloatingType(type)) z = z + anchor.to(type);
     out.push_back(z);
   }
@@ -630,7 +630,7 @@ void Executor::Impl::runCompute(CompiledStep& c) {
       // The single-device op's mask: on a GPU the fused kernel's draws (native_dropout's mask
       // depends on the shape and the generator, not the values), on the CPU bernoulli_'s.
       at::Tensor mask;
-      if (device.is_cpu()) {
+      if (options.device.is_cpu()) {
         mask = at::empty(xv.shape, in[0].options().requires_grad(false)).bernoulli_(1 - c.dropoutP);
       } else {
         at::NoGradGuard noGrad;
@@ -706,7 +706,7 @@ void Executor::Impl::runCompute(CompiledStep& c) {
       } else if (c.adjust == Adjust::ClassLossMean && c.globalCount > 0) {
         // Every target counts (compileCompute): the static global count, the range asserted.
         const at::Tensor valid = in[1].ne(c.ignoreIndex).all();
-        if (device.is_cpu()) {
+        if (options.device.is_cpu()) {
           if (!valid.item<bool>())
             fail(s, fmt::format("a target equals ignore_index {}, outside the range the model file declares for "
                                 "its input; fix the data, or re-export the model with the range it has",
@@ -766,8 +766,8 @@ at::Tensor Executor::forward(const std::vector<at::Tensor>& batch) {
   m.spans.clear();
   std::vector<at::Tensor> onDevice;
   const std::vector<at::Tensor>* pieces = &batch;
-  if (!m.device.is_cpu()) {
-    for (const at::Tensor& t : batch) onDevice.push_back(t.to(m.device));
+  if (!m.options.device.is_cpu()) {
+    for (const at::Tensor& t : batch) onDevice.push_back(t.to(m.options.device));
     pieces = &onDevice;
   }
   for (CompiledStep& c : m.steps) {

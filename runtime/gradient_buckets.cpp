@@ -44,6 +44,8 @@ GradientBuckets::GradientBuckets(std::vector<LocalParameter>& params, const std:
   for (size_t b = 0; b < buckets_.size(); ++b) {
     const at::Tensor& like = params_.at(static_cast<size_t>(slots_[buckets_[b].slots.front()].parameter)).value;
     buckets_[b].flat = at::zeros({sizes[b]}, like.options().requires_grad(false));
+    buckets_[b].name = fmt::format("gradient bucket {} ({:.2f} MiB)", b,
+                                   static_cast<double>(buckets_[b].flat.nbytes()) / (1 << 20));
   }
   for (size_t k = 0; k < slots_.size(); ++k)
     slots_[k].hook = params_[static_cast<size_t>(slots_[k].parameter)].value.register_hook(
@@ -101,13 +103,9 @@ void GradientBuckets::finish() {
   startReady();
   armed_ = false;
   lock.unlock();
-  for (size_t i = 0; i < buckets_.size(); ++i) {
-    Bucket& b = buckets_[i];
+  for (Bucket& b : buckets_) {
     b.pending->wait();
-    spans_.push_back({fmt::format("gradient bucket {} ({:.2f} MiB)", i,
-                                  static_cast<double>(b.flat.numel() * static_cast<int64_t>(b.flat.element_size())) /
-                                      (1 << 20)),
-                      b.started, Clock::now()});
+    spans_.push_back({b.name, b.started, Clock::now()});
   }
   for (const Slot& s : slots_) {
     at::Tensor& value = params_[static_cast<size_t>(s.parameter)].value;

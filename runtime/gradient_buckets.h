@@ -66,6 +66,7 @@ class GradientBuckets {
   };
   struct Bucket {
     at::Tensor flat;
+    std::string name;  // for spans: "gradient bucket k (x MiB)"
     std::vector<size_t> slots;
     size_t filled = 0;
     std::unique_ptr<Communicator::Pending> pending;

@@ -201,7 +201,6 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   executorOptions.device = o.cuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.localRank))
                                   : c10::Device(c10::kCPU);
   executorOptions.bucketBytes = o.bucketBytes;
-  const c10::Device device = executorOptions.device;
   Executor exec(plan, planned, tensors, *comm, executorOptions);
   std::vector<LocalParameter>& params = exec.parameters();
   Optimizer optimizer(params, o.optimizer);
@@ -219,7 +218,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   std::unique_ptr<Reference> reference;
   std::unique_ptr<BatchSource> wholeSource;
   if (o.check) {
-    reference = std::make_unique<Reference>(modelPath, o.optimizer, device);
+    reference = std::make_unique<Reference>(modelPath, o.optimizer, executorOptions.device);
     std::vector<InputPiece> whole = exec.inputPieces();
     for (InputPiece& p : whole) {
       p.dim = -1;

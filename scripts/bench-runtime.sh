@@ -8,13 +8,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/build/bench-models"
 mkdir -p "$dir"
 cluster="$dir/one-cpu.yaml"
-cat >"$cluster" <<'YAML'
-name: one-cpu
-device_types:
-  cpu: {flops: {float32: 50G}, memory: 16GiB, memory_bandwidth: 10GB/s}
-machines:
-  - {name: local, host: 127.0.0.1, device_type: cpu, count: 1, link: {bandwidth: 1GB/s, latency: 100us}}
-YAML
+# shellcheck source=lib/cluster.sh
+. "$root/scripts/lib/cluster.sh"
+write_cluster "$cluster" one-cpu cpu "{flops: {float32: 50G}, memory: 16GiB, memory_bandwidth: 10GB/s}" 1 \
+  "{bandwidth: 1GB/s, latency: 100us}"
 declare -A sets=(
   [mlp]="--set batch=64 --set features=256 --set hidden=1024"
   [bert]="--set batch=8 --set embed=256 --set heads=4 --set layers=4 --set hidden=1024 --set seq_len=64 --set vocab=4096"

@@ -73,20 +73,12 @@ worker="$build/app/worker/hap-worker"
 
 work="$build/gpu-check"
 mkdir -p "$work"
-cat >"$work/one-gpu.yaml" <<'YAML'
-name: one-gpu
-device_types:
-  gpu: {flops: {float32: 50T}, memory: 64GiB, memory_bandwidth: 2TB/s}
-machines:
-  - {name: local, host: 127.0.0.1, device_type: gpu, count: 1, link: {bandwidth: 100GB/s, latency: 5us}}
-YAML
-cat >"$work/two-cpu.yaml" <<'YAML'
-name: two-cpu
-device_types:
-  cpu: {flops: {float32: 50G}, memory: 8GiB, memory_bandwidth: 10GB/s}
-machines:
-  - {name: local, host: 127.0.0.1, device_type: cpu, count: 2, link: {bandwidth: 1GB/s, latency: 100us}}
-YAML
+# shellcheck source=lib/cluster.sh
+. "$root/scripts/lib/cluster.sh"
+write_cluster "$work/one-gpu.yaml" one-gpu gpu "{flops: {float32: 50T}, memory: 64GiB, memory_bandwidth: 2TB/s}" 1 \
+  "{bandwidth: 100GB/s, latency: 5us}"
+write_cluster "$work/two-cpu.yaml" two-cpu cpu "{flops: {float32: 50G}, memory: 8GiB, memory_bandwidth: 10GB/s}" 2 \
+  "{bandwidth: 1GB/s, latency: 100us}"
 
 models="mlp bert bert_moe vgg19 vit"
 if [ -z "$zoo" ]; then
