@@ -24,7 +24,7 @@ resources/clusters/local-cpu-3.yaml (1 GB/s, 100 us). Nothing else is fitted.
 
 Usage (scripts/bench-hetero.sh builds first and passes --build):
   bench_hetero_cpu.py --build BUILD [--model bert|mlp|vit] [--shares 1,0.5,0.25] [--steps 10]
-                      [--rounds 2] [--warmup 3] [--out DIR] [--only HAP,DP-CP,...]
+                      [--rounds 2] [--warmup 5] [--out DIR] [--only HAP,DP-CP,...]
 """
 
 import argparse
@@ -104,7 +104,9 @@ def main():
     ap.add_argument("--shares", default="1,0.5,0.25", help="CPU share of each rank, 2 to 4 values in (0, 1]")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2, help="runs of every configuration, interleaved; steps pooled")
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=5,
+                    help="steps left out of the timing; DDP reaches its steady state (buckets rebuilt, the "
+                    "profiling executor done) after about 4")
     ap.add_argument("--out", default=None, help="work directory (default BUILD/bench-hetero)")
     ap.add_argument("--only", default="HAP,DP-EV,DP-CP,DDP-EV,DDP-CP", help="runs to make, comma-separated")
     a = ap.parse_args()

@@ -26,6 +26,7 @@
 #include "runtime/communicator.h"
 #include "runtime/data.h"
 #include "runtime/executor.h"
+#include "runtime/heap_policy.h"
 #include "runtime/module_device.h"
 
 namespace {
@@ -38,6 +39,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hap::rt::retainFreedHeapMemory();  // as hap-worker does, for both sides of the comparison
   CLI::App app{"Interpreter overhead: 1-rank plan execution vs plain LibTorch forward+backward", "bench_runtime_overhead"};
   std::string planPath, modelPath;
   int iterations = 30, warmup = 5;

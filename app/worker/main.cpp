@@ -7,10 +7,12 @@
 #include <iostream>
 
 #include "engine/base/error.h"
+#include "runtime/heap_policy.h"
 #include "runtime/trainer.h"
 #include "runtime/worker_env.h"
 
 int main(int argc, char** argv) {
+  hap::rt::retainFreedHeapMemory();
   CLI::App app{"hap-worker: one rank of a HAP plan's distributed training run (started by `hap launch`, torchrun, "
                "Slurm or ssh; reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT)",
                "hap-worker"};

@@ -4,3 +4,5 @@ hap_add_test(tst_training_state tst_training_state.cpp LIBS hap_runtime Qt6::Cor
 target_compile_definitions(tst_training_state PRIVATE HAP_PYTHON="${HAP_PYTHON}")
 # Gradient buckets: the start order and sums of the all-reduces overlapped with backward.
 hap_add_test(tst_gradient_buckets tst_gradient_buckets.cpp LIBS hap_runtime Qt6::Core TIMEOUT 60)
+# The heap policy of hap-worker: freed activations are kept, not faulted in again every step.
+hap_add_test(tst_heap_policy tst_heap_policy.cpp LIBS hap_runtime Qt6::Core TIMEOUT 60)
