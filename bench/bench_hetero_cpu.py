@@ -10,6 +10,8 @@ the same model on the same kind of data (seeded synthetic batches of the same sh
   DDP-EV  PyTorch DistributedDataParallel (Gloo), even shares (bench/ddp_worker.py, DP-EV's pieces)
   DDP-CP  the same with DP-CP's pieces
 
+The DDP workers run with hap-worker's heap policy (DDP_ENV below).
+
 Every configuration runs --rounds times, interleaved with the others so that drift of the machine
 hits all alike. It prints per-iteration time (mean ± std over the measured steps of all rounds,
 rank 0's clock), each run's time
@@ -48,6 +50,11 @@ MODELS = {
 # One core as the planner first assumes it (resources/clusters/local-cpu-3.yaml), before scaling.
 CORE = {"flops": 50e9, "memory_bandwidth": 10e9, "op_overhead": 10e-6}
 LINK = "{bandwidth: 1GB/s, latency: 100us}"
+
+# hap-worker keeps the memory a step frees (runtime/heap_policy.h: glibc's mmap and trim thresholds
+# at 1 GiB); the DDP workers get the same heap policy through glibc's tunables, so that the
+# comparison is of the runtimes, not of malloc settings.
+DDP_ENV = {"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=1073741824"}
 
 
 def run(cmd, log=None, **kw):
@@ -141,7 +148,7 @@ def main():
         else:
             cmd += ["--", "--optimizer", "sgd"] + worker_args
         cmd += ["--metrics", metrics]
-        run(cmd, log=os.path.join(out, f"{name}.log"))
+        run(cmd, log=os.path.join(out, f"{name}.log"), env=dict(os.environ, **DDP_ENV) if worker else None)
         return measured_steps(metrics)
 
     # 1. Calibrate one core: the 1-device plan's prediction against a 1-rank run at full share.
