@@ -10,7 +10,7 @@ the same model on the same kind of data (seeded synthetic batches of the same sh
   DDP-EV  PyTorch DistributedDataParallel (Gloo), even shares (bench/ddp_worker.py, DP-EV's pieces)
   DDP-CP  the same with DP-CP's pieces
 
-The DDP workers run with hap-worker's heap policy (DDP_ENV below).
+The DDP workers run with hap-worker's heap (heap_env below).
 
 Every configuration runs --rounds times, interleaved with the others so that drift of the machine
 hits all alike. It prints per-iteration time (mean ± std over the measured steps of all rounds,
@@ -51,10 +51,17 @@ MODELS = {
 CORE = {"flops": 50e9, "memory_bandwidth": 10e9, "op_overhead": 10e-6}
 LINK = "{bandwidth: 1GB/s, latency: 100us}"
 
-# hap-worker keeps the memory a step frees (runtime/heap_policy.h: glibc's mmap and trim thresholds
-# at 1 GiB); the DDP workers get the same heap policy through glibc's tunables, so that the
-# comparison is of the runtimes, not of malloc settings.
-DDP_ENV = {"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=1073741824"}
+
+
+def heap_env(worker_binary):
+    """The environment that gives a DDP worker hap-worker's heap (runtime/heap_policy.h), so that the
+    comparison is of the runtimes, not of malloc settings: jemalloc preloaded with the same
+    configuration when hap-worker is linked with it, else glibc's thresholds as tunables."""
+    libs = subprocess.run(["ldd", worker_binary], stdout=subprocess.PIPE, text=True).stdout
+    for line in libs.splitlines():
+        if "libjemalloc" in line and "=>" in line:
+            return {"LD_PRELOAD": line.split("=>")[1].split()[0], "MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1"}
+    return {"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=1073741824"}
 
 
 def run(cmd, log=None, **kw):
@@ -125,6 +132,7 @@ def main():
         print(f"warning: the shares sum to {sum(shares):g} cores but this machine has {os.cpu_count()}",
               file=sys.stderr)
     hap = os.path.join(a.build, "app", "cli", "hap")
+    ddp_env = heap_env(os.path.join(a.build, "app", "worker", "hap-worker"))
     out = a.out or os.path.join(a.build, "bench-hetero")
     os.makedirs(out, exist_ok=True)
     model = os.path.join(out, f"{a.model}-cpu.pt")
@@ -148,7 +156,7 @@ def main():
         else:
             cmd += ["--", "--optimizer", "sgd"] + worker_args
         cmd += ["--metrics", metrics]
-        run(cmd, log=os.path.join(out, f"{name}.log"), env=dict(os.environ, **DDP_ENV) if worker else None)
+        run(cmd, log=os.path.join(out, f"{name}.log"), env=dict(os.environ, **ddp_env) if worker else None)
         return measured_steps(metrics)
 
     # 1. Calibrate one core: the 1-device plan's prediction against a 1-rank run at full share.

@@ -9,6 +9,8 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config clang-format git
   # LibTorch (CPU) with c10d Gloo, and a fast BLAS that takes over libblas.so.3
   libtorch-dev libgloo-dev libopenblas0-pthread
+  # hap-worker's heap: jemalloc, configured to keep freed memory (runtime/heap_policy.h)
+  libjemalloc-dev
   # model zoo export
   python3 python3-torch python3-numpy
   # GUI and its tests
