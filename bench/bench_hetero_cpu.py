@@ -52,7 +52,6 @@ CORE = {"flops": 50e9, "memory_bandwidth": 10e9, "op_overhead": 10e-6}
 LINK = "{bandwidth: 1GB/s, latency: 100us}"
 
 
-
 def heap_env(worker_binary):
     """The environment that gives a DDP worker hap-worker's heap (runtime/heap_policy.h), so that the
     comparison is of the runtimes, not of malloc settings: jemalloc preloaded with the same
