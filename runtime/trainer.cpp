@@ -15,6 +15,8 @@
 #include <map>
 #include <sstream>
 
+#include <sys/resource.h>
+
 #include "engine/base/text_file.h"
 #include "engine/import/model_tensors.h"
 #include "engine/plan/plan_json.h"
@@ -35,6 +37,18 @@ using ojson = nlohmann::ordered_json;
 
 // The seed of iteration `it`'s random ops: a mix of the run's seed and the iteration (splitmix64),
 // the same on every rank and in the single-device reference.
+// This process's CPU time (user + system, all threads) and minor page faults so far.
+struct ProcessUsage {
+  double cpuSeconds = 0;
+  double minorFaults = 0;
+};
+ProcessUsage processUsage() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return {seconds(u.ru_utime) + seconds(u.ru_stime), static_cast<double>(u.ru_minflt)};
+}
+
 uint64_t iterationSeed(uint64_t seed, int64_t it) {
   uint64_t z = seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(it + 1);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -243,9 +257,11 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   comm->barrier();
   const double origin = exec.now();
   const int64_t total = o.warmup + o.steps;
+  ProcessUsage usageStart;
   for (int64_t k = 0; k < total; ++k) {
     const int64_t it = first + k;
     const std::vector<at::Tensor> batch = source->batch(it);
+    if (k == o.warmup) usageStart = processUsage();
     const auto start = Clock::now();
     at::manual_seed(iterationSeed(o.seed, it));
     at::Tensor partial = exec.forward(batch);
@@ -325,6 +341,19 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     }
   }
 
+  // Every rank's CPU time and minor page faults per measured step (what a throttled rank spends,
+  // and whether its heap has settled: runtime/heap_policy.h), gathered on every rank.
+  const ProcessUsage usageEnd = processUsage();
+  at::Tensor usage = at::zeros({2, env.worldSize}, at::kDouble);
+  if (o.steps > 0) {
+    usage[0][env.rank] = (usageEnd.cpuSeconds - usageStart.cpuSeconds) / static_cast<double>(o.steps);
+    usage[1][env.rank] = (usageEnd.minorFaults - usageStart.minorFaults) / static_cast<double>(o.steps);
+  }
+  comm->allReduce(usage);
+  usage = usage.to(at::kCPU);
+  std::vector<double> rankCpu(usage[0].data_ptr<double>(), usage[0].data_ptr<double>() + env.worldSize);
+  std::vector<double> rankFaults(usage[1].data_ptr<double>(), usage[1].data_ptr<double>() + env.worldSize);
+
   // Timing statistics over the measured steps.
   std::vector<double> measured;
   for (const StepRecord& r : records)
@@ -338,7 +367,15 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     const std::string summary =
         fmt::format("{} steps: {:.3f} ± {:.3f} ms per iteration, {:.1f} samples/s, final loss {:.6f}", measured.size(),
                     mean * 1e3, stdev * 1e3, mean > 0 ? samples / mean : 0.0, records.empty() ? 0.0 : records.back().loss);
-    std::cout << summary << "\n" << std::flush;
+    std::cout << summary << "\n";
+    if (o.steps > 0) {
+      std::string line = "per measured step:";
+      for (int r = 0; r < env.worldSize; ++r)
+        line += fmt::format("{} rank {} {:.1f} ms CPU, {:.0f} page faults", r == 0 ? "" : ";", r,
+                            rankCpu[static_cast<size_t>(r)] * 1e3, rankFaults[static_cast<size_t>(r)]);
+      std::cout << line << "\n";
+    }
+    std::cout << std::flush;
     if (metrics.is_open())
       metrics << ojson{{"summary", true},
                        {"steps", measured.size()},
@@ -346,7 +383,9 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
                        {"std_seconds", stdev},
                        {"samples_per_second", mean > 0 ? samples / mean : 0.0},
                        {"final_loss", records.empty() ? 0.0 : records.back().loss},
-                       {"predicted_seconds", plan.estimate.iterationSeconds}}
+                       {"predicted_seconds", plan.estimate.iterationSeconds},
+                       {"rank_cpu_seconds", rankCpu},
+                       {"rank_minor_faults", rankFaults}}
                      .dump()
               << "\n";
   }

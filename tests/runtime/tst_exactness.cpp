@@ -9,6 +9,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <QJsonArray>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -162,6 +164,7 @@ class TstExactness : public QObject {
   void launchThreeWorkersMatchesOne() {
     QTemporaryDir dir;
     const QString tokens = qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/data/tokens-v128/tokens.bin";
+    QJsonObject summary;  // the last run's
     auto lossesOf = [&](int ranks) -> std::vector<double> {
       const QString plan = dir.filePath(QString("bert-%1.json").arg(ranks));
       const QString metrics = dir.filePath(QString("bert-%1.jsonl").arg(ranks));
@@ -185,10 +188,19 @@ class TstExactness : public QObject {
       for (const QByteArray& line : f.readAll().split('\n')) {
         const QJsonObject o = QJsonDocument::fromJson(line).object();
         if (o.contains("loss") && !o.contains("summary")) losses.push_back(o.value("loss").toDouble());
+        if (o.contains("summary")) summary = o;
       }
       return losses;
     };
     const std::vector<double> one = lossesOf(1), three = lossesOf(3);
+    // The summary has every rank's CPU time and page faults per measured step.
+    const QJsonArray cpu = summary.value("rank_cpu_seconds").toArray(), faults = summary.value("rank_minor_faults").toArray();
+    QCOMPARE(cpu.size(), 3);
+    QCOMPARE(faults.size(), 3);
+    for (int r = 0; r < 3; ++r) {
+      QVERIFY2(cpu[r].toDouble() > 0, qPrintable(QString("rank %1: CPU %2 s per step").arg(r).arg(cpu[r].toDouble())));
+      QVERIFY(faults[r].toDouble() >= 0);
+    }
     QCOMPARE(one.size(), size_t{30});
     QCOMPARE(three.size(), size_t{30});
     for (size_t i = 0; i < one.size(); ++i)
