@@ -189,12 +189,14 @@ def main():
             ("DDP-CP", "DP-CP", os.path.join(ROOT, "bench", "ddp_worker.py"))]
     wanted = set(a.only.split(","))
     steps = {name: [] for name, _, _ in runs if name in wanted}
+    cpu = {name: [] for name in steps}  # per round: every rank's CPU seconds per measured step
     for k in range(a.rounds):
         for name, plan_name, worker in runs:
             if name not in wanted:
                 continue
-            xs, _ = launch(plans[plan_name][0], f"{name}-{k + 1}", shares, worker)
+            xs, summary = launch(plans[plan_name][0], f"{name}-{k + 1}", shares, worker)
             steps[name] += xs
+            cpu[name].append(summary["rank_cpu_seconds"])
             m, sd = mean_std(xs)
             print(f"round {k + 1} {name:<7} {m * 1e3:9.1f} ± {sd * 1e3:6.1f} ms", flush=True)
     results = []
@@ -202,22 +204,27 @@ def main():
         if name in wanted:
             plan = plans[plan_name][1]
             m, sd = mean_std(steps[name])
-            results.append((name, m, sd, plan["prediction"]["iteration_seconds"], plan["ratios"]["segments"][0]["ratios"]))
+            results.append((name, m, sd, plan["prediction"]["iteration_seconds"], plan["ratios"]["segments"][0]["ratios"],
+                            cpu[name]))
 
     # 4. The table.
     base = next((r[1] for r in results if r[0] == "HAP"), None)
     print(f"\n{a.model} ({plans['HAP'][1]['model']['parameters'] / 1e6:.2f}M parameters, batch "
           f"{plans['HAP'][1]['model']['inputs'][0]['shape'][0]}), {len(shares)} ranks at CPU shares "
           f"{','.join(f'{s:g}' for s in shares)}, {a.rounds} x {a.steps} steps after {a.warmup} warm-up each")
-    print(f"{'run':<7} {'measured':>20} {'vs HAP':>7} {'predicted':>11} {'pred/meas':>9}  shares (segment 0)")
-    for name, mean, std, predicted, ratios in results:
+    print(f"{'run':<7} {'measured':>20} {'vs HAP':>7} {'predicted':>11} {'pred/meas':>9}  {'shares (segment 0)':<20} "
+          "CPU ms per step by rank (share of its CPU budget used)")
+    for name, mean, std, predicted, ratios, rounds in results:
         rel = f"{mean / base:.2f}x" if base else ""
+        per_rank = [sum(r[j] for r in rounds) / len(rounds) for j in range(len(shares))]
+        busy = ", ".join(f"{c * 1e3:.0f} ({c / s / mean:.0%})" for c, s in zip(per_rank, shares))
         print(f"{name:<7} {mean * 1e3:10.1f} ± {std * 1e3:5.1f} ms {rel:>7} {predicted * 1e3:8.1f} ms "
-              f"{predicted / mean:9.2f}  {','.join(f'{r:.3f}' for r in ratios)}")
+              f"{predicted / mean:9.2f}  {','.join(f'{r:.3f}' for r in ratios):<20} {busy}")
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"model": a.model, "shares": shares, "steps": a.steps, "rounds": a.rounds, "calibration_scale": scale,
-                   "runs": [{"name": n, "mean_seconds": m, "std_seconds": sd, "predicted_seconds": p, "ratios": r}
-                            for n, m, sd, p, r in results]}, f, indent=1)
+                   "runs": [{"name": n, "mean_seconds": m, "std_seconds": sd, "predicted_seconds": p, "ratios": r,
+                             "rank_cpu_seconds_per_round": c}
+                            for n, m, sd, p, r, c in results]}, f, indent=1)
 
 
 if __name__ == "__main__":

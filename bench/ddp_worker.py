@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import sys
 import time
 
@@ -125,8 +126,11 @@ def main():
     metrics = open(a.metrics, "w") if rank == 0 and a.metrics else None
     times, loss_value = [], math.nan
     dist.barrier()
+    usage_start = resource.getrusage(resource.RUSAGE_SELF)
     for k in range(a.warmup + a.steps):
         tensors = batch(k)
+        if k == a.warmup:
+            usage_start = resource.getrusage(resource.RUSAGE_SELF)
         start = time.perf_counter()
         loss = ddp(*tensors)
         (loss * scale).backward()
@@ -145,6 +149,13 @@ def main():
             if metrics:
                 metrics.write(json.dumps({"step": k + 1, "loss": loss_value, "seconds": seconds,
                                           "samples_per_second": batch_rows / seconds, "warmup": warmup}) + "\n")
+    # Every rank's CPU time and minor page faults per measured step, as hap-worker reports them.
+    usage_end = resource.getrusage(resource.RUSAGE_SELF)
+    usage = torch.zeros(2, world, dtype=torch.float64)
+    if a.steps > 0:
+        usage[0, rank] = (usage_end.ru_utime + usage_end.ru_stime - usage_start.ru_utime - usage_start.ru_stime) / a.steps
+        usage[1, rank] = (usage_end.ru_minflt - usage_start.ru_minflt) / a.steps
+    dist.all_reduce(usage)
     mean = sum(times) / len(times) if times else 0.0
     std = math.sqrt(sum((t - mean) ** 2 for t in times) / (len(times) - 1)) if len(times) > 1 else 0.0
     if rank == 0:
@@ -154,7 +165,9 @@ def main():
             metrics.write(json.dumps({"summary": True, "steps": len(times), "mean_seconds": mean,
                                       "std_seconds": std, "samples_per_second": batch_rows / mean if mean else 0,
                                       "final_loss": loss_value,
-                                      "predicted_seconds": plan["prediction"]["iteration_seconds"]}) + "\n")
+                                      "predicted_seconds": plan["prediction"]["iteration_seconds"],
+                                      "rank_cpu_seconds": usage[0].tolist(),
+                                      "rank_minor_faults": usage[1].tolist()}) + "\n")
             metrics.close()
     dist.destroy_process_group()
 
