@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     const ir::Graph imported = ts::importModel(modelPath, plan::importOptionsFor(plan), tensors);
     const ir::Graph planned = plan::planGraph(imported, plan);
     std::unique_ptr<rt::Communicator> comm = rt::Communicator::connect(rt::WorkerEnv{}, cuda);
-    const c10::Device device = cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+    const c10::Device device = comm->device();
     rt::ExecutorOptions options;
     options.device = device;
     rt::Executor exec(plan, planned, tensors, *comm, options);

@@ -104,6 +104,7 @@ class GroupCommunicator final : public Communicator {
 
   int rank() const override { return env_.rank; }
   int size() const override { return env_.worldSize; }
+  c10::Device device() const override { return device_; }
 
   void allReduce(at::Tensor& t) override { reduceInPlace(t, c10d::ReduceOp::SUM, "all-reduce"); }
   void allReduceMax(at::Tensor& t) override { reduceInPlace(t, c10d::ReduceOp::MAX, "all-reduce (max)"); }

@@ -38,6 +38,8 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The rank's device: GPU LOCAL_RANK with NCCL (connect's `cuda`), else the CPU.
+  virtual c10::Device device() const = 0;
 
   // Element-wise sum over ranks, in place.
   virtual void allReduce(at::Tensor& t) = 0;

@@ -35,8 +35,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using ojson = nlohmann::ordered_json;
 
-// The seed of iteration `it`'s random ops: a mix of the run's seed and the iteration (splitmix64),
-// the same on every rank and in the single-device reference.
 // This process's CPU time (user + system, all threads) and minor page faults so far.
 struct ProcessUsage {
   double cpuSeconds = 0;
@@ -49,6 +47,8 @@ ProcessUsage processUsage() {
   return {seconds(u.ru_utime) + seconds(u.ru_stime), static_cast<double>(u.ru_minflt)};
 }
 
+// The seed of iteration `it`'s random ops: a mix of the run's seed and the iteration (splitmix64),
+// the same on every rank and in the single-device reference.
 uint64_t iterationSeed(uint64_t seed, int64_t it) {
   uint64_t z = seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(it + 1);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -210,10 +210,8 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
                                    o.planPath, plan.devices.size(), env.worldSize));
 
   std::unique_ptr<Communicator> comm = Communicator::connect(env, o.cuda);
-  // --cuda: this rank's GPU (LOCAL_RANK), where connect() made NCCL's current device.
   ExecutorOptions executorOptions;
-  executorOptions.device = o.cuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.localRank))
-                                  : c10::Device(c10::kCPU);
+  executorOptions.device = comm->device();  // --cuda: this rank's GPU, NCCL's current device
   executorOptions.bucketBytes = o.bucketBytes;
   Executor exec(plan, planned, tensors, *comm, executorOptions);
   std::vector<LocalParameter>& params = exec.parameters();
@@ -349,8 +347,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     usage[0][env.rank] = (usageEnd.cpuSeconds - usageStart.cpuSeconds) / static_cast<double>(o.steps);
     usage[1][env.rank] = (usageEnd.minorFaults - usageStart.minorFaults) / static_cast<double>(o.steps);
   }
-  comm->allReduce(usage);
-  usage = usage.to(at::kCPU);
+  comm->allReduce(usage);  // in place on the CPU, also under NCCL
   std::vector<double> rankCpu(usage[0].data_ptr<double>(), usage[0].data_ptr<double>() + env.worldSize);
   std::vector<double> rankFaults(usage[1].data_ptr<double>(), usage[1].data_ptr<double>() + env.worldSize);
 

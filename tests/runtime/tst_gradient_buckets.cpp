@@ -23,6 +23,7 @@ class RecordingComm : public Communicator {
  public:
   explicit RecordingComm(int ranks) : ranks_(ranks) {}
   int rank() const override { return 0; }
+  c10::Device device() const override { return c10::kCPU; }
   int size() const override { return ranks_; }
   void allReduce(at::Tensor&) override { throw std::logic_error("not used"); }
   void allReduceMax(at::Tensor&) override { throw std::logic_error("not used"); }

@@ -50,6 +50,7 @@ class ThreadComm : public Communicator {
  public:
   ThreadComm(World& world, int rank) : world_(world), rank_(rank) {}
   int rank() const override { return rank_; }
+  c10::Device device() const override { return c10::kCPU; }
   int size() const override { return world_.size(); }
   void allReduce(at::Tensor& t) override {
     std::vector<at::Tensor> all = world_.exchange(rank_, t);
