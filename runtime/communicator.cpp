@@ -15,11 +15,19 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
+#include <future>
+#include <mutex>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 
+#include "engine/cost/collective_cost.h"
 #include "runtime/runtime_error.h"
 
 namespace hap::rt {
@@ -91,6 +99,15 @@ std::string detailOf(const std::exception& e) {
   return text;
 }
 
+// The two groups a hierarchical all-reduce runs over, for one channel (the program's or the
+// gradients'): the ranks of this rank's machine (group rank = local index), and the ranks of
+// this rank's local index on every machine (group rank = machine index).
+struct Hierarchy {
+  c10::intrusive_ptr<CommBackend> machine, across;
+  cost::MachineGrid grid;
+  cost::Cluster cluster;  // the plan's, for cost::allReduceCost
+};
+
 // One c10d process group (or none for a world of one) and the emulations of the collectives
 // Gloo lacks. Every collective works on contiguous buffers it owns; inputs are never modified
 // except by the in-place collectives (allReduce, allReduceMax, broadcast). A tensor that is not
@@ -98,13 +115,39 @@ std::string detailOf(const std::exception& e) {
 // text under NCCL, travels through a copy there and comes back on its own device.
 class GroupCommunicator final : public Communicator {
  public:
+  // `program` and `gradient`: the hierarchical all-reduce's groups of each channel, both or
+  // neither.
   GroupCommunicator(WorkerEnv env, c10::intrusive_ptr<CommBackend> group, c10::intrusive_ptr<CommBackend> gradients,
-                    c10::Device device)
-      : env_(std::move(env)), group_(std::move(group)), gradients_(std::move(gradients)), device_(device) {}
+                    c10::Device device, std::optional<Hierarchy> program = std::nullopt,
+                    std::optional<Hierarchy> gradient = std::nullopt)
+      : env_(std::move(env)),
+        group_(std::move(group)),
+        gradients_(std::move(gradients)),
+        device_(device),
+        programHierarchy_(std::move(program)),
+        gradientHierarchy_(std::move(gradient)) {}
+
+  ~GroupCommunicator() override {
+    {
+      std::lock_guard<std::mutex> lock(chainMutex_);
+      stopping_ = true;
+    }
+    chainReady_.notify_all();
+    if (chain_.joinable()) chain_.join();  // runs the queued all-reduces first
+  }
 
   int rank() const override { return env_.rank; }
   int size() const override { return env_.worldSize; }
   c10::Device device() const override { return device_; }
+
+  AllReduceCounts allReduceCounts() const override {
+    AllReduceCounts c{flatCount_.load(), hierarchicalCount_.load(), 0, 0};
+    if (programHierarchy_) {
+      c.machines = programHierarchy_->grid.machines;
+      c.perMachine = programHierarchy_->grid.perMachine;
+    }
+    return c;
+  }
 
   void allReduce(at::Tensor& t) override { reduceInPlace(t, c10d::ReduceOp::SUM, "all-reduce"); }
   void allReduceMax(at::Tensor& t) override { reduceInPlace(t, c10d::ReduceOp::MAX, "all-reduce (max)"); }
@@ -326,12 +369,41 @@ class GroupCommunicator final : public Communicator {
     at::Tensor buffer_, target_;
   };
 
+  // A hierarchical gradient all-reduce queued on the chain thread; `buffer` as for InFlight.
+  class Queued final : public Pending {
+   public:
+    Queued(std::future<void> done, at::Tensor buffer, at::Tensor target)
+        : done_(std::move(done)), buffer_(std::move(buffer)), target_(std::move(target)) {}
+    ~Queued() override {
+      try {
+        wait();
+      } catch (const std::exception&) {
+        // Already failing elsewhere, as for InFlight.
+      }
+    }
+    void wait() override {
+      if (!done_.valid()) return;
+      std::future<void> done = std::move(done_);
+      done.get();  // rethrows the chain thread's RuntimeError
+      if (!buffer_.is_same(target_)) target_.copy_(buffer_);
+    }
+
+   private:
+    std::future<void> done_;
+    at::Tensor buffer_, target_;
+  };
+
   std::unique_ptr<Pending> allReduceAsync(at::Tensor& t) override {
     const char* what = "gradient all-reduce";
     if (!t.is_contiguous()) throw RuntimeError(fmt::format("{}: the tensor must be contiguous (a runtime bug)", what));
     if (size() == 1 || t.numel() == 0) return std::make_unique<InFlight>(*this, c10::intrusive_ptr<c10d::Work>(), t, t);
     at::NoGradGuard noGrad;
     at::Tensor buffer = foreign(t) ? t.to(device_) : t;
+    if (hierarchical(gradientHierarchy_, buffer)) {
+      ++hierarchicalCount_;
+      return std::make_unique<Queued>(enqueue(buffer), buffer, t);
+    }
+    ++flatCount_;
     std::vector<at::Tensor> tensors{buffer};
     c10::intrusive_ptr<c10d::Work> work;
     guarded(what, t, [&] { work = gradients_->allreduce(tensors); });
@@ -371,17 +443,101 @@ class GroupCommunicator final : public Communicator {
     if (size() == 1 || t.numel() == 0) return;
     at::NoGradGuard noGrad;
     at::Tensor buffer = foreign(t) ? t.to(device_) : t.is_contiguous() ? t : t.contiguous();
-    std::vector<at::Tensor> tensors{buffer};
-    c10d::AllreduceOptions opts;
-    opts.reduceOp = op;
-    guarded(what, t, [&] { group_->allreduce(tensors, opts)->wait(); });
+    const bool sum = op == c10d::ReduceOp::SUM;
+    if (sum && hierarchical(programHierarchy_, buffer)) {
+      ++hierarchicalCount_;
+      hierarchicalSum(buffer, *programHierarchy_, "all-reduce (hierarchical)", t);
+    } else {
+      if (sum) ++flatCount_;
+      std::vector<at::Tensor> tensors{buffer};
+      c10d::AllreduceOptions opts;
+      opts.reduceOp = op;
+      guarded(what, t, [&] { group_->allreduce(tensors, opts)->wait(); });
+    }
     if (!buffer.is_same(t)) t.copy_(buffer);
+  }
+
+  // Whether the plan's cost model prices the sum of `t` cheapest as hierarchical.
+  static bool hierarchical(const std::optional<Hierarchy>& h, const at::Tensor& t) {
+    return h && cost::allReduceCost(h->cluster, static_cast<double>(t.numel()) * static_cast<double>(t.element_size()))
+                        .algorithm == cost::AllReduceAlgorithm::Hierarchical;
+  }
+
+  // The sum over all ranks of contiguous `buffer`, in place: with k devices per machine, the
+  // flattened buffer is cut into k equal chunks (the last padded with zeros); local index i
+  // gathers chunk i of its machine's devices (one all-to-all, summed in local order), sums it
+  // with local index i of every other machine (one all-reduce across), and the machine
+  // all-gathers the k sums. Every rank copies the same sums, so replicas stay bit-identical.
+  void hierarchicalSum(const at::Tensor& buffer, const Hierarchy& h, const char* what, const at::Tensor& subject) {
+    const int64_t k = h.grid.perMachine, numel = buffer.numel();
+    const int64_t chunk = (numel + k - 1) / k;
+    at::Tensor flat = buffer.view({-1});
+    at::Tensor pieces = at::zeros({k * chunk}, buffer.options());
+    pieces.narrow(0, 0, numel).copy_(flat);
+    at::Tensor received = at::empty_like(pieces);
+    std::vector<int64_t> equalSplit;
+    guarded(what, subject, [&] { h.machine->alltoall_base(received, pieces, equalSplit, equalSplit)->wait(); });
+    at::Tensor part = received.narrow(0, 0, chunk).clone();
+    for (int64_t j = 1; j < k; ++j) part.add_(received.narrow(0, j * chunk, chunk));
+    std::vector<at::Tensor> parts{part};
+    guarded(what, subject, [&] { h.across->allreduce(parts)->wait(); });
+    std::vector<std::vector<at::Tensor>> gathered(1);
+    for (int64_t j = 0; j < k; ++j) gathered[0].push_back(pieces.narrow(0, j * chunk, chunk));
+    guarded(what, subject, [&] { h.machine->allgather(gathered, parts)->wait(); });
+    flat.copy_(pieces.narrow(0, 0, numel));
+  }
+
+  // Queues a hierarchical gradient all-reduce of `buffer` on the chain thread (started on first
+  // use), which runs them one at a time in the order they were queued: the same order on every
+  // rank (GradientBuckets starts buckets in order), as the phases of consecutive all-reduces
+  // must not interleave.
+  std::future<void> enqueue(const at::Tensor& buffer) {
+    auto job = std::make_shared<std::pair<at::Tensor, std::promise<void>>>(buffer, std::promise<void>());
+    std::future<void> done = job->second.get_future();
+    {
+      std::lock_guard<std::mutex> lock(chainMutex_);
+      if (!chain_.joinable()) chain_ = std::thread([this] { chainLoop(); });
+      jobs_.push_back(std::move(job));
+    }
+    chainReady_.notify_one();
+    return done;
+  }
+
+  void chainLoop() {
+#ifdef HAP_HAVE_CUDA
+    if (device_.is_cuda()) c10::cuda::set_device(device_.index());
+#endif
+    at::NoGradGuard noGrad;
+    for (;;) {
+      std::shared_ptr<std::pair<at::Tensor, std::promise<void>>> job;
+      {
+        std::unique_lock<std::mutex> lock(chainMutex_);
+        chainReady_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      try {
+        hierarchicalSum(job->first, *gradientHierarchy_, "gradient all-reduce (hierarchical)", job->first);
+        job->second.set_value();
+      } catch (...) {
+        job->second.set_exception(std::current_exception());
+      }
+    }
   }
 
   WorkerEnv env_;
   c10::intrusive_ptr<CommBackend> group_;      // null for a world of one
   c10::intrusive_ptr<CommBackend> gradients_;  // the gradient channel (allReduceAsync); null likewise
   c10::Device device_;                         // where the groups' collectives take their tensors
+  std::optional<Hierarchy> programHierarchy_, gradientHierarchy_;  // set on a machine grid
+  std::atomic<int64_t> flatCount_{0}, hierarchicalCount_{0};
+  // The chain thread of hierarchical gradient all-reduces (enqueue).
+  std::mutex chainMutex_;
+  std::condition_variable chainReady_;
+  std::deque<std::shared_ptr<std::pair<at::Tensor, std::promise<void>>>> jobs_;
+  bool stopping_ = false;
+  std::thread chain_;
 };
 
 // Gloo's network device: GLOO_SOCKET_IFNAME (torch's variable) names an interface; otherwise the
@@ -399,7 +555,7 @@ std::shared_ptr<::gloo::transport::Device> glooDevice(const WorkerEnv& env) {
 
 }  // namespace
 
-std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool cuda) {
+std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool cuda, const cost::Cluster* cluster) {
 #ifndef HAP_HAVE_CUDA
   if (cuda)
     throw RuntimeError(
@@ -423,6 +579,9 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool c
                                                device);
 
   c10::intrusive_ptr<CommBackend> group, gradients;
+  std::optional<Hierarchy> program, gradient;
+  std::optional<cost::MachineGrid> grid;
+  if (cluster && cluster->size() == env.worldSize) grid = cost::machineGrid(*cluster);
   try {
     c10d::TCPStoreOptions storeOptions;
     storeOptions.port = static_cast<std::uint16_t>(env.masterPort);
@@ -432,29 +591,41 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool c
     storeOptions.timeout = env.timeout;
     auto store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, storeOptions);
     // One process group per prefix of the store: the program's collectives, and the gradient
-    // channel.
-    auto makeGroup = [&](const std::string& prefix) -> c10::intrusive_ptr<CommBackend> {
+    // channel; on a machine grid also each channel's groups of the hierarchical all-reduce. Every
+    // rank creates its groups in this order, so each group's members meet.
+    auto makeGroup = [&](const std::string& prefix, int rank, int size) -> c10::intrusive_ptr<CommBackend> {
       auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
 #ifdef HAP_HAVE_CUDA
       if (cuda) {
         auto options = c10d::ProcessGroupNCCL::Options::create();
         options->timeout = env.timeout;
-        return c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, env.rank, env.worldSize, options);
+        return c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, rank, size, options);
       }
 #endif
       auto options = c10d::ProcessGroupGloo::Options::create(env.timeout);
       options->devices.push_back(glooDevice(env));
       options->threads = 2;
-      return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank, env.worldSize, options);
+      return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, options);
     };
-    group = makeGroup("hap");
-    gradients = makeGroup("hap-gradients");
+    group = makeGroup("hap", env.rank, env.worldSize);
+    gradients = makeGroup("hap-gradients", env.rank, env.worldSize);
+    if (grid) {
+      const cost::Device& me = cluster->devices[static_cast<size_t>(env.rank)];
+      auto hierarchy = [&](const std::string& channel) {
+        return Hierarchy{makeGroup(fmt::format("{}-machine-{}", channel, me.machine), me.localRank, grid->perMachine),
+                         makeGroup(fmt::format("{}-across-{}", channel, me.localRank), me.machine, grid->machines),
+                         *grid, *cluster};
+      };
+      program = hierarchy("hap");
+      gradient = hierarchy("hap-gradients");
+    }
   } catch (const hap::Error&) {
     throw;
   } catch (const std::exception& e) {
     throw RuntimeError(GroupCommunicator::failureMessage(env, "rendezvous", detailOf(e)));
   }
-  return std::make_unique<GroupCommunicator>(env, std::move(group), std::move(gradients), device);
+  return std::make_unique<GroupCommunicator>(env, std::move(group), std::move(gradients), device, std::move(program),
+                                             std::move(gradient));
 }
 
 at::Tensor localPiece(const at::Tensor& full, int dim, const std::vector<int64_t>& lengths, int rank) {

@@ -13,6 +13,11 @@
 //   result is replicated (all-reduce and all-gather results are bit-identical across ranks).
 // - A peer that does not answer within WorkerEnv::timeout raises RuntimeError naming the
 //   collective; it never hangs forever.
+// - All-reduces (allReduce, allReduceAsync) run the algorithm cost::allReduceCost names for the
+//   tensor's bytes on the plan's cluster: hierarchical ones over per-machine and cross-machine
+//   groups (a reduce-scatter inside each machine, an all-reduce of each chunk across machines,
+//   an all-gather inside each machine), flat ones over all ranks. Either way every rank ends
+//   with the same bits.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -21,6 +26,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/cost/cluster.h"
 #include "runtime/worker_env.h"
 
 namespace hap::rt {
@@ -33,7 +39,11 @@ class Communicator {
   // create the process group. `cuda`: use NCCL on GPU LOCAL_RANK, made the current device
   // (requires a CUDA build and that GPU; RuntimeError otherwise).
   // A world of one needs no store and no peers.
-  static std::unique_ptr<Communicator> connect(const WorkerEnv& env, bool cuda = false);
+  // `cluster`: the cluster the plan was made for (Plan::cluster, whose devices are the ranks).
+  // When it is a machine grid (cost::machineGrid) with one device per rank, connect also creates
+  // the groups of the hierarchical all-reduce; null, or any other cluster: all-reduces are flat.
+  static std::unique_ptr<Communicator> connect(const WorkerEnv& env, bool cuda = false,
+                                               const cost::Cluster* cluster = nullptr);
   virtual ~Communicator() = default;
 
   virtual int rank() const = 0;
@@ -74,6 +84,14 @@ class Communicator {
   // collectives above, which the backward pass issues meanwhile. Every rank starts the same
   // gradient all-reduces in the same order; `t` is not touched until wait() returns.
   virtual std::unique_ptr<Pending> allReduceAsync(at::Tensor& t) = 0;
+
+  // The sum all-reduces run so far (allReduce and allReduceAsync; not allReduceMax), by
+  // algorithm, and the machine grid of the hierarchical ones (0 × 0 when there is none).
+  struct AllReduceCounts {
+    int64_t flat = 0, hierarchical = 0;
+    int machines = 0, perMachine = 0;
+  };
+  virtual AllReduceCounts allReduceCounts() const = 0;
 };
 
 // The piece of `full` that rank `rank` holds when `full` is cut along `dim` by `lengths` (a view).

@@ -187,6 +187,14 @@ std::string traceOfRank(const std::vector<std::vector<Executor::Span>>& iteratio
   return events.dump();
 }
 
+// "all-reduces: 12 hierarchical (2 machines × 2 ranks), 3 flat": the run's sum all-reduces (the
+// program's and the gradients'), as the plan's cost model chose their algorithm.
+std::string allReduceLine(const Communicator::AllReduceCounts& c) {
+  if (c.machines == 0) return fmt::format("all-reduces: {} flat", c.flat);
+  return fmt::format("all-reduces: {} hierarchical ({} machines × {} ranks), {} flat", c.hierarchical, c.machines,
+                     c.perMachine, c.flat);
+}
+
 }  // namespace
 
 int runWorker(const TrainOptions& o, const WorkerEnv& env) {
@@ -209,7 +217,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
                                    "of the plan (hap launch does)",
                                    o.planPath, plan.devices.size(), env.worldSize));
 
-  std::unique_ptr<Communicator> comm = Communicator::connect(env, o.cuda);
+  std::unique_ptr<Communicator> comm = Communicator::connect(env, o.cuda, &plan.cluster);
   ExecutorOptions executorOptions;
   executorOptions.device = comm->device();  // --cuda: this rank's GPU, NCCL's current device
   executorOptions.bucketBytes = o.bucketBytes;
@@ -361,6 +369,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   for (double s : measured) var += (s - mean) * (s - mean);
   const double stdev = measured.size() > 1 ? std::sqrt(var / static_cast<double>(measured.size() - 1)) : 0;
   if (lead) {
+    const Communicator::AllReduceCounts counts = comm->allReduceCounts();
     const std::string summary =
         fmt::format("{} steps: {:.3f} ± {:.3f} ms per iteration, {:.1f} samples/s, final loss {:.6f}", measured.size(),
                     mean * 1e3, stdev * 1e3, mean > 0 ? samples / mean : 0.0, records.empty() ? 0.0 : records.back().loss);
@@ -372,7 +381,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
                             rankCpu[static_cast<size_t>(r)] * 1e3, rankFaults[static_cast<size_t>(r)]);
       std::cout << line << "\n";
     }
-    std::cout << std::flush;
+    std::cout << allReduceLine(counts) << "\n" << std::flush;
     if (metrics.is_open())
       metrics << ojson{{"summary", true},
                        {"steps", measured.size()},
@@ -382,7 +391,8 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
                        {"final_loss", records.empty() ? 0.0 : records.back().loss},
                        {"predicted_seconds", plan.estimate.iterationSeconds},
                        {"rank_cpu_seconds", rankCpu},
-                       {"rank_minor_faults", rankFaults}}
+                       {"rank_minor_faults", rankFaults},
+                       {"all_reduces", {{"flat", counts.flat}, {"hierarchical", counts.hierarchical}}}}
                      .dump()
               << "\n";
   }

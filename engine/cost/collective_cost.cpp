@@ -82,14 +82,51 @@ double reduceScatterSeconds(const Cluster& cluster, Method method,
   return gatherLike(cluster, Collective::ReduceScatter, method, shardBytes, "reduceScatterSeconds");
 }
 
-double allReduceSeconds(const Cluster& cluster, double bytes) {
-  const int n = cluster.size();
-  if (n <= 1) return 0;
-  const Link link = collectiveLink(cluster, Collective::AllReduce);
-  double ring = 2.0 * (n - 1) * (link.latency + bytes / (n * link.bandwidth));
-  double tree = 2.0 * ceilLog2(n) * link.latency + 2.0 * bytes / link.bandwidth;
-  return std::min(ring, tree);
+std::string_view allReduceAlgorithmName(AllReduceAlgorithm a) {
+  switch (a) {
+    case AllReduceAlgorithm::Ring: return "ring";
+    case AllReduceAlgorithm::Tree: return "tree";
+    case AllReduceAlgorithm::Hierarchical: return "hierarchical";
+  }
+  return "?";
 }
+
+std::optional<MachineGrid> machineGrid(const Cluster& cluster) {
+  std::vector<int> perMachine(cluster.machines.size(), 0);
+  for (const Device& d : cluster.devices) ++perMachine[static_cast<size_t>(d.machine)];
+  if (perMachine.size() < 2 || perMachine[0] < 2) return std::nullopt;
+  for (int count : perMachine)
+    if (count != perMachine[0]) return std::nullopt;
+  return MachineGrid{static_cast<int>(perMachine.size()), perMachine[0]};
+}
+
+AllReduceCost allReduceCost(const Cluster& cluster, double bytes) {
+  const int n = cluster.size();
+  if (n <= 1) return {AllReduceAlgorithm::Ring, 0};
+  const Link link = collectiveLink(cluster, Collective::AllReduce);
+  const double ring = 2.0 * (n - 1) * (link.latency + bytes / (n * link.bandwidth));
+  const double tree = 2.0 * ceilLog2(n) * link.latency + 2.0 * bytes / link.bandwidth;
+  AllReduceCost best = ring <= tree ? AllReduceCost{AllReduceAlgorithm::Ring, ring}
+                                    : AllReduceCost{AllReduceAlgorithm::Tree, tree};
+  if (const std::optional<MachineGrid> grid = machineGrid(cluster)) {
+    const double efficiency = cluster.efficiencyOf(Collective::AllReduce);
+    const int k = grid->perMachine, m = grid->machines;
+    double inside = 0;  // reduce-scatter + all-gather, every machine at once
+    for (const Machine& machine : cluster.machines)
+      inside = std::max(inside, 2.0 * (k - 1) *
+                                    (machine.link.latency + bytes / (k * machine.link.bandwidth * efficiency)));
+    const Link& net = cluster.network;
+    const double beta = net.bandwidth * efficiency;
+    // k rings (or trees) of S/k bytes each share a machine's NIC: the NIC carries what one ring
+    // of S bytes would.
+    const double across = std::min(2.0 * (m - 1) * (net.latency + bytes / (m * beta)),
+                                   2.0 * ceilLog2(m) * net.latency + 2.0 * bytes / beta);
+    if (inside + across < best.seconds) best = {AllReduceAlgorithm::Hierarchical, inside + across};
+  }
+  return best;
+}
+
+double allReduceSeconds(const Cluster& cluster, double bytes) { return allReduceCost(cluster, bytes).seconds; }
 
 double broadcastSeconds(const Cluster& cluster, double bytes) {
   const int n = cluster.size();

@@ -7,6 +7,7 @@
 // (std::invalid_argument otherwise: that is a caller bug, not a user error).
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -52,8 +53,38 @@ GatherLinear gatherLinear(const Cluster& cluster, Collective c, Method method, d
 double reduceScatterSeconds(const Cluster& cluster, Method method,
                             std::span<const double> shardBytes);
 
-// All-reduce of a tensor of `bytes` (the full tensor, held by every device):
-//   min(ring: 2(n−1)·(α + S/(n·β)),  tree: 2·⌈log2 n⌉·α + 2·S/β)
+// How an all-reduce is carried out. Flat: one ring or tree over all devices (the backend picks
+// between them per size, as NCCL does; the model takes the cheaper). Hierarchical, on M ≥ 2
+// machines of k ≥ 2 devices each: a reduce-scatter inside every machine (device i of a machine
+// ends with the machine's sum of chunk i of k), an all-reduce of chunk i across the machines
+// among the devices of local index i (k such groups, sharing each machine's NIC), and an
+// all-gather inside every machine.
+enum class AllReduceAlgorithm { Ring, Tree, Hierarchical };
+std::string_view allReduceAlgorithmName(AllReduceAlgorithm a);  // "ring", "tree", "hierarchical"
+
+// The machine grid a hierarchical all-reduce runs on: M machines of k devices each, or nullopt
+// when the cluster is not such a grid (one machine, a single-device machine, unequal counts).
+struct MachineGrid {
+  int machines = 0, perMachine = 0;
+};
+std::optional<MachineGrid> machineGrid(const Cluster& cluster);
+
+struct AllReduceCost {
+  AllReduceAlgorithm algorithm = AllReduceAlgorithm::Ring;
+  double seconds = 0;
+};
+// The cheapest way to all-reduce a tensor of `bytes` (the full tensor, held by every device):
+//   ring:         2(n−1)·(α + S/(n·β))              (α, β: collectiveLink(AllReduce))
+//   tree:         2·⌈log2 n⌉·α + 2·S/β
+//   hierarchical: max over machines of 2(k−1)·(α_m + S/(k·β_m))         (inside machine m)
+//                 + min(2(M−1)·(α_n + S/(M·β_n)), 2·⌈log2 M⌉·α_n + 2·S/β_n)  (across, network)
+//                 only where machineGrid() holds; every β scaled by the all-reduce efficiency.
+// Ties go to the flat algorithms. The planner prices with it and the runtime executes the
+// algorithm it names (Hierarchical, or a flat one chosen by the backend), so a plan needs no
+// field for it: both sides call this with the plan's cluster and the tensor's bytes.
+AllReduceCost allReduceCost(const Cluster& cluster, double bytes);
+
+// allReduceCost(cluster, bytes).seconds.
 double allReduceSeconds(const Cluster& cluster, double bytes);
 
 // Broadcast of `bytes` from one device to all others (pipelined tree):  ⌈log2 n⌉·α + S/β.

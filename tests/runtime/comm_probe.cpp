@@ -7,13 +7,22 @@
 // replicated results bitwise against rank 0's copy. Uneven cuts with a zero-length rank, both
 // methods, float32/float64/int64, non-contiguous inputs.
 //
-// Usage: comm_probe [all|allreduce|stall]. Exit 0: every check passed; 1: a check failed (the
-// message names it); 3: a RuntimeError (its message is printed); 2: any other exception.
+// Mode `grid M`: the world is connected as M machines of WORLD_SIZE / M ranks behind a slow
+// network, so every sum all-reduce runs hierarchically (cost::allReduceCost); then the checks of
+// `all`, and the hierarchical all-reduces on their own (sizes that do not divide evenly, empty
+// chunks, the gradient channel with several in flight) against locally computed sums, replicas
+// bitwise, and the communicator's counts.
+//
+// Usage: comm_probe [all|grid M|allreduce|stall]. Exit 0: every check passed; 1: a check failed
+// (the message names it); 3: a RuntimeError (its message is printed); 2: any other exception.
 #include <ATen/ATen.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -22,6 +31,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "engine/cost/cluster.h"
 #include "runtime/collectives.h"
 #include "runtime/communicator.h"
 #include "runtime/runtime_error.h"
@@ -207,6 +217,60 @@ class Probe {
     comm_.barrier();
   }
 
+  // Sum all-reduces of every size class on a machine grid (connect's cluster): sizes below,
+  // at, and off a multiple of the ranks per machine (zero-padded chunks), a scalar, three dtypes;
+  // then gradient-channel all-reduces, several in flight and waited for out of order. Each is
+  // checked against the local sum and bitwise against rank 0, and every one must have run
+  // hierarchically.
+  void hierarchical() {
+    const Communicator::AllReduceCounts before = comm_.allReduceCounts();
+    check(before.machines >= 2 && before.perMachine >= 2,
+          fmt::format("the communicator has no machine grid ({} x {})", before.machines, before.perMachine));
+    int64_t issued = 0;
+    for (at::ScalarType dtype : {at::kFloat, at::kDouble, at::kLong})
+      for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1}, std::vector<int64_t>{}, std::vector<int64_t>{5},
+                                                std::vector<int64_t>{6, 5, 7}, std::vector<int64_t>{1000, 33}}) {
+        const std::string where = fmt::format("hierarchical all-reduce {} [{}]", c10::toString(dtype), fmt::join(shape, ","));
+        // Rank s's partial of that shape: its kShape partial's elements, repeated.
+        const auto partial = [&](int s) {
+          const int64_t numel = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+          return partialOf(dtype, 31, s).reshape({-1}).repeat({200}).narrow(0, 0, numel).reshape(shape).contiguous();
+        };
+        at::Tensor t = partial(r_);
+        at::Tensor expected = partial(0);
+        for (int s = 1; s < n_; ++s) expected.add_(partial(s));
+        comm_.allReduce(t);
+        ++issued;
+        check(close(t, expected), where + ": wrong sum");
+        replicated(t, where);
+      }
+    // The gradient channel: four buffers in flight at once, waited for in reverse.
+    std::vector<at::Tensor> buffers, expected;
+    for (int64_t numel : {int64_t{7}, int64_t{4096}, int64_t{1}, int64_t{100003}}) {
+      at::manual_seed(static_cast<uint64_t>(numel));
+      std::vector<at::Tensor> partials;
+      for (int s = 0; s < n_; ++s) partials.push_back(at::randn({numel}));
+      at::Tensor sum = partials[0].clone();
+      for (int s = 1; s < n_; ++s) sum.add_(partials[static_cast<size_t>(s)]);
+      buffers.push_back(partials[static_cast<size_t>(r_)].clone());
+      expected.push_back(sum);
+    }
+    std::vector<std::unique_ptr<Communicator::Pending>> pending;
+    for (at::Tensor& b : buffers) pending.push_back(comm_.allReduceAsync(b));
+    issued += static_cast<int64_t>(buffers.size());
+    for (size_t i = pending.size(); i-- > 0;) pending[i]->wait();
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const std::string where = fmt::format("hierarchical gradient all-reduce of {} elements", buffers[i].numel());
+      check(close(buffers[i], expected[i]), where + ": wrong sum");
+      replicated(buffers[i], where);
+    }
+    const Communicator::AllReduceCounts after = comm_.allReduceCounts();
+    check(after.hierarchical - before.hierarchical == issued && after.flat == before.flat,
+          fmt::format("{} sum all-reduces: {} ran hierarchically, {} flat", issued,
+                      after.hierarchical - before.hierarchical, after.flat - before.flat));
+    comm_.barrier();
+  }
+
   // Each dual: the ranks' losses L_r = <output_r, w_r> sum to a loss with a known gradient.
   void backward() {
     const at::ScalarType f64 = at::kDouble;
@@ -381,7 +445,22 @@ int main(int argc, char** argv) {
     const WorkerEnv env = WorkerEnv::fromEnvironment();
     rank = env.rank;
     world = env.worldSize;
-    std::unique_ptr<Communicator> comm = Communicator::connect(env);
+    // `grid M`: M machines of WORLD_SIZE / M ranks, on a network slow enough (10 MB/s, 1 ms)
+    // that the cost model prices every all-reduce cheapest as hierarchical.
+    hap::cost::Cluster grid;
+    if (mode == "grid") {
+      const int machines = argc > 2 ? std::atoi(argv[2]) : 0;
+      if (machines < 2 || env.worldSize % machines != 0) throw CheckFailed("grid M: M must divide WORLD_SIZE");
+      std::string yaml =
+          "name: grid\ndevice_types: {cpu: {flops: {float32: 50G}, memory: 4GiB, memory_bandwidth: 10GB/s}}\n"
+          "network: {bandwidth: 10MB/s, latency: 1ms}\nmachines:\n";
+      for (int m = 0; m < machines; ++m)
+        yaml += fmt::format("  - {{name: m{}, host: 127.0.0.1, device_type: cpu, count: {}, link: {{bandwidth: 1GB/s, "
+                            "latency: 100us}}}}\n",
+                            m, env.worldSize / machines);
+      grid = hap::cost::parseCluster(yaml, "comm_probe grid");
+    }
+    std::unique_ptr<Communicator> comm = Communicator::connect(env, false, mode == "grid" ? &grid : nullptr);
     if (comm->rank() != env.rank || comm->size() != env.worldSize) throw CheckFailed("rank or size mismatch");
     if (mode == "stall") {  // connected, then silent: the others' next collective must time out
       std::this_thread::sleep_for(std::chrono::seconds(120));
@@ -393,6 +472,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     Probe probe(*comm);
+    if (mode == "grid") {
+      probe.hierarchical();
+      const Communicator::AllReduceCounts c = comm->allReduceCounts();
+      std::printf("rank %d/%d: hierarchical checks passed (%d machines x %d ranks, %lld all-reduces)\n", rank, world,
+                  c.machines, c.perMachine, static_cast<long long>(c.hierarchical));
+    }
     const auto t0 = Clock::now();
     probe.forward();
     const auto t1 = Clock::now();

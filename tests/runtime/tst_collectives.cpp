@@ -29,9 +29,9 @@ struct Rank {
   bool finished = false;
 };
 
-// Starts `modes.size()` ranks (modes[i] for rank i; an empty mode leaves that rank absent) of a
-// world of `world` on 127.0.0.1:`port`.
-std::vector<Rank> start(int world, const QStringList& modes, int port, int timeoutS) {
+// Starts `modes.size()` ranks (modes[i] for rank i, then the arguments `extra`; an empty mode
+// leaves that rank absent) of a world of `world` on 127.0.0.1:`port`.
+std::vector<Rank> start(int world, const QStringList& modes, int port, int timeoutS, const QStringList& extra = {}) {
   std::vector<Rank> ranks;
   for (int r = 0; r < modes.size(); ++r) {
     if (modes[r].isEmpty()) continue;
@@ -40,7 +40,7 @@ std::vector<Rank> start(int world, const QStringList& modes, int port, int timeo
     k.process = std::make_unique<QProcess>();
     k.process->setProcessEnvironment(torchrunEnvironment(r, world, port, timeoutS));
     k.process->setProcessChannelMode(QProcess::MergedChannels);
-    k.process->start(HAP_COMM_PROBE, {modes[r]});
+    k.process->start(HAP_COMM_PROBE, QStringList{modes[r]} + extra);
     ranks.push_back(std::move(k));
   }
   return ranks;
@@ -91,6 +91,29 @@ class TstCollectives : public QObject {
     finish(ranks);
     for (const Rank& k : ranks) {
       QVERIFY2(k.finished && k.exitCode == 0, qPrintable(report(ranks)));
+      QVERIFY2(k.output.contains("all checks passed"), qPrintable(report(ranks)));
+    }
+  }
+
+  // The same checks on a machine grid (M machines of world / M ranks behind a slow network), where
+  // every sum all-reduce runs hierarchically: 2 × 2, and 2 × 3 (chunks that do not divide evenly).
+  void everyCollectiveOnAMachineGrid_data() {
+    QTest::addColumn<int>("world");
+    QTest::addColumn<int>("machines");
+    QTest::newRow("2 machines x 2") << 4 << 2;
+    QTest::newRow("2 machines x 3") << 6 << 2;
+  }
+  void everyCollectiveOnAMachineGrid() {
+    QFETCH(int, world);
+    QFETCH(int, machines);
+    QStringList modes;
+    for (int r = 0; r < world; ++r) modes << "grid";
+    std::vector<Rank> ranks = start(world, modes, hap::rt::freeTcpPort(), 20, {QString::number(machines)});
+    finish(ranks, 2 * kRunLimitMs);
+    for (const Rank& k : ranks) {
+      QVERIFY2(k.finished && k.exitCode == 0, qPrintable(report(ranks)));
+      QVERIFY2(k.output.contains(QString("hierarchical checks passed (%1 machines x %2 ranks").arg(machines).arg(world / machines)),
+               qPrintable(report(ranks)));
       QVERIFY2(k.output.contains("all checks passed"), qPrintable(report(ranks)));
     }
   }

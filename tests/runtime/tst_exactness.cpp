@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -38,6 +39,22 @@ QString writeCluster(const QTemporaryDir& dir, int n) {
   return path;
 }
 
+// 2 machines of 2 CPU ranks each on this machine, behind a network slow enough (20 MB/s, 1 ms)
+// that the cost model prices every all-reduce cheapest as hierarchical.
+QString writeGridCluster(const QTemporaryDir& dir) {
+  const QString path = dir.filePath("grid-2x2.yaml");
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly)) return {};
+  f.write("name: grid-2x2\n"
+          "device_types:\n"
+          "  cpu-core: {flops: {float32: 50G}, memory: 4GiB, memory_bandwidth: 10GB/s}\n"
+          "network: {bandwidth: 20MB/s, latency: 1ms}\n"
+          "machines:\n"
+          "  - {name: a, host: 127.0.0.1, device_type: cpu-core, count: 2, link: {bandwidth: 1GB/s, latency: 100us}}\n"
+          "  - {name: b, host: 127.0.0.1, device_type: cpu-core, count: 2, link: {bandwidth: 1GB/s, latency: 100us}}\n");
+  return path;
+}
+
 // Starts rank `rank` of `world` hap-worker processes on `plan` (torchrun environment, loopback).
 QProcess* startWorker(const QString& plan, int rank, int world, int port, int timeoutSeconds, const QStringList& args) {
   auto* w = new QProcess;
@@ -55,15 +72,16 @@ struct Outcome {
 };
 
 // Plans `model` (a zoo name, or a .pt file) on `n` ranks with `planArgs`, then runs n workers
-// with --check.
-Outcome runChecked(const QString& model, int n, const QStringList& planArgs, const QStringList& workerArgs = {}) {
+// with --check. `grid`: on writeGridCluster's 2 × 2 machines (n must be 4), else on one machine.
+Outcome runChecked(const QString& model, int n, const QStringList& planArgs, const QStringList& workerArgs = {},
+                   bool grid = false) {
   Outcome o;
   QTemporaryDir dir;
   const QString plan = dir.filePath("plan.json");
   QProcess planner;
   const QString file = model.endsWith(".pt") ? model : zoo(model);
-  planner.start(HAP_CLI_PATH, QStringList{"plan", file, "-c", writeCluster(dir, n), "-o", plan, "-q",
-                                          "--no-baselines"} + planArgs);
+  const QString cluster = grid ? writeGridCluster(dir) : writeCluster(dir, n);
+  planner.start(HAP_CLI_PATH, QStringList{"plan", file, "-c", cluster, "-o", plan, "-q", "--no-baselines"} + planArgs);
   if (!planner.waitForFinished(120000) || planner.exitCode() != 0) {
     o.planError = planner.readAllStandardError();
     return o;
@@ -149,6 +167,26 @@ class TstExactness : public QObject {
     QStringList args = planArgs;
     if (!args.contains("--ratios")) args << "--ratios" << "0.5,0.3,0.2,0";
     expectPass(runChecked(model, 4, args, workerArgs));
+  }
+
+  // On 2 machines × 2 ranks behind a slow network every all-reduce (the program's R -> I and the
+  // gradient buckets') runs hierarchically, and the plan still computes what the single-device
+  // program computes, replicas bit-identical.
+  void hierarchicalAllReduceOnAMachineGrid_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QStringList>("workerArgs");
+    QTest::newRow("mlp") << "mlp" << QStringList{};
+    QTest::newRow("bert small gradient buckets") << "bert" << QStringList{"--bucket-mb", "0.002"};
+  }
+  void hierarchicalAllReduceOnAMachineGrid() {
+    QFETCH(QString, model);
+    QFETCH(QStringList, workerArgs);
+    const Outcome o = runChecked(model, 4, {}, workerArgs, /*grid=*/true);
+    expectPass(o);
+    const QRegularExpression line("all-reduces: (\\d+) hierarchical \\(2 machines × 2 ranks\\), (\\d+) flat");
+    const QRegularExpressionMatch m = line.match(o.outputs.value(0));
+    QVERIFY2(m.hasMatch(), qPrintable("rank 0 printed no hierarchical all-reduce count:\n" + o.outputs.value(0)));
+    QVERIFY2(m.captured(1).toInt() > 0 && m.captured(2).toInt() == 0, qPrintable(m.captured(0)));
   }
 
   // A class loss whose targets have no declared range (a model file without hap/inputs.json):

@@ -81,6 +81,7 @@ class ThreadComm : public Communicator {
   std::unique_ptr<Pending> allReduceAsync(at::Tensor&) override {
     throw std::logic_error("allReduceAsync: not used by the training state");
   }
+  AllReduceCounts allReduceCounts() const override { return {}; }
 
  private:
   World& world_;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -40,6 +41,20 @@ Cluster two2(const std::string& extra = "") {
                           "network: {bandwidth: 1GB/s, latency: 20us}\n" +
                           extra,
                       "two2");
+}
+
+// 4 machines × 1 device; network α = 20 us, β = 1 GB/s: the flat all-reduce of two2's
+// bottleneck link, without the machine grid a hierarchical all-reduce needs.
+Cluster four1(const std::string& extra = "") {
+  return parseCluster("name: four1\n" + kType +
+                          "machines:\n"
+                          "  - {name: m0, device_type: t, count: 1}\n"
+                          "  - {name: m1, device_type: t, count: 1}\n"
+                          "  - {name: m2, device_type: t, count: 1}\n"
+                          "  - {name: m3, device_type: t, count: 1}\n"
+                          "network: {bandwidth: 1GB/s, latency: 20us}\n" +
+                          extra,
+                      "four1");
 }
 
 Cluster single() {
@@ -186,10 +201,10 @@ class TstCollectiveCost : public QObject {
     QCOMPARE(allGatherSeconds(c, Method::Padded, shards(ir::DType::Float32)), 0.00306);
     // float16: shard = 0.5e6 bytes → 3 · (20 us + 0.5 ms) = 1.56 ms.
     QCOMPARE(allGatherSeconds(c, Method::Padded, shards(ir::DType::Float16)), 0.00156);
-    // All-reduce of 4e6 elements: float32 16e6 bytes vs float16 8e6 bytes (ring):
-    // 6 · (20 us + 16e6/4e9) = 24.12 ms; 6 · (20 us + 8e6/4e9) = 12.12 ms.
-    QCOMPARE(allReduceSeconds(c, 4e6 * 4), 0.02412);
-    QCOMPARE(allReduceSeconds(c, 4e6 * 2), 0.01212);
+    // All-reduce of 4e6 elements over 4 single-device machines: float32 16e6 bytes vs float16
+    // 8e6 bytes (ring): 6 · (20 us + 16e6/4e9) = 24.12 ms; 6 · (20 us + 8e6/4e9) = 12.12 ms.
+    QCOMPARE(allReduceSeconds(four1(), 4e6 * 4), 0.02412);
+    QCOMPARE(allReduceSeconds(four1(), 4e6 * 2), 0.01212);
   }
 
   // ---- all-reduce, broadcast ------------------------------------------------------------------
@@ -198,15 +213,67 @@ class TstCollectiveCost : public QObject {
     // One machine, n = 2, S = 2e6: ring 2 · (10 us + 2e6/2e9) = 2.02 ms;
     // tree 2 · 1 · 10 us + 2 · 2e6/1e9 = 4.02 ms → ring.
     QCOMPARE(allReduceSeconds(one2(), 2e6), 0.00202);
-    Cluster c = two2();
+    QCOMPARE(allReduceCost(one2(), 2e6).algorithm, AllReduceAlgorithm::Ring);
+    Cluster c = four1();
     // Large, n = 4, S = 8e6: ring 6 · (20 us + 8e6/4e9) = 12.12 ms;
     // tree 2 · 2 · 20 us + 2 · 8e6/1e9 = 16.08 ms → ring.
     QCOMPARE(allReduceSeconds(c, 8e6), 0.01212);
     // Small, S = 1e3: ring 6 · (20 us + 250 ns) = 121.5 us; tree 80 us + 2 us = 82 us → tree.
     QCOMPARE(allReduceSeconds(c, 1e3), 82e-6);
+    QCOMPARE(allReduceCost(c, 1e3).algorithm, AllReduceAlgorithm::Tree);
     // Efficiency 0.5 halves β: ring 6 · (20 us + 8e6/2e9) = 24.12 ms.
-    QCOMPARE(allReduceSeconds(two2("collectives: {all_reduce: {efficiency: 0.5}}\n"), 8e6),
-             0.02412);
+    QCOMPARE(allReduceSeconds(four1("collectives: {all_reduce: {efficiency: 0.5}}\n"), 8e6), 0.02412);
+  }
+
+  // Only M ≥ 2 machines of equally many (≥ 2) devices form the grid.
+  void machineGrids() {
+    QVERIFY(!machineGrid(one2()));
+    QVERIFY(!machineGrid(four1()));
+    QVERIFY(!machineGrid(single()));
+    const std::optional<MachineGrid> g = machineGrid(two2());
+    QVERIFY(g);
+    QCOMPARE(g->machines, 2);
+    QCOMPARE(g->perMachine, 2);
+    const Cluster uneven = parseCluster("name: uneven\n" + kType +
+                                            "machines:\n"
+                                            "  - {name: m0, device_type: t, count: 2, link: {bandwidth: 10GB/s, "
+                                            "latency: 5us}}\n"
+                                            "  - {name: m1, device_type: t, count: 3, link: {bandwidth: 10GB/s, "
+                                            "latency: 5us}}\n"
+                                            "network: {bandwidth: 1GB/s, latency: 20us}\n",
+                                        "uneven");
+    QVERIFY(!machineGrid(uneven));
+    QCOMPARE(allReduceCost(uneven, 8e6).algorithm, AllReduceAlgorithm::Ring);
+    // takeDevices keeps the grid: 2 of each machine's devices.
+    QCOMPARE(machineGrid(takeDevices(uneven, 2))->perMachine, 2);
+  }
+
+  // 2 machines × 2 devices (inside α = 5 us, β = 10 GB/s; network α = 20 us, β = 1 GB/s).
+  void allReduceHierarchical() {
+    Cluster c = two2();
+    // S = 8e6: inside 2 · 1 · (5 us + 8e6/2e10) = 0.81 ms; across ring 2 · 1 · (20 us + 8e6/2e9)
+    // = 8.04 ms (tree 2 · 20 us + 16 ms) → 8.85 ms, against the flat ring's 12.12 ms.
+    AllReduceCost big = allReduceCost(c, 8e6);
+    QCOMPARE(big.algorithm, AllReduceAlgorithm::Hierarchical);
+    QCOMPARE(big.seconds, 0.00885);
+    QCOMPARE(allReduceSeconds(c, 8e6), 0.00885);
+    // S = 1e3: inside 2 · (5 us + 0.05 us) + across 2 · (20 us + 0.5 us) = 51.1 us < tree 82 us.
+    QCOMPARE(allReduceCost(c, 1e3).algorithm, AllReduceAlgorithm::Hierarchical);
+    QVERIFY(std::abs(allReduceSeconds(c, 1e3) - 51.1e-6) < 1e-12);
+    // Efficiency 0.5 halves every β: 2 · (5 us + 8e6/1e10) + 2 · (20 us + 8e6/1e9) = 17.65 ms.
+    QCOMPARE(allReduceSeconds(two2("collectives: {all_reduce: {efficiency: 0.5}}\n"), 8e6), 0.01765);
+    // A network as fast as the machines' links leaves the flat ring cheaper, since the phases
+    // run one after another: inside 2 · (5 us + 8e6/2e10) = 0.81 ms, across 2 · (5 us +
+    // 8e6/2e10) = 0.81 ms → 1.62 ms, against the ring's 6 · (5 us + 8e6/4e10) = 1.23 ms.
+    Cluster fast = parseCluster("name: fast\n" + kType +
+                                    "machines:\n"
+                                    "  - {name: m0, device_type: t, count: 2, link: {bandwidth: 10GB/s, latency: 5us}}\n"
+                                    "  - {name: m1, device_type: t, count: 2, link: {bandwidth: 10GB/s, latency: 5us}}\n"
+                                    "network: {bandwidth: 10GB/s, latency: 5us}\n",
+                                "fast");
+    QCOMPARE(allReduceCost(fast, 8e6).algorithm, AllReduceAlgorithm::Ring);
+    QCOMPARE(allReduceSeconds(fast, 8e6), 0.00123);
+    QCOMPARE(allReduceAlgorithmName(AllReduceAlgorithm::Hierarchical), std::string_view("hierarchical"));
   }
 
   void broadcast() {
