@@ -17,8 +17,10 @@
 //             such linears (module scopes *.attn.{q,k,v,out}, *.ffn.{fc1,fc2}) and is given at
 //             the per-machine batch; the slowest machine type bounds the iteration.
 // Each baseline but megatron is a single SPMD program over all devices that the runtime can
-// execute as it executes HAP's; megatron needs process subgroups (one per machine and one per
-// local rank) and is priced by composing a per-machine plan with the cross-machine all-reduce.
+// execute as it executes HAP's. Megatron cuts tensors two ways at once (batch across machines,
+// features inside one), which a plan's one cut per tensor cannot express; it is priced by
+// composing a per-machine plan with the cross-machine all-reduce (the communicator's per-machine
+// and per-local-index groups are what running it would use).
 #pragma once
 
 #include <string>

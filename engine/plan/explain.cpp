@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "engine/cost/collective_cost.h"
 #include "engine/ir/summary.h"
 #include "engine/plan/planner.h"
 
@@ -104,9 +105,14 @@ std::string formatExplain(const ir::Graph& imported, const Plan& p) {
       const PlanStep& s = p.steps[static_cast<size_t>(i)];
       if (s.kind == PlanStep::Kind::Convert) {
         if (s.seconds() == 0 && s.instruction != "slice" && s.instruction != "load-shard") continue;
-        std::string what = s.instruction + (s.method.empty() ? "" : " (" + s.method + ")");
         const ir::Value& v = g.value(s.to.value);
-        out += fmt::format("  {:<28} {} {}: {} -> {}   {}\n", what, v.name, ir::formatShape(v.shape),
+        std::string what = s.instruction + (s.method.empty() ? "" : " (" + s.method + ")");
+        // An all-reduce (a replicated parameter's: of its gradient) names the algorithm the
+        // runtime will run for it.
+        if (s.instruction == "all-reduce" || s.instruction == "replicate-parameter")
+          what += fmt::format(" ({})", cost::allReduceAlgorithmName(
+                                           cost::allReduceCost(p.cluster, static_cast<double>(v.bytes())).algorithm));
+        out += fmt::format("  {:<34} {} {}: {} -> {}   {}\n", what, v.name, ir::formatShape(v.shape),
                            synth::formatRel(s.from.rel), synth::formatRel(s.to.rel),
                            s.seconds() > 0 ? fmt::format("{} (fwd {}, bwd {})", ms(s.seconds()), ms(s.forwardSeconds),
                                                          ms(s.backwardSeconds))

@@ -124,6 +124,9 @@ class TstCli : public QObject {
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(r.out.count(QRegularExpression("linear +column +\\[layers\\.\\d\\.(attn\\.[qkv]|ffn\\.fc1)\\]")), 8);
     QCOMPARE(r.out.count(QRegularExpression("linear +row +\\[layers\\.\\d\\.(attn\\.out|ffn\\.fc2)\\]")), 4);
+    // 2 machines × 2 GPUs behind a 10.4 Gbps network: the replicated parameters' gradient
+    // all-reduces (and the program's own) run hierarchically.
+    QVERIFY2(r.out.contains(QRegularExpression("replicate-parameter \\(hierarchical\\) +layers\\.")), qPrintable(r.out));
     QVERIFY(r.out.contains("Plan verified."));
 
     Run bad = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--pin", "layers.*=diagonal"});
