@@ -32,6 +32,20 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
   best.fits = fitsMemory(*best.table, best.program, options.cost);
   best.seconds = synth::iterationSeconds(*best.table, best.program);
   best.history.push_back({"search", best.seconds, best.fits});
+  for (const Start& start : options.moreStarts) {
+    auto table = std::make_unique<synth::CostTable>(theory, cluster, start.shares, options.cost);
+    synth::SearchStats stats;
+    synth::Program program = synth::search(*table, options.search, &stats);
+    const bool fits = fitsMemory(*table, program, options.cost);
+    const double seconds = synth::iterationSeconds(*table, program);
+    best.history.push_back({"search from " + start.name, seconds, fits});
+    if (!better(fits, seconds, best.fits, best.seconds)) continue;
+    best.table = std::move(table);
+    best.program = std::move(program);
+    best.fits = fits;
+    best.seconds = seconds;
+    best.stats = stats;
+  }
   for (int round = 0; round < options.maxRounds; ++round) {
     ShareLpResult lp;
     try {

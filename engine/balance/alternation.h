@@ -3,8 +3,9 @@
 //
 // Plans compare by (fits in memory, predicted iteration time under the exact stage model,
 // synth/stages.h): a plan that fits beats one that does not. The search itself minimises its
-// per-op upper bound of that time (synth/cost_table.h). Every candidate is priced by the cost table at its own ratios, so the emitted ratios
-// belong to the emitted program and the result is never worse than the starting search.
+// per-op upper bound of that time (synth/cost_table.h). Every candidate is priced by the cost
+// table at its own ratios, so the emitted ratios belong to the emitted program and the result is
+// never worse than the search at any start.
 #pragma once
 
 #include <memory>
@@ -19,14 +20,25 @@
 
 namespace hap::balance {
 
+// Shares to start from besides alternate()'s own, named for the history ("even").
+struct Start {
+  std::string name;
+  std::vector<double> shares;  // per device, summing to 1
+};
+
 struct AlternationOptions {
   int maxRounds = 10;  // LP + search pairs after the first search
   synth::CostOptions cost;
   synth::SearchOptions search;
+  // The first search also runs at each of these shares, and the alternation goes on from the
+  // best start. The LP prices shares before their rounding to whole lengths, so it can miss
+  // shares that round well (whole experts or heads per device), such as even ones.
+  std::vector<Start> moreStarts;
 };
 
 struct HistoryEntry {
-  std::string step;  // "search" (ratios fixed) or "lp" (program fixed)
+  std::string step;  // "search" (ratios fixed), "search from NAME" (a further start) or "lp"
+                     // (program fixed)
   double seconds = 0;  // stage model
   bool fits = true;
 };

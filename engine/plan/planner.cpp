@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <numeric>
 
@@ -113,6 +114,12 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
     start = options.fixedShares;
   } else {
     start = ratiosFor(g, cluster, optimise ? PlanOptions::Ratios::Proportional : options.ratios);
+  }
+  if (optimise) {
+    std::vector<double> even = ratiosFor(g, cluster, PlanOptions::Ratios::Even);
+    bool differs = false;
+    for (size_t j = 0; j < even.size(); ++j) differs = differs || std::abs(even[j] - start[j]) > 1e-12;
+    if (differs) alternation.moreStarts.push_back({"even", std::move(even)});
   }
   balance::AlternationResult result = balance::alternate(theory, cluster, start, alternation);
   const synth::CostTable& table = *result.table;

@@ -16,8 +16,9 @@ namespace hap::plan {
 struct PlanOptions {
   enum class Ratios { Even, Proportional, Optimised, Fixed };
   // Shares of the devices: equal; proportional to each device's peak FLOP/s for the model's
-  // dtype; optimised: proportional first, then alternating the search and the LP over the
-  // shares (balance/alternation.h) until neither improves the plan; or fixed: `fixedShares`, in
+  // dtype; optimised: proportional first (and even too, where that differs: the better start
+  // wins), then alternating the search and the LP over the shares (balance/alternation.h) until
+  // neither improves the plan; or fixed: `fixedShares`, in
   // every segment (tests and experiments; zero shares allowed).
   Ratios ratios = Ratios::Optimised;
   std::vector<double> fixedShares;  // Fixed: one per device, non-negative, summing to 1

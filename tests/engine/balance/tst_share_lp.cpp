@@ -194,6 +194,29 @@ class TstShareLp : public QObject {
     for (size_t i = 1; i + 1 < r.history.size(); ++i)
       QVERIFY(r.history[i].seconds <= r.history[i - 1].seconds * (1 + 1e-12) || !r.history[i - 1].fits);
   }
+
+  // A further start that searches better is where the alternation goes on from: with no LP
+  // rounds, a skewed start against even shares on equal machines returns the even search.
+  void betterFurtherStartWins() {
+    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    cost::Cluster c = cost::loadCluster(qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() +
+                                        "/resources/clusters/local-cpu-4.yaml");
+    synth::Theory t(g);
+    balance::AlternationOptions o;
+    o.maxRounds = 0;
+    o.moreStarts = {{"even", {0.25, 0.25, 0.25, 0.25}}};
+    balance::AlternationResult r = balance::alternate(t, c, {0.97, 0.01, 0.01, 0.01}, o);
+    QCOMPARE(r.history.size(), size_t{2});
+    QCOMPARE(r.history[1].step, std::string("search from even"));
+    QVERIFY2(r.history[1].seconds < r.history[0].seconds,
+             qPrintable(QString("even %1 s, skewed %2 s").arg(r.history[1].seconds).arg(r.history[0].seconds)));
+    QCOMPARE(r.seconds, r.history[1].seconds);
+    for (double share : r.shares()[0]) QCOMPARE(share, 0.25);
+    // With the LP rounds, the result is never worse than any start.
+    o.maxRounds = 10;
+    balance::AlternationResult full = balance::alternate(t, c, {0.97, 0.01, 0.01, 0.01}, o);
+    QVERIFY(full.seconds <= r.seconds * (1 + 1e-12));
+  }
 };
 
 QTEST_GUILESS_MAIN(TstShareLp)
