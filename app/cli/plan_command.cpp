@@ -88,9 +88,11 @@ int runPlan(const PlanArgs& a) {
   cost::Cluster cluster = cost::loadCluster(a.cluster);
 
   plan::PlanOptions options;
-  // --baseline: a data-parallel plan at even or proportional shares (--ratios is excluded).
+  // --baseline: a baseline's program at even (dp-ev) or proportional shares (--ratios is excluded).
   const std::string ratios = a.baseline.empty() ? a.ratios : a.baseline == "dp-ev" ? "even" : "proportional";
-  options.dataParallelOnly = !a.baseline.empty();
+  options.strategy = a.baseline.empty()    ? plan::PlanOptions::Strategy::Hap
+                     : a.baseline == "fsdp" ? plan::PlanOptions::Strategy::FullySharded
+                                            : plan::PlanOptions::Strategy::DataParallel;
   options.ratios = ratios == "even"           ? plan::PlanOptions::Ratios::Even
                    : ratios == "proportional" ? plan::PlanOptions::Ratios::Proportional
                    : ratios == "lp"           ? plan::PlanOptions::Ratios::Optimised
@@ -145,9 +147,9 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
       ->type_name("SPEC");
   CLI::Option* ratios = cmd->add_option("--ratios", args->ratios,
                   "Device shares of every sharded dimension: 'lp' optimises them (alternating the "
-                  "search and a linear program, starting proportional), 'even', or 'proportional' "
-                  "to each device's peak FLOP/s, or one share per device (e.g. 0.5,0.3,0.2,0; normalised "
-                  "to sum 1; zero allowed)")
+                  "search and a linear program, from the better of proportional and even shares), "
+                  "'even', or 'proportional' to each device's peak FLOP/s, or one share per device "
+                  "(e.g. 0.5,0.3,0.2,0; normalised to sum 1; zero allowed)")
       ->capture_default_str();
   cmd->add_option("--collectives", args->collectives,
                   "Methods of uneven all-gathers and reduce-scatters: 'auto' (the cheaper), 'padded' or 'grouped' "
@@ -175,10 +177,12 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                    "variant only, e.g. 'layers.*.ffn.fc1=column' (repeatable)")
       ->type_name("PATTERN=VARIANT");
   cmd->add_option("--baseline", args->baseline,
-                  "Plan a data-parallel baseline instead of HAP's program, to run it with 'hap launch' and "
-                  "compare: 'dp-ev' (even shares) or 'dp-cp' (shares proportional to peak FLOP/s); replicated "
-                  "parameters, batch split, gradients all-reduced; one segment unless --segments is given")
-      ->check(CLI::IsMember({"dp-ev", "dp-cp"}))
+                  "Plan a baseline instead of HAP's program, to run it with 'hap launch' and compare: "
+                  "'dp-ev' (even shares) or 'dp-cp' (shares proportional to peak FLOP/s), replicated "
+                  "parameters, batch split, gradients all-reduced; or 'fsdp' (proportional shares), every "
+                  "parameter stored as shards and gathered for each use, gradients reduce-scattered; one "
+                  "segment unless --segments is given")
+      ->check(CLI::IsMember({"dp-ev", "dp-cp", "fsdp"}))
       ->excludes(ratios);
   cmd->add_flag("!--no-baselines", args->baselines, "Skip planning the DP-EV and DP-CP baselines");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");

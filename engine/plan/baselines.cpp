@@ -48,6 +48,14 @@ synth::Restrictions dataParallelRestrictions(synth::Restrictions base) {
   return base;
 }
 
+synth::Restrictions fullyShardedRestrictions(synth::Restrictions base) {
+  base.sfb = false;
+  base.inputShardsOnBatchOnly = true;
+  base.parameterReplicas = false;
+  base.parametersWhole = true;
+  return base;
+}
+
 Plan::Baseline dataParallelBaseline(const synth::Theory& theory, const cost::Cluster& cluster,
                                     const std::vector<double>& shares, const std::string& name,
                                     const BaselineOptions& options) {
@@ -60,12 +68,7 @@ Plan::Baseline dataParallelBaseline(const synth::Theory& theory, const cost::Clu
 Plan::Baseline fsdpBaseline(const synth::Theory& theory, const cost::Cluster& cluster,
                             const std::vector<double>& shares, const BaselineOptions& options) {
   synth::CostTable table(theory, cluster, shares, options.cost);
-  synth::CostTable::Restrictions r;
-  r.sfb = false;
-  r.inputShardsOnBatchOnly = true;
-  r.parameterReplicas = false;
-  r.parametersWhole = true;
-  table.restrict(r);
+  table.restrict(fullyShardedRestrictions());
   synth::Program p = synth::search(table, searchOptions(options));
   Estimate e = estimateOf(table, p, options.cost);
   // ZeRO-3 frees a gathered parameter after its use and gathers it again in backward; the two

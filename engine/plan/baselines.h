@@ -38,6 +38,10 @@ namespace hap::plan {
 // The forms data parallelism allows: parameters whole on every device (no parameter shards, no
 // SFB), inputs split on the batch dimension only. `base` keeps its collective-method choices.
 synth::Restrictions dataParallelRestrictions(synth::Restrictions base = {});
+// The forms fully sharded data parallelism allows: every parameter stored as shards along
+// dimension 0 and gathered whole for every use (no replicas, no tensor-parallel variants, no
+// SFB), inputs split on the batch dimension only. `base` keeps its collective-method choices.
+synth::Restrictions fullyShardedRestrictions(synth::Restrictions base = {});
 
 struct BaselineOptions {
   synth::CostOptions cost;

@@ -105,8 +105,8 @@ struct Plan {
   std::vector<int> importedNodeSegment;  // the segment of every node of the imported graph
   std::string segmentation;              // how segments were chosen ("layer", "none", "auto:4")
   std::string ratioPolicy;  // "even", "proportional", "lp", "fixed"
-  // What was searched: "hap" (every rule variant), or data parallelism only ("dp-ev", "dp-cp",
-  // "dp" with other ratios; PlanOptions::dataParallelOnly).
+  // What was searched: "hap" (every rule variant), data parallelism only ("dp-ev", "dp-cp",
+  // "dp" with other ratios), or fully sharded data parallelism ("fsdp"; PlanOptions::strategy).
   std::string strategy = "hap";
   // The Q/B alternation (ratio policy "lp"): the plan's cost after each step, and why the LP
   // found no ratios that fit in memory, if it did not.

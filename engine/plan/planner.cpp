@@ -104,7 +104,10 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   balance::AlternationOptions alternation;
   alternation.maxRounds = optimise ? options.maxRounds : 0;
   alternation.cost = options.cost;
-  if (options.dataParallelOnly) alternation.cost.restrictions = dataParallelRestrictions(options.cost.restrictions);
+  if (options.strategy == PlanOptions::Strategy::DataParallel)
+    alternation.cost.restrictions = dataParallelRestrictions(options.cost.restrictions);
+  if (options.strategy == PlanOptions::Strategy::FullySharded)
+    alternation.cost.restrictions = fullyShardedRestrictions(options.cost.restrictions);
   alternation.search = options.search;
   std::vector<double> start;
   if (options.ratios == PlanOptions::Ratios::Fixed) {
@@ -141,10 +144,11 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
                      : options.ratios == PlanOptions::Ratios::Even      ? "even"
                      : options.ratios == PlanOptions::Ratios::Fixed     ? "fixed"
                                                                         : "proportional";
-  plan.strategy = !options.dataParallelOnly                             ? "hap"
-                  : options.ratios == PlanOptions::Ratios::Even         ? "dp-ev"
-                  : options.ratios == PlanOptions::Ratios::Proportional ? "dp-cp"
-                                                                        : "dp";
+  plan.strategy = options.strategy == PlanOptions::Strategy::Hap            ? "hap"
+                  : options.strategy == PlanOptions::Strategy::FullySharded ? "fsdp"
+                  : options.ratios == PlanOptions::Ratios::Even             ? "dp-ev"
+                  : options.ratios == PlanOptions::Ratios::Proportional     ? "dp-cp"
+                                                                            : "dp";
   if (optimise)
     for (const balance::HistoryEntry& h : result.history) plan.history.push_back({h.step, h.seconds, h.fits});
   plan.balanceNote = result.infeasible;

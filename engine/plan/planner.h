@@ -27,10 +27,13 @@ struct PlanOptions {
   // plan ("layer", "none", "scope:2", "auto:8").
   ir::SegmentOptions segments;
   std::string segmentText = "layer";
-  // Plan data parallelism only (plan/baselines.h: dataParallelRestrictions) instead of HAP's
-  // whole search space: with Even or Proportional ratios this is the DP-EV or DP-CP baseline as
-  // an executable plan (`hap plan --baseline`), to run and measure beside HAP's.
-  bool dataParallelOnly = false;
+  // What to search: HAP's whole space, or a baseline's forms only (plan/baselines.h), to run and
+  // measure beside HAP's plan (`hap plan --baseline`). DataParallel with Even or Proportional
+  // ratios is the DP-EV or DP-CP baseline; FullySharded the FSDP baseline's program, executed as
+  // the runtime executes any plan (autograd keeps each gathered parameter until its backward, so
+  // it does not re-gather as ZeRO-3 does: faster and larger than the FSDP row of `hap compare`).
+  enum class Strategy { Hap, DataParallel, FullySharded };
+  Strategy strategy = Strategy::Hap;
   synth::CostOptions cost;
   synth::SearchOptions search;  // listener, cancellation, memory bound
   bool baselines = true;        // also price DP-EV, DP-CP and FSDP (plan/baselines.h)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cassert>
 #include <stdexcept>
 
 namespace hap::synth {
@@ -23,6 +24,20 @@ Program buildProgram(const CostTable& table, const std::vector<int>& variantOf) 
         throw std::logic_error(fmt::format("buildProgram: {} cannot obtain {} for {}",
                                            g.value(ins[i]).name, formatRel(v.inputs[i]),
                                            g.describe(n.id)));
+      // A source reached through a form it never held (a parameter stored only as shards and
+      // gathered for each use, CostTable::pair) is first loaded in that form, for free.
+      const bool load = c->kind == ConversionKind::LoadReplica || c->kind == ConversionKind::LoadShard ||
+                        c->kind == ConversionKind::ParamReplicate || c->kind == ConversionKind::ParamSfb;
+      if (!load && table.theory().isSource(ins[i]) && !holds(m, c->from)) {
+        assert(c->from >= 0 && "only a gathered form is loaded on the way");
+        Step shard;
+        shard.kind = Step::Kind::Convert;
+        shard.node = n.id;
+        shard.value = ins[i];
+        shard.conversion = Conversion{ConversionKind::LoadShard, kIdentity, c->from};
+        p.steps.push_back(shard);
+        m = addForm(m, c->from);
+      }
       Step s;
       s.kind = Step::Kind::Convert;
       s.node = n.id;

@@ -511,7 +511,9 @@ void Searcher::expand(int32_t from, Sink&& sink) {
   const auto& variants = t_.variants(cur.k);
   std::vector<FormMask> work;
   for (size_t vi = 0; vi < variants.size(); ++vi) {
-    if (!allowed(cur.k, vi)) continue;
+    // Pinned out, or excluded by the table's restrictions (an infinite bound: e.g. a parameter
+    // read in another form than whole where parameters must be read whole).
+    if (!allowed(cur.k, vi) || !(table_.variantBound(cur.k, static_cast<int>(vi)) < kInf)) continue;
     const rules::Variant& v = variants[vi];
     work.assign(formsOf(from), formsOf(from) + width(cur.k));
     double cost = table_.seconds(cur.k, static_cast<int>(vi));

@@ -137,6 +137,40 @@ class TstCli : public QObject {
     QVERIFY2(malformed.err.contains("is not PATTERN=VARIANT"), qPrintable(malformed.err));
   }
 
+  // --baseline fsdp writes the FSDP baseline's program as an executable plan: every parameter
+  // loaded as its rank's rows of dimension 0 and all-gathered for its use, none loaded whole, no
+  // SFB.
+  void planFsdpBaseline() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("fsdp.json");
+    Run r = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "fsdp", "-o", out});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.startsWith("FSDP baseline plan for"), qPrintable(r.out));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(plan.value("strategy").toString(), QString("fsdp"));
+    QCOMPARE(plan.value("ratios").toObject().value("policy").toString(), QString("proportional"));
+    int shardedParameters = 0, gathers = 0;
+    for (const QJsonValue& v : plan.value("program").toArray()) {
+      const QJsonObject s = v.toObject();
+      const QString instruction = s.value("instruction").toString();
+      const QString name = s.value("to").toObject().value("name").toString();
+      const bool parameter = name.endsWith("weight") || name.endsWith("bias");
+      QVERIFY2(instruction != "replicate-parameter", qPrintable(name + " loaded whole"));
+      if (instruction == "load-shard" && parameter) {
+        QCOMPARE(s.value("to").toObject().value("rel").toString(), QString("G(0)"));
+        ++shardedParameters;
+      }
+      gathers += instruction == "all-gather" && parameter;
+      QVERIFY(!s.value("sfb").toBool());
+    }
+    // Every parameter is gathered whole for its use: no variant reads one as a shard (tensor
+    // parallelism is not FSDP).
+    QVERIFY2(shardedParameters > 10 && gathers == shardedParameters,
+             qPrintable(QString("%1 sharded parameters, %2 gathers").arg(shardedParameters).arg(gathers)));
+  }
+
   // --baseline dp-cp writes the DP-CP baseline as an executable plan: the same predicted time
   // as the baseline row of HAP's plan, proportional shares, every parameter loaded whole and
   // every input loaded as this rank's rows (never whole); --ratios cannot be combined with it.

@@ -169,6 +169,18 @@ class TstExactness : public QObject {
     expectPass(runChecked(model, 4, args, workerArgs));
   }
 
+  // The FSDP baseline's program (`hap plan --baseline fsdp`: parameters stored as shards,
+  // gathered for each use, gradients reduce-scattered) runs exactly too.
+  void fsdpBaseline_data() {
+    QTest::addColumn<QString>("model");
+    QTest::newRow("mlp") << "mlp";
+    QTest::newRow("bert") << "bert";
+  }
+  void fsdpBaseline() {
+    QFETCH(QString, model);
+    expectPass(runChecked(model, 3, {"--baseline", "fsdp"}));
+  }
+
   // On 2 machines × 2 ranks behind a slow network every all-reduce (the program's R -> I and the
   // gradient buckets') runs hierarchically, and the plan still computes what the single-device
   // program computes, replicas bit-identical.
