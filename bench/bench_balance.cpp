@@ -41,8 +41,11 @@ int main(int argc, char** argv) {
         const hap::ir::Graph g = hap::ir::insertReshards(imported, s);
         segments = s.count();
         hap::synth::Theory theory(g, s.nodeSegment);
+        hap::balance::AlternationOptions options;  // as hap plan: proportional and even starts
+        options.moreStarts = hap::plan::furtherStarts(imported, cluster);
         r = hap::balance::alternate(
-            theory, cluster, hap::plan::ratiosFor(imported, cluster, hap::plan::PlanOptions::Ratios::Proportional), {});
+            theory, cluster, hap::plan::ratiosFor(imported, cluster, hap::plan::PlanOptions::Ratios::Proportional),
+            options);
         times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         lp.push_back(r.lpSolves ? r.lpSeconds / r.lpSolves : 0);
       }

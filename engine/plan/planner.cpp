@@ -68,6 +68,14 @@ std::vector<double> ratiosFor(const ir::Graph& g, const cost::Cluster& cluster,
   return shares;
 }
 
+std::vector<balance::Start> furtherStarts(const ir::Graph& g, const cost::Cluster& cluster) {
+  const std::vector<double> proportional = ratiosFor(g, cluster, PlanOptions::Ratios::Proportional);
+  std::vector<double> even = ratiosFor(g, cluster, PlanOptions::Ratios::Even);
+  for (size_t j = 0; j < even.size(); ++j)
+    if (std::abs(even[j] - proportional[j]) > 1e-12) return {{"even", std::move(even)}};
+  return {};
+}
+
 ts::ImportOptions importOptionsFor(const Plan& plan) {
   ts::ImportOptions options;
   for (const PlanInput& in : plan.inputs) {
@@ -118,12 +126,7 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   } else {
     start = ratiosFor(g, cluster, optimise ? PlanOptions::Ratios::Proportional : options.ratios);
   }
-  if (optimise) {
-    std::vector<double> even = ratiosFor(g, cluster, PlanOptions::Ratios::Even);
-    bool differs = false;
-    for (size_t j = 0; j < even.size(); ++j) differs = differs || std::abs(even[j] - start[j]) > 1e-12;
-    if (differs) alternation.moreStarts.push_back({"even", std::move(even)});
-  }
+  if (optimise) alternation.moreStarts = furtherStarts(g, cluster);
   balance::AlternationResult result = balance::alternate(theory, cluster, start, alternation);
   const synth::CostTable& table = *result.table;
   const synth::Program& program = result.program;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "engine/balance/alternation.h"
 #include "engine/cost/cluster.h"
 #include "engine/import/importer.h"
 #include "engine/ir/graph.h"
@@ -52,6 +53,10 @@ Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOption
 // How to re-import a plan's model as planned (hap simulate, the runtime): the plan's input shapes,
 // keeping the file's dtype and value ranges (token ids, labels) where it lists the input.
 ts::ImportOptions importOptionsFor(const Plan& plan);
+
+// The further starts of the Optimised policy besides proportional shares
+// (balance::AlternationOptions::moreStarts): even shares, where they differ.
+std::vector<balance::Start> furtherStarts(const ir::Graph& g, const cost::Cluster& cluster);
 
 // The shares `policy` gives the cluster's devices.
 std::vector<double> ratiosFor(const ir::Graph& g, const cost::Cluster& cluster,
