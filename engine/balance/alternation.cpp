@@ -1,5 +1,7 @@
 #include "engine/balance/alternation.h"
 
+#include <future>
+
 #include "engine/balance/share_lp.h"
 #include "engine/synth/memory.h"
 #include "engine/synth/stages.h"
@@ -26,16 +28,36 @@ bool fitsMemory(const synth::CostTable& table, const synth::Program& program,
 
 AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cluster,
                             const std::vector<double>& startShares, const AlternationOptions& options) {
+  // The further starts' searches run on threads of their own beside the first one (each has its
+  // own cost table; the theory is read-only); only the first reports to the listener.
+  struct Searched {
+    std::unique_ptr<synth::CostTable> table;
+    synth::Program program;
+    synth::SearchStats stats;
+  };
+  synth::SearchOptions quiet = options.search;  // outlives the futures (their destructors wait)
+  quiet.listener = nullptr;
+  std::vector<std::future<Searched>> further;
+  for (const Start& start : options.moreStarts)
+    further.push_back(std::async(std::launch::async, [&theory, &cluster, &options, &quiet, shares = start.shares] {
+      Searched s;
+      s.table = std::make_unique<synth::CostTable>(theory, cluster, shares, options.cost);
+      s.program = synth::search(*s.table, quiet, &s.stats);
+      return s;
+    }));
+
   AlternationResult best;
   best.table = std::make_unique<synth::CostTable>(theory, cluster, startShares, options.cost);
   best.program = synth::search(*best.table, options.search, &best.stats);
   best.fits = fitsMemory(*best.table, best.program, options.cost);
   best.seconds = synth::iterationSeconds(*best.table, best.program);
   best.history.push_back({"search", best.seconds, best.fits});
-  for (const Start& start : options.moreStarts) {
-    auto table = std::make_unique<synth::CostTable>(theory, cluster, start.shares, options.cost);
-    synth::SearchStats stats;
-    synth::Program program = synth::search(*table, options.search, &stats);
+  for (size_t i = 0; i < further.size(); ++i) {
+    Searched searched = further[i].get();  // rethrows the search's error (cancelled, no program)
+    const Start& start = options.moreStarts[i];
+    auto table = std::move(searched.table);
+    synth::SearchStats stats = searched.stats;
+    synth::Program program = std::move(searched.program);
     const bool fits = fitsMemory(*table, program, options.cost);
     const double seconds = synth::iterationSeconds(*table, program);
     best.history.push_back({"search from " + start.name, seconds, fits});

@@ -30,8 +30,8 @@ struct AlternationOptions {
   int maxRounds = 10;  // LP + search pairs after the first search
   synth::CostOptions cost;
   synth::SearchOptions search;
-  // The first search also runs at each of these shares, and the alternation goes on from the
-  // best start. The LP prices shares before their rounding to whole lengths, so it can miss
+  // The first search also runs at each of these shares (on a thread each, without the
+  // listener), and the alternation goes on from the best start. The LP prices shares before their rounding to whole lengths, so it can miss
   // shares that round well (whole experts or heads per device), such as even ones.
   std::vector<Start> moreStarts;
 };
