@@ -102,10 +102,16 @@ std::string detailOf(const std::exception& e) {
 // The two groups a hierarchical all-reduce runs over, for one channel (the program's or the
 // gradients'): the ranks of this rank's machine (group rank = local index), and the ranks of
 // this rank's local index on every machine (group rank = machine index).
-struct Hierarchy {
+struct GridGroups {
   c10::intrusive_ptr<CommBackend> machine, across;
+};
+
+// What the hierarchical all-reduce needs on a machine grid: the plan's cluster (for
+// cost::allReduceCost), its grid, and each channel's groups.
+struct Hierarchy {
+  cost::Cluster cluster;
   cost::MachineGrid grid;
-  cost::Cluster cluster;  // the plan's, for cost::allReduceCost
+  GridGroups program, gradients;
 };
 
 // One c10d process group (or none for a world of one) and the emulations of the collectives
@@ -115,17 +121,14 @@ struct Hierarchy {
 // text under NCCL, travels through a copy there and comes back on its own device.
 class GroupCommunicator final : public Communicator {
  public:
-  // `program` and `gradient`: the hierarchical all-reduce's groups of each channel, both or
-  // neither.
+  // `hierarchy`: set on a machine grid.
   GroupCommunicator(WorkerEnv env, c10::intrusive_ptr<CommBackend> group, c10::intrusive_ptr<CommBackend> gradients,
-                    c10::Device device, std::optional<Hierarchy> program = std::nullopt,
-                    std::optional<Hierarchy> gradient = std::nullopt)
+                    c10::Device device, std::optional<Hierarchy> hierarchy = std::nullopt)
       : env_(std::move(env)),
         group_(std::move(group)),
         gradients_(std::move(gradients)),
         device_(device),
-        programHierarchy_(std::move(program)),
-        gradientHierarchy_(std::move(gradient)) {}
+        hierarchy_(std::move(hierarchy)) {}
 
   ~GroupCommunicator() override {
     {
@@ -142,9 +145,9 @@ class GroupCommunicator final : public Communicator {
 
   AllReduceCounts allReduceCounts() const override {
     AllReduceCounts c{flatCount_.load(), hierarchicalCount_.load(), 0, 0};
-    if (programHierarchy_) {
-      c.machines = programHierarchy_->grid.machines;
-      c.perMachine = programHierarchy_->grid.perMachine;
+    if (hierarchy_) {
+      c.machines = hierarchy_->grid.machines;
+      c.perMachine = hierarchy_->grid.perMachine;
     }
     return c;
   }
@@ -399,7 +402,7 @@ class GroupCommunicator final : public Communicator {
     if (size() == 1 || t.numel() == 0) return std::make_unique<InFlight>(*this, c10::intrusive_ptr<c10d::Work>(), t, t);
     at::NoGradGuard noGrad;
     at::Tensor buffer = foreign(t) ? t.to(device_) : t;
-    if (hierarchical(gradientHierarchy_, buffer)) {
+    if (hierarchical(buffer)) {
       ++hierarchicalCount_;
       return std::make_unique<Queued>(enqueue(buffer), buffer, t);
     }
@@ -444,9 +447,9 @@ class GroupCommunicator final : public Communicator {
     at::NoGradGuard noGrad;
     at::Tensor buffer = foreign(t) ? t.to(device_) : t.is_contiguous() ? t : t.contiguous();
     const bool sum = op == c10d::ReduceOp::SUM;
-    if (sum && hierarchical(programHierarchy_, buffer)) {
+    if (sum && hierarchical(buffer)) {
       ++hierarchicalCount_;
-      hierarchicalSum(buffer, *programHierarchy_, "all-reduce (hierarchical)", t);
+      hierarchicalSum(buffer, hierarchy_->program, "all-reduce (hierarchical)", t);
     } else {
       if (sum) ++flatCount_;
       std::vector<at::Tensor> tensors{buffer};
@@ -458,9 +461,10 @@ class GroupCommunicator final : public Communicator {
   }
 
   // Whether the plan's cost model prices the sum of `t` cheapest as hierarchical.
-  static bool hierarchical(const std::optional<Hierarchy>& h, const at::Tensor& t) {
-    return h && cost::allReduceCost(h->cluster, static_cast<double>(t.numel()) * static_cast<double>(t.element_size()))
-                        .algorithm == cost::AllReduceAlgorithm::Hierarchical;
+  bool hierarchical(const at::Tensor& t) const {
+    return hierarchy_ && cost::allReduceCost(hierarchy_->cluster, static_cast<double>(t.numel()) *
+                                                                     static_cast<double>(t.element_size()))
+                                 .algorithm == cost::AllReduceAlgorithm::Hierarchical;
   }
 
   // The sum over all ranks of contiguous `buffer`, in place: with k devices per machine, the
@@ -468,8 +472,8 @@ class GroupCommunicator final : public Communicator {
   // gathers chunk i of its machine's devices (one all-to-all, summed in local order), sums it
   // with local index i of every other machine (one all-reduce across), and the machine
   // all-gathers the k sums. Every rank copies the same sums, so replicas stay bit-identical.
-  void hierarchicalSum(const at::Tensor& buffer, const Hierarchy& h, const char* what, const at::Tensor& subject) {
-    const int64_t k = h.grid.perMachine, numel = buffer.numel();
+  void hierarchicalSum(const at::Tensor& buffer, const GridGroups& h, const char* what, const at::Tensor& subject) {
+    const int64_t k = hierarchy_->grid.perMachine, numel = buffer.numel();
     const int64_t chunk = (numel + k - 1) / k;
     at::Tensor flat = buffer.view({-1});
     at::Tensor pieces = at::zeros({k * chunk}, buffer.options());
@@ -492,8 +496,8 @@ class GroupCommunicator final : public Communicator {
   // rank (GradientBuckets starts buckets in order), as the phases of consecutive all-reduces
   // must not interleave.
   std::future<void> enqueue(const at::Tensor& buffer) {
-    auto job = std::make_shared<std::pair<at::Tensor, std::promise<void>>>(buffer, std::promise<void>());
-    std::future<void> done = job->second.get_future();
+    Job job{buffer, {}};
+    std::future<void> done = job.done.get_future();
     {
       std::lock_guard<std::mutex> lock(chainMutex_);
       if (!chain_.joinable()) chain_ = std::thread([this] { chainLoop(); });
@@ -509,7 +513,7 @@ class GroupCommunicator final : public Communicator {
 #endif
     at::NoGradGuard noGrad;
     for (;;) {
-      std::shared_ptr<std::pair<at::Tensor, std::promise<void>>> job;
+      Job job;
       {
         std::unique_lock<std::mutex> lock(chainMutex_);
         chainReady_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
@@ -518,10 +522,10 @@ class GroupCommunicator final : public Communicator {
         jobs_.pop_front();
       }
       try {
-        hierarchicalSum(job->first, *gradientHierarchy_, "gradient all-reduce (hierarchical)", job->first);
-        job->second.set_value();
+        hierarchicalSum(job.buffer, hierarchy_->gradients, "gradient all-reduce (hierarchical)", job.buffer);
+        job.done.set_value();
       } catch (...) {
-        job->second.set_exception(std::current_exception());
+        job.done.set_exception(std::current_exception());
       }
     }
   }
@@ -530,12 +534,16 @@ class GroupCommunicator final : public Communicator {
   c10::intrusive_ptr<CommBackend> group_;      // null for a world of one
   c10::intrusive_ptr<CommBackend> gradients_;  // the gradient channel (allReduceAsync); null likewise
   c10::Device device_;                         // where the groups' collectives take their tensors
-  std::optional<Hierarchy> programHierarchy_, gradientHierarchy_;  // set on a machine grid
+  std::optional<Hierarchy> hierarchy_;         // set on a machine grid
   std::atomic<int64_t> flatCount_{0}, hierarchicalCount_{0};
   // The chain thread of hierarchical gradient all-reduces (enqueue).
+  struct Job {
+    at::Tensor buffer;
+    std::promise<void> done;
+  };
   std::mutex chainMutex_;
   std::condition_variable chainReady_;
-  std::deque<std::shared_ptr<std::pair<at::Tensor, std::promise<void>>>> jobs_;
+  std::deque<Job> jobs_;
   bool stopping_ = false;
   std::thread chain_;
 };
@@ -579,7 +587,7 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool c
                                                device);
 
   c10::intrusive_ptr<CommBackend> group, gradients;
-  std::optional<Hierarchy> program, gradient;
+  std::optional<Hierarchy> hierarchy;
   std::optional<cost::MachineGrid> grid;
   if (cluster && cluster->size() == env.worldSize) grid = cost::machineGrid(*cluster);
   try {
@@ -611,21 +619,20 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool c
     gradients = makeGroup("hap-gradients", env.rank, env.worldSize);
     if (grid) {
       const cost::Device& me = cluster->devices[static_cast<size_t>(env.rank)];
-      auto hierarchy = [&](const std::string& channel) {
-        return Hierarchy{makeGroup(fmt::format("{}-machine-{}", channel, me.machine), me.localRank, grid->perMachine),
-                         makeGroup(fmt::format("{}-across-{}", channel, me.localRank), me.machine, grid->machines),
-                         *grid, *cluster};
+      auto groups = [&](const std::string& channel) {
+        return GridGroups{makeGroup(fmt::format("{}-machine-{}", channel, me.machine), me.localRank, grid->perMachine),
+                          makeGroup(fmt::format("{}-across-{}", channel, me.localRank), me.machine, grid->machines)};
       };
-      program = hierarchy("hap");
-      gradient = hierarchy("hap-gradients");
+      GridGroups program = groups("hap");  // first on every rank, then the gradients'
+      hierarchy = Hierarchy{*cluster, *grid, std::move(program), groups("hap-gradients")};
     }
   } catch (const hap::Error&) {
     throw;
   } catch (const std::exception& e) {
     throw RuntimeError(GroupCommunicator::failureMessage(env, "rendezvous", detailOf(e)));
   }
-  return std::make_unique<GroupCommunicator>(env, std::move(group), std::move(gradients), device, std::move(program),
-                                             std::move(gradient));
+  return std::make_unique<GroupCommunicator>(env, std::move(group), std::move(gradients), device,
+                                             std::move(hierarchy));
 }
 
 at::Tensor localPiece(const at::Tensor& full, int dim, const std::vector<int64_t>& lengths, int rank) {

@@ -1,5 +1,6 @@
 #include "engine/balance/alternation.h"
 
+#include <functional>
 #include <future>
 
 #include "engine/balance/share_lp.h"
@@ -28,45 +29,47 @@ bool fitsMemory(const synth::CostTable& table, const synth::Program& program,
 
 AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cluster,
                             const std::vector<double>& startShares, const AlternationOptions& options) {
-  // The further starts' searches run on threads of their own beside the first one (each has its
-  // own cost table; the theory is read-only); only the first reports to the listener.
+  // The search at `shares`, priced.
   struct Searched {
     std::unique_ptr<synth::CostTable> table;
     synth::Program program;
     synth::SearchStats stats;
+    bool fits = true;
+    double seconds = 0;
   };
+  auto searchAt = [&](const std::vector<double>& shares, const synth::SearchOptions& so) {
+    Searched s;
+    s.table = std::make_unique<synth::CostTable>(theory, cluster, shares, options.cost);
+    s.program = synth::search(*s.table, so, &s.stats);
+    s.fits = fitsMemory(*s.table, s.program, options.cost);
+    s.seconds = synth::iterationSeconds(*s.table, s.program);
+    return s;
+  };
+  // The further starts' searches run on threads of their own beside the first one (each has its
+  // own cost table; the theory is read-only); only the first reports to the listener.
   synth::SearchOptions quiet = options.search;  // outlives the futures (their destructors wait)
   quiet.listener = nullptr;
   std::vector<std::future<Searched>> further;
   for (const Start& start : options.moreStarts)
-    further.push_back(std::async(std::launch::async, [&theory, &cluster, &options, &quiet, shares = start.shares] {
-      Searched s;
-      s.table = std::make_unique<synth::CostTable>(theory, cluster, shares, options.cost);
-      s.program = synth::search(*s.table, quiet, &s.stats);
-      return s;
-    }));
+    further.push_back(std::async(std::launch::async, searchAt, start.shares, std::cref(quiet)));
 
   AlternationResult best;
-  best.table = std::make_unique<synth::CostTable>(theory, cluster, startShares, options.cost);
-  best.program = synth::search(*best.table, options.search, &best.stats);
-  best.fits = fitsMemory(*best.table, best.program, options.cost);
-  best.seconds = synth::iterationSeconds(*best.table, best.program);
+  Searched first = searchAt(startShares, options.search);
+  best.table = std::move(first.table);
+  best.program = std::move(first.program);
+  best.stats = first.stats;
+  best.fits = first.fits;
+  best.seconds = first.seconds;
   best.history.push_back({"search", best.seconds, best.fits});
   for (size_t i = 0; i < further.size(); ++i) {
-    Searched searched = further[i].get();  // rethrows the search's error (cancelled, no program)
-    const Start& start = options.moreStarts[i];
-    auto table = std::move(searched.table);
-    synth::SearchStats stats = searched.stats;
-    synth::Program program = std::move(searched.program);
-    const bool fits = fitsMemory(*table, program, options.cost);
-    const double seconds = synth::iterationSeconds(*table, program);
-    best.history.push_back({"search from " + start.name, seconds, fits});
-    if (!better(fits, seconds, best.fits, best.seconds)) continue;
-    best.table = std::move(table);
-    best.program = std::move(program);
-    best.fits = fits;
-    best.seconds = seconds;
-    best.stats = stats;
+    Searched s = further[i].get();  // rethrows the search's error (cancelled, no program)
+    best.history.push_back({"search from " + options.moreStarts[i].name, s.seconds, s.fits});
+    if (!better(s.fits, s.seconds, best.fits, best.seconds)) continue;
+    best.table = std::move(s.table);
+    best.program = std::move(s.program);
+    best.stats = s.stats;
+    best.fits = s.fits;
+    best.seconds = s.seconds;
   }
   for (int round = 0; round < options.maxRounds; ++round) {
     ShareLpResult lp;

@@ -35,6 +35,13 @@ double gatherLike(const Cluster& cluster, Collective c, Method method,
   return seconds;
 }
 
+// How many of the cluster's devices each machine holds.
+std::vector<int> devicesPerMachine(const Cluster& cluster) {
+  std::vector<int> perMachine(cluster.machines.size(), 0);
+  for (const Device& d : cluster.devices) ++perMachine[static_cast<size_t>(d.machine)];
+  return perMachine;
+}
+
 }  // namespace
 
 std::string_view methodName(Method m) {
@@ -49,8 +56,7 @@ int ceilLog2(int n) {
 
 Link collectiveLink(const Cluster& cluster, Collective c) {
   if (cluster.size() <= 1) return {std::numeric_limits<double>::infinity(), 0};
-  std::vector<int> perMachine(cluster.machines.size(), 0);
-  for (const Device& d : cluster.devices) ++perMachine[d.machine];
+  const std::vector<int> perMachine = devicesPerMachine(cluster);
   bool first = true;
   Link bound;
   auto include = [&](const Link& l) {
@@ -92,8 +98,7 @@ std::string_view allReduceAlgorithmName(AllReduceAlgorithm a) {
 }
 
 std::optional<MachineGrid> machineGrid(const Cluster& cluster) {
-  std::vector<int> perMachine(cluster.machines.size(), 0);
-  for (const Device& d : cluster.devices) ++perMachine[static_cast<size_t>(d.machine)];
+  const std::vector<int> perMachine = devicesPerMachine(cluster);
   if (perMachine.size() < 2 || perMachine[0] < 2) return std::nullopt;
   for (int count : perMachine)
     if (count != perMachine[0]) return std::nullopt;
