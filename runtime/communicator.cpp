@@ -114,6 +114,12 @@ struct Hierarchy {
   GridGroups program, gradients;
 };
 
+// A rank's place in a communicator's groups: the world (name "") or a subgroup of it.
+struct Membership {
+  int rank = 0, size = 1;
+  std::string name;  // for messages: "machine 1", "program rank 0 on every machine"
+};
+
 // One c10d process group (or none for a world of one) and the emulations of the collectives
 // Gloo lacks. Every collective works on contiguous buffers it owns; inputs are never modified
 // except by the in-place collectives (allReduce, allReduceMax, broadcast). A tensor that is not
@@ -121,10 +127,13 @@ struct Hierarchy {
 // text under NCCL, travels through a copy there and comes back on its own device.
 class GroupCommunicator final : public Communicator {
  public:
-  // `hierarchy`: set on a machine grid.
-  GroupCommunicator(WorkerEnv env, c10::intrusive_ptr<CommBackend> group, c10::intrusive_ptr<CommBackend> gradients,
-                    c10::Device device, std::optional<Hierarchy> hierarchy = std::nullopt)
+  // `member`: this rank's place in the groups (the world: env's rank and size); `hierarchy`: set on
+  // a machine grid.
+  GroupCommunicator(WorkerEnv env, Membership member, c10::intrusive_ptr<CommBackend> group,
+                    c10::intrusive_ptr<CommBackend> gradients, c10::Device device,
+                    std::optional<Hierarchy> hierarchy = std::nullopt)
       : env_(std::move(env)),
+        member_(std::move(member)),
         group_(std::move(group)),
         gradients_(std::move(gradients)),
         device_(device),
@@ -139,8 +148,8 @@ class GroupCommunicator final : public Communicator {
     if (chain_.joinable()) chain_.join();  // runs the queued all-reduces first
   }
 
-  int rank() const override { return env_.rank; }
-  int size() const override { return env_.worldSize; }
+  int rank() const override { return member_.rank; }
+  int size() const override { return member_.size; }
   c10::Device device() const override { return device_; }
 
   AllReduceCounts allReduceCounts() const override {
@@ -427,6 +436,7 @@ class GroupCommunicator final : public Communicator {
       if (subject.defined())
         step += fmt::format(" of a {} tensor [{}]", c10::toString(subject.scalar_type()),
                             fmt::join(subject.sizes(), ", "));
+      if (!member_.name.empty()) step += fmt::format(" in the group of {} (rank {} of {})", member_.name, rank(), size());
       throw RuntimeError(failureMessage(env_, step, detailOf(e)));
     }
   }
@@ -531,7 +541,8 @@ class GroupCommunicator final : public Communicator {
   }
 
   WorkerEnv env_;
-  c10::intrusive_ptr<CommBackend> group_;      // null for a world of one
+  Membership member_;
+  c10::intrusive_ptr<CommBackend> group_;      // null for a group of one
   c10::intrusive_ptr<CommBackend> gradients_;  // the gradient channel (allReduceAsync); null likewise
   c10::Device device_;                         // where the groups' collectives take their tensors
   std::optional<Hierarchy> hierarchy_;         // set on a machine grid
@@ -563,7 +574,10 @@ std::shared_ptr<::gloo::transport::Device> glooDevice(const WorkerEnv& env) {
 
 }  // namespace
 
-std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool cuda, const cost::Cluster* cluster) {
+namespace {
+
+// The device of connect's `cuda`: GPU LOCAL_RANK, made current; else the CPU.
+c10::Device rankDevice(const WorkerEnv& env, bool cuda) {
 #ifndef HAP_HAVE_CUDA
   if (cuda)
     throw RuntimeError(
@@ -582,57 +596,114 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool c
     c10::cuda::set_device(device.index());  // NCCL's communicator and the default stream's device
 #endif
   }
-  if (env.worldSize == 1)
-    return std::make_unique<GroupCommunicator>(env, c10::intrusive_ptr<CommBackend>(), c10::intrusive_ptr<CommBackend>(),
-                                               device);
+  return device;
+}
 
-  c10::intrusive_ptr<CommBackend> group, gradients;
-  std::optional<Hierarchy> hierarchy;
-  std::optional<cost::MachineGrid> grid;
-  if (cluster && cluster->size() == env.worldSize) grid = cost::machineGrid(*cluster);
-  try {
+// The TCPStore rendezvous and the process groups made on it, one per prefix of the store. Every
+// rank creates its groups in the same order, so each group's members meet.
+class Rendezvous {
+ public:
+  Rendezvous(const WorkerEnv& env, bool cuda) : env_(env), cuda_(cuda) {
     c10d::TCPStoreOptions storeOptions;
     storeOptions.port = static_cast<std::uint16_t>(env.masterPort);
     storeOptions.isServer = env.rank == 0;
     storeOptions.numWorkers = static_cast<std::size_t>(env.worldSize);
     storeOptions.waitWorkers = true;
     storeOptions.timeout = env.timeout;
-    auto store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, storeOptions);
-    // One process group per prefix of the store: the program's collectives, and the gradient
-    // channel; on a machine grid also each channel's groups of the hierarchical all-reduce. Every
-    // rank creates its groups in this order, so each group's members meet.
-    auto makeGroup = [&](const std::string& prefix, int rank, int size) -> c10::intrusive_ptr<CommBackend> {
-      auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+    store_ = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, storeOptions);
+  }
+
+  // The group of the ranks that use `prefix`, this rank being `rank` of `size` (null for one).
+  c10::intrusive_ptr<CommBackend> group(const std::string& prefix, int rank, int size) {
+    if (size == 1) return {};
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store_);
 #ifdef HAP_HAVE_CUDA
-      if (cuda) {
-        auto options = c10d::ProcessGroupNCCL::Options::create();
-        options->timeout = env.timeout;
-        return c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, rank, size, options);
-      }
-#endif
-      auto options = c10d::ProcessGroupGloo::Options::create(env.timeout);
-      options->devices.push_back(glooDevice(env));
-      options->threads = 2;
-      return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, options);
-    };
-    group = makeGroup("hap", env.rank, env.worldSize);
-    gradients = makeGroup("hap-gradients", env.rank, env.worldSize);
-    if (grid) {
-      const cost::Device& me = cluster->devices[static_cast<size_t>(env.rank)];
-      auto groups = [&](const std::string& channel) {
-        return GridGroups{makeGroup(fmt::format("{}-machine-{}", channel, me.machine), me.localRank, grid->perMachine),
-                          makeGroup(fmt::format("{}-across-{}", channel, me.localRank), me.machine, grid->machines)};
-      };
-      GridGroups program = groups("hap");  // first on every rank, then the gradients'
-      hierarchy = Hierarchy{*cluster, *grid, std::move(program), groups("hap-gradients")};
+    if (cuda_) {
+      auto options = c10d::ProcessGroupNCCL::Options::create();
+      options->timeout = env_.timeout;
+      return c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, rank, size, options);
     }
+#endif
+    auto options = c10d::ProcessGroupGloo::Options::create(env_.timeout);
+    options->devices.push_back(glooDevice(env_));
+    options->threads = 2;
+    return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, options);
+  }
+
+ private:
+  const WorkerEnv& env_;
+  bool cuda_;
+  c10::intrusive_ptr<c10d::Store> store_;
+};
+
+// Runs `make` (which rendezvouses), turning c10d's failures into a RuntimeError for this rank.
+template <class F>
+auto rendezvous(const WorkerEnv& env, F&& make) {
+  try {
+    return make();
   } catch (const hap::Error&) {
     throw;
   } catch (const std::exception& e) {
     throw RuntimeError(GroupCommunicator::failureMessage(env, "rendezvous", detailOf(e)));
   }
-  return std::make_unique<GroupCommunicator>(env, std::move(group), std::move(gradients), device,
-                                             std::move(hierarchy));
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool cuda, const cost::Cluster* cluster) {
+  const c10::Device device = rankDevice(env, cuda);
+  const Membership world{env.rank, env.worldSize, ""};
+  if (env.worldSize == 1)
+    return std::make_unique<GroupCommunicator>(env, world, c10::intrusive_ptr<CommBackend>(),
+                                               c10::intrusive_ptr<CommBackend>(), device);
+  std::optional<cost::MachineGrid> grid;
+  if (cluster && cluster->size() == env.worldSize) grid = cost::machineGrid(*cluster);
+  return rendezvous(env, [&]() -> std::unique_ptr<Communicator> {
+    Rendezvous r(env, cuda);
+    // The program's collectives, the gradient channel, and on a machine grid each channel's groups
+    // of the hierarchical all-reduce.
+    auto group = r.group("hap", env.rank, env.worldSize);
+    auto gradients = r.group("hap-gradients", env.rank, env.worldSize);
+    std::optional<Hierarchy> hierarchy;
+    if (grid) {
+      const cost::Device& me = cluster->devices[static_cast<size_t>(env.rank)];
+      auto groups = [&](const std::string& channel) {
+        return GridGroups{r.group(fmt::format("{}-machine-{}", channel, me.machine), me.localRank, grid->perMachine),
+                          r.group(fmt::format("{}-across-{}", channel, me.localRank), me.machine, grid->machines)};
+      };
+      GridGroups program = groups("hap");  // first on every rank, then the gradients'
+      hierarchy = Hierarchy{*cluster, *grid, std::move(program), groups("hap-gradients")};
+    }
+    return std::make_unique<GroupCommunicator>(env, world, std::move(group), std::move(gradients), device,
+                                               std::move(hierarchy));
+  });
+}
+
+Communicator::Replicated Communicator::connectReplicated(const WorkerEnv& env, bool cuda, int machines) {
+  if (machines < 1 || env.worldSize % machines != 0)
+    throw RuntimeError(fmt::format("rank {}: the plan is replicated on {} machines, but WORLD_SIZE {} is not a "
+                                   "multiple of it; start one worker per device of every machine (hap launch does)",
+                                   env.rank, machines, env.worldSize));
+  const c10::Device device = rankDevice(env, cuda);
+  const int k = env.worldSize / machines, machine = env.rank / k, local = env.rank % k;
+  return rendezvous(env, [&] {
+    Rendezvous r(env, cuda);
+    Replicated out;
+    auto world = r.group("hap", env.rank, env.worldSize);
+    auto worldGradients = r.group("hap-gradients", env.rank, env.worldSize);
+    auto mine = r.group(fmt::format("hap-replica-{}", machine), local, k);
+    auto mineGradients = r.group(fmt::format("hap-replica-gradients-{}", machine), local, k);
+    auto peers = r.group(fmt::format("hap-peers-{}", local), machine, machines);
+    auto peerGradients = r.group(fmt::format("hap-peers-gradients-{}", local), machine, machines);
+    out.world = std::make_unique<GroupCommunicator>(env, Membership{env.rank, env.worldSize, ""}, std::move(world),
+                                                    std::move(worldGradients), device);
+    out.machine = std::make_unique<GroupCommunicator>(env, Membership{local, k, fmt::format("machine {}", machine)},
+                                                      std::move(mine), std::move(mineGradients), device);
+    out.peers = std::make_unique<GroupCommunicator>(
+        env, Membership{machine, machines, fmt::format("program rank {} on every machine", local)}, std::move(peers),
+        std::move(peerGradients), device);
+    return out;
+  });
 }
 
 at::Tensor localPiece(const at::Tensor& full, int dim, const std::vector<int64_t>& lengths, int rank) {

@@ -44,6 +44,18 @@ class Communicator {
   // the groups of the hierarchical all-reduce; null, or any other cluster: all-reduces are flat.
   static std::unique_ptr<Communicator> connect(const WorkerEnv& env, bool cuda = false,
                                                const cost::Cluster* cluster = nullptr);
+
+  // A replicated plan's communicators (plan::Replication): WORLD_SIZE ranks on `machines`
+  // machines of k = WORLD_SIZE / machines ranks, world rank r being rank r % k of machine r / k.
+  // None has a hierarchy: their all-reduces are flat.
+  struct Replicated {
+    std::unique_ptr<Communicator> world;    // every rank: losses, metrics, traces
+    std::unique_ptr<Communicator> machine;  // this rank's machine (rank r % k): the program's collectives
+    std::unique_ptr<Communicator> peers;    // rank r % k of every machine (rank r / k): gradient sums
+  };
+  // Rendezvous as connect does, creating the three. RuntimeError when WORLD_SIZE is not a multiple
+  // of `machines`.
+  static Replicated connectReplicated(const WorkerEnv& env, bool cuda, int machines);
   virtual ~Communicator() = default;
 
   virtual int rank() const = 0;

@@ -105,6 +105,9 @@ struct CompiledStep {
   bool keepdim = false;
   int64_t ignoreIndex = -100;  // ClassLossMean
   int inputIndex = -1;         // loads of a forward argument: its place in the batch
+  // Random ops of a replicated plan: the output dimension the machines split (-1: none). The op
+  // draws the global batch's numbers and keeps this machine's rows.
+  int replicaDim = -1;
 };
 
 }  // namespace
@@ -148,6 +151,25 @@ struct Executor::Impl {
   void setUpParameters(const std::vector<plan::PlanStep>& planSteps, const ts::ModelTensors& tensors);
   void setUpInputs(const std::vector<plan::PlanStep>& planSteps, const std::vector<ts::InputSpec>& specs);
   CompiledStep compileCompute(const plan::PlanStep& s) const;
+  // A replicated plan's cut of random node s.node's output across machines (RuntimeError when the
+  // plan lists none).
+  int replicaDim(const plan::PlanStep& s) const {
+    for (const plan::Replication::RandomCut& c : plan.replication.randomCuts)
+      if (c.node == s.node) return c.dim;
+    fail(s, "the replicated plan gives this random op no cut across machines; re-plan with hap plan");
+  }
+  // The full (machine-level) shape of a random op's draw as the global batch's: the machines'
+  // dimension `dim` times their count.
+  std::vector<int64_t> globalShape(std::vector<int64_t> shape, int dim) const {
+    if (dim >= 0) shape[static_cast<size_t>(dim)] *= plan.replication.machines;
+    return shape;
+  }
+  // This machine's rows of a global draw (`full` itself when dim < 0).
+  at::Tensor machineRows(const at::Tensor& full, int dim) const {
+    if (dim < 0) return full;
+    const int64_t rows = full.size(dim) / plan.replication.machines;
+    return full.narrow(dim, options.machine * rows, rows);
+  }
 
   at::Tensor& held(ir::ValueId v, Rel r, const plan::PlanStep& s) {
     auto it = env.find(formKey(v, r));
@@ -359,9 +381,11 @@ CompiledStep Executor::Impl::compileCompute(const plan::PlanStep& s) const {
     c.adjust = Adjust::SfbLinear;
   } else if (kDropoutOps.count(base)) {
     // A whole or partial input: the op itself draws the single-device op's mask on any device
-    // (every rank the same; a partial's pieces share it, so their sum is the dropped sum).
-    if (!shardedIn) return c;
+    // (every rank the same; a partial's pieces share it, so their sum is the dropped sum) --
+    // unless the plan is replicated, where the mask is the global batch's.
+    if (!shardedIn && !plan.replication.replicated()) return c;
     c.adjust = Adjust::Dropout;
+    c.replicaDim = replicaDim(s);
     const ir::Arg* p = n.arg("p");
     if (p) {
       if (const double* d = std::get_if<double>(&p->constant)) c.dropoutP = *d;
@@ -373,9 +397,15 @@ CompiledStep Executor::Impl::compileCompute(const plan::PlanStep& s) const {
     if (base != "aten::dropout" && base != "aten::native_dropout")
       fail(s, fmt::format("{} is not supported by the runtime yet (only dropout and native_dropout)", base));
   } else if (isRandomOp(base)) {
-    if (n.tensorInputs().empty()) c.adjust = shardedOut ? Adjust::FullPiece : Adjust::None;
-    else if (base.ends_with("_like")) c.adjust = shardedIn ? Adjust::RandomLike : Adjust::None;
-    else if (shardedIn) fail(s, fmt::format("{} on a sharded input is not supported by the runtime yet", base));
+    c.replicaDim = plan.replication.replicated() ? replicaDim(s) : -1;
+    if (base.ends_with("_like") && (shardedIn || c.replicaDim >= 0)) c.adjust = Adjust::RandomLike;
+    else if (c.replicaDim >= 0)
+      fail(s, fmt::format("{} draws batch-sized numbers, which a replicated plan supports for dropout and *_like ops "
+                          "only; plan the model with hap plan instead",
+                          base));
+    else if (n.tensorInputs().empty()) c.adjust = shardedOut ? Adjust::FullPiece : Adjust::None;
+    else if (!base.ends_with("_like") && shardedIn)
+      fail(s, fmt::format("{} on a sharded input is not supported by the runtime yet", base));
   } else if (kReshapeOps.count(base)) {
     if (shardedOut) c.adjust = Adjust::Reshape;
   } else if (kExpandOps.count(base)) {
@@ -630,15 +660,17 @@ void Executor::Impl::runCompute(CompiledStep& c) {
       // The single-device op's mask: on a GPU the fused kernel's draws (native_dropout's mask
       // depends on the shape and the generator, not the values), on the CPU bernoulli_'s.
       at::Tensor mask;
+      const std::vector<int64_t> drawn = globalShape(xv.shape, c.replicaDim);
       if (options.device.is_cpu()) {
-        mask = at::empty(xv.shape, in[0].options().requires_grad(false)).bernoulli_(1 - c.dropoutP);
+        mask = at::empty(drawn, in[0].options().requires_grad(false)).bernoulli_(1 - c.dropoutP);
       } else {
         at::NoGradGuard noGrad;
-        mask = std::get<1>(at::native_dropout(at::empty(xv.shape, in[0].options().requires_grad(false)),
+        mask = std::get<1>(at::native_dropout(at::empty(drawn, in[0].options().requires_grad(false)),
                                               c.dropoutP, true))
                    .to(in[0].scalar_type());
       }
-      mask = localPiece(mask, x.rel, x.lengths, rank);
+      mask = machineRows(mask, c.replicaDim);
+      if (synth::isGather(x.rel)) mask = localPiece(mask, x.rel, x.lengths, rank);
       if (c.outputs.size() > 1) {  // native_dropout: (input · mask · scale, mask)
         y = in[0] * mask * (1 / (1 - c.dropoutP));
         out.push_back(y);
@@ -662,7 +694,8 @@ void Executor::Impl::runCompute(CompiledStep& c) {
         }
       }
       if (c.adjust == Adjust::Depthwise) stack[static_cast<size_t>(c.groupsArg)] = in[0].size(1);
-      if (c.adjust == Adjust::RandomLike) stack[0] = at::empty(g.value(c.inputs[0].value).shape, in[0].options());
+      if (c.adjust == Adjust::RandomLike)
+        stack[0] = at::empty(globalShape(g.value(c.inputs[0].value).shape, c.replicaDim), in[0].options());
       if (c.adjust == Adjust::VocabEmbedding) {
         // Ids in this rank's row range, shifted to local rows; the others look up row 0 and are
         // zeroed. An empty range contributes zeros.
@@ -722,6 +755,7 @@ void Executor::Impl::runCompute(CompiledStep& c) {
         out[0] = out[0] / count.item<double>();
       } else if (c.adjust == Adjust::FullPiece || c.adjust == Adjust::RandomLike) {
         for (size_t k = 0; k < out.size(); ++k) {
+          out[k] = machineRows(out[k], c.replicaDim);
           const Operand& o = c.outputs[k];
           if (synth::isGather(o.rel)) out[k] = localPiece(out[k], o.rel, o.lengths, rank).contiguous();
         }

@@ -8,7 +8,9 @@
 //   the matching piece of the single-device gradient (replicated parameters: the whole gradient,
 //   bit-identical on every rank).
 // - Every rank builds its executor from the same plan and calls forward()/backward() in lockstep;
-//   the collectives of both happen in the same order on every rank.
+//   the collectives of both happen in the same order on every rank. A replicated plan's executor
+//   runs one machine's program on that machine's communicator; forward() returns its partial of
+//   the machine's loss, and the cross-machine gradient sums are the caller's (trainer.cpp).
 // - Random ops draw from the device's default generator, full size, in program order, so every
 //   rank draws the same numbers as the single-device program on that device (on a GPU dropout
 //   draws its mask as the fused kernel does); the caller seeds it identically on every rank
@@ -43,6 +45,10 @@ struct ExecutorOptions {
   // about this many bytes (gradient_buckets.h); <= 0: one bucket, started when backward has
   // produced every gradient (no overlap).
   int64_t bucketBytes = int64_t{4} << 20;
+  // A replicated plan (plan::Replication): this rank's machine, 0 .. machines-1. Its random ops
+  // draw the global batch's numbers and keep this machine's rows, so that the machines together
+  // draw what the single-device program draws.
+  int machine = 0;
 };
 
 class Executor {

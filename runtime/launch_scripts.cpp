@@ -384,7 +384,7 @@ std::optional<ScriptKind> parseScriptKind(std::string_view name) {
 
 std::vector<HostRanks> hostsOf(const plan::Plan& plan) {
   std::vector<HostRanks> hosts;
-  for (const plan::PlanDevice& d : plan.devices) {
+  for (const plan::PlanDevice& d : plan::worldDevices(plan)) {
     auto it = std::find_if(hosts.begin(), hosts.end(), [&](const HostRanks& h) { return h.machine == d.machine; });
     if (it == hosts.end()) {
       hosts.push_back({d.machine, d.host.empty() ? d.machine : d.host, {}});

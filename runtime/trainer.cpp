@@ -195,6 +195,53 @@ std::string allReduceLine(const Communicator::AllReduceCounts& c) {
                      c.perMachine, c.flat);
 }
 
+// A replicated plan's world-level pieces: each machine's rows of the global batch (the inputs'
+// dimension Replication::inputDims, `machines` times the plan's length there), cut inside the
+// machine as the program cuts them. RuntimeError when the program cuts an input along another
+// dimension (the verifier rejects such plans).
+std::vector<InputPiece> machinePieces(std::vector<InputPiece> pieces, const plan::Plan& plan, int machine) {
+  const plan::Replication& r = plan.replication;
+  for (InputPiece& p : pieces) {
+    int d = -1;
+    for (size_t i = 0; i < plan.inputs.size(); ++i)
+      if (plan.inputs[i].name == p.name) d = r.inputDims[i];
+    if (d < 0) continue;
+    const int64_t rows = p.shape[static_cast<size_t>(d)];
+    p.shape[static_cast<size_t>(d)] = rows * r.machines;
+    if (p.dim < 0) {
+      p.dim = d;
+      p.offset = machine * rows;
+      p.length = rows;
+    } else if (p.dim == d) {
+      p.offset += machine * rows;
+    } else {
+      throw RuntimeError(fmt::format("input '{}' is cut along dimension {} inside a machine and {} across machines; "
+                                     "re-plan with hap plan --baseline megatron",
+                                     p.name, p.dim, d));
+    }
+  }
+  return pieces;
+}
+
+// Sums every parameter piece's gradient over `peers` (the same piece on every machine), in
+// place: one all-reduce per dtype for the replicated parameters and one for the pieces of sharded
+// ones, so that replicas, whose buffers are the same on every rank, get the same bits everywhere.
+void sumAcrossMachines(Communicator& peers, std::vector<LocalParameter>& params) {
+  std::map<std::pair<bool, at::ScalarType>, std::vector<at::Tensor>> groups;
+  for (LocalParameter& p : params) groups[{p.replicated(), p.value.grad().scalar_type()}].push_back(p.value.grad());
+  for (auto& [key, grads] : groups) {
+    std::vector<at::Tensor> flat;
+    for (const at::Tensor& g : grads) flat.push_back(g.reshape({-1}));
+    at::Tensor buffer = at::cat(flat);
+    peers.allReduce(buffer);
+    int64_t offset = 0;
+    for (at::Tensor& g : grads) {
+      g.copy_(buffer.narrow(0, offset, g.numel()).view_as(g));
+      offset += g.numel();
+    }
+  }
+}
+
 }  // namespace
 
 int runWorker(const TrainOptions& o, const WorkerEnv& env) {
@@ -212,25 +259,73 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     throw RuntimeError(fmt::format("{}: the plan does not verify against {} ({} problems; first: {})", o.planPath,
                                    modelPath, problems.size(), problems.front()));
   const ir::Graph planned = plan::planGraph(imported, plan);
-  if (static_cast<int>(plan.devices.size()) != env.worldSize)
+  const std::vector<plan::PlanDevice> world = plan::worldDevices(plan);
+  if (static_cast<int>(world.size()) != env.worldSize)
     throw RuntimeError(fmt::format("{}: the plan is for {} ranks, but WORLD_SIZE is {}; start one worker per device "
                                    "of the plan (hap launch does)",
-                                   o.planPath, plan.devices.size(), env.worldSize));
+                                   o.planPath, world.size(), env.worldSize));
 
-  std::unique_ptr<Communicator> comm = Communicator::connect(env, o.cuda, &plan.cluster);
+  // A replicated plan runs the program on this rank's machine and sums gradients with its peers
+  // on the other machines (plan::Replication); otherwise the program spans the world.
+  const plan::Replication& replication = plan.replication;
+  const int programRanks = static_cast<int>(plan.devices.size());
+  const int machine = replication.replicated() ? env.rank / programRanks : 0;
+  const int programRank = replication.replicated() ? env.rank % programRanks : env.rank;
+  std::unique_ptr<Communicator> comm, machineComm, peers;
+  if (replication.replicated()) {
+    Communicator::Replicated r = Communicator::connectReplicated(env, o.cuda, replication.machines);
+    comm = std::move(r.world);
+    machineComm = std::move(r.machine);
+    peers = std::move(r.peers);
+  } else {
+    comm = Communicator::connect(env, o.cuda, &plan.cluster);
+  }
+  Communicator& program = machineComm ? *machineComm : *comm;  // the program's collectives
   ExecutorOptions executorOptions;
   executorOptions.device = comm->device();  // --cuda: this rank's GPU, NCCL's current device
   executorOptions.bucketBytes = o.bucketBytes;
-  Executor exec(plan, planned, tensors, *comm, executorOptions);
+  executorOptions.machine = machine;
+  Executor exec(plan, planned, tensors, program, executorOptions);
   std::vector<LocalParameter>& params = exec.parameters();
   Optimizer optimizer(params, o.optimizer);
-  std::unique_ptr<BatchSource> source = makeBatchSource(o.data, exec.inputPieces());
+  const std::vector<InputPiece> pieces =
+      replication.replicated() ? machinePieces(exec.inputPieces(), plan, machine) : exec.inputPieces();
+  std::unique_ptr<BatchSource> source = makeBatchSource(o.data, pieces);
+  // The weight of this machine's loss in the global loss: Replication::lossWeight, or, for a class
+  // loss whose targets may be ignore_index, the machine's share of the counted targets (read from
+  // the machine's rows of the batch each step).
+  std::unique_ptr<BatchSource> countSource;
+  int countInput = -1;
+  if (replication.replicated() && !replication.lossTargets.empty()) {
+    std::vector<InputPiece> rows = machinePieces(exec.inputPieces(), plan, machine);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      InputPiece& p = rows[i];
+      for (size_t j = 0; j < plan.inputs.size(); ++j)  // the machine's rows whole
+        if (plan.inputs[j].name == p.name && replication.inputDims[j] >= 0) {
+          p.dim = replication.inputDims[j];
+          p.offset = machine * plan.inputs[j].shape[static_cast<size_t>(p.dim)];
+          p.length = plan.inputs[j].shape[static_cast<size_t>(p.dim)];
+        }
+      const bool excluded = p.high && (replication.ignoreIndex < p.low.value_or(0) || replication.ignoreIndex >= *p.high);
+      if (p.name == replication.lossTargets && !excluded) countInput = static_cast<int>(i);
+    }
+    if (countInput >= 0) countSource = makeBatchSource(o.data, rows);
+  }
+  auto machineLossWeight = [&](int64_t iteration) {
+    if (!countSource) return replication.lossWeight;
+    const at::Tensor targets = countSource->batch(iteration)[static_cast<size_t>(countInput)];
+    const double mine = targets.ne(replication.ignoreIndex).sum().item<double>();
+    at::Tensor total = at::full({1}, mine, at::kDouble);
+    peers->allReduce(total);
+    const double all = total.item<double>();
+    return all > 0 ? mine / all : replication.lossWeight;
+  };
   const bool lead = env.rank == 0;
   if (lead) std::cout << fmt::format("data: {}\n", source->describe()) << std::flush;
 
   int64_t first = 0;
   if (!o.resumePath.empty()) {
-    first = loadCheckpoint(o.resumePath, params, optimizer, env.rank);
+    first = loadCheckpoint(o.resumePath, params, optimizer, programRank);
     if (lead) std::cout << fmt::format("resumed from {} at step {}\n", o.resumePath, first) << std::flush;
   }
 
@@ -239,7 +334,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   std::unique_ptr<BatchSource> wholeSource;
   if (o.check) {
     reference = std::make_unique<Reference>(modelPath, o.optimizer, executorOptions.device);
-    std::vector<InputPiece> whole = exec.inputPieces();
+    std::vector<InputPiece> whole = pieces;  // the global batch's shapes
     for (InputPiece& p : whole) {
       p.dim = -1;
       p.offset = 0;
@@ -255,7 +350,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     metrics.open(o.metricsPath);
     if (!metrics) throw RuntimeError(fmt::format("cannot write the metrics file {}", o.metricsPath));
   }
-  const int64_t samples = plan.inputs.empty() || plan.inputs.front().shape.empty() ? 1 : plan.inputs.front().shape[0];
+  const int64_t samples = pieces.empty() || pieces.front().shape.empty() ? 1 : pieces.front().shape[0];
   constexpr size_t kTracedIterations = 3;
   std::vector<std::vector<Executor::Span>> traced;
   std::vector<double> optimizerStart, optimizerEnd;
@@ -271,10 +366,13 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     const auto start = Clock::now();
     at::manual_seed(iterationSeed(o.seed, it));
     at::Tensor partial = exec.forward(batch);
+    if (replication.replicated()) partial = partial * machineLossWeight(it);  // this rank's part of the global loss
     exec.backward(partial);
+    if (peers) sumAcrossMachines(*peers, params);
     const double optStart = exec.now();
     // The global norm costs a pass over every gradient and a synchronisation: only when clipping.
-    const double norm = o.optimizer.clipNorm > 0 ? optimizer.clipGradients(*comm) : std::nan("");
+    // Every machine holds the same gradients, so the program's ranks hold the whole norm.
+    const double norm = o.optimizer.clipNorm > 0 ? optimizer.clipGradients(program) : std::nan("");
     if (reference) {
       // Compare before the update: the loss and every gradient piece.
       at::manual_seed(iterationSeed(o.seed, it));
@@ -293,7 +391,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
       }
       for (const LocalParameter& p : params) {
         const at::Tensor& full = reference->parameter(p.name).grad();
-        const at::Tensor refGrad = pieceOf(p, full.defined() ? full : at::zeros(p.fullShape), env.rank);
+        const at::Tensor refGrad = pieceOf(p, full.defined() ? full : at::zeros(p.fullShape), programRank);
         // Clipping scaled the distributed gradients already; compare against the same scaling.
         double scale = 1;
         if (o.optimizer.clipNorm > 0 && norm > o.optimizer.clipNorm) scale = o.optimizer.clipNorm / (norm + 1e-6);
@@ -342,7 +440,9 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
       std::error_code ec;
       fs::create_directories(o.checkpointDir, ec);
       const std::string path = (fs::path(o.checkpointDir) / fmt::format("step-{}.pt", it + 1)).string();
-      saveCheckpoint(*comm, path, params, optimizer, it + 1);
+      // Every machine holds the same state: machine 0's ranks write it, the others wait.
+      if (machine == 0) saveCheckpoint(program, path, params, optimizer, it + 1);
+      if (machineComm) comm->barrier();
       if (lead) std::cout << fmt::format("checkpoint: {}\n", path) << std::flush;
     }
   }
@@ -369,7 +469,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   for (double s : measured) var += (s - mean) * (s - mean);
   const double stdev = measured.size() > 1 ? std::sqrt(var / static_cast<double>(measured.size() - 1)) : 0;
   if (lead) {
-    const Communicator::AllReduceCounts counts = comm->allReduceCounts();
+    const Communicator::AllReduceCounts counts = program.allReduceCounts();
     const std::string summary =
         fmt::format("{} steps: {:.3f} ± {:.3f} ms per iteration, {:.1f} samples/s, final loss {:.6f}", measured.size(),
                     mean * 1e3, stdev * 1e3, mean > 0 ? samples / mean : 0.0, records.empty() ? 0.0 : records.back().loss);
@@ -381,7 +481,11 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
                             rankCpu[static_cast<size_t>(r)] * 1e3, rankFaults[static_cast<size_t>(r)]);
       std::cout << line << "\n";
     }
-    std::cout << allReduceLine(counts) << "\n" << std::flush;
+    std::cout << allReduceLine(counts) << "\n";
+    if (peers)
+      std::cout << fmt::format("replicated on {} machines of {} ranks: {} gradient all-reduces across machines\n",
+                               replication.machines, programRanks, peers->allReduceCounts().flat);
+    std::cout << std::flush;
     if (metrics.is_open())
       metrics << ojson{{"summary", true},
                        {"steps", measured.size()},
@@ -402,7 +506,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
         gatherText(*comm, traceOfRank(traced, optimizerStart, optimizerEnd, origin, env.rank));
     if (lead) {
       ojson events = ojson::array();
-      for (const plan::PlanDevice& d : plan.devices) {
+      for (const plan::PlanDevice& d : world) {
         const int pid = d.rank + 1;
         events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid},
                           {"args", {{"name", fmt::format("rank {}: {} on {} (measured)", d.rank, d.type, d.machine)}}}});
@@ -422,7 +526,8 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   }
 
   if (!o.exportPath.empty()) {
-    exportModel(*comm, modelPath, o.exportPath, params);
+    if (machine == 0) exportModel(program, modelPath, o.exportPath, params);  // every machine holds the same
+    if (machineComm) comm->barrier();
     if (lead) std::cout << fmt::format("exported: {}\n", o.exportPath) << std::flush;
   }
 
@@ -430,14 +535,19 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   // Parameters after the last step, and replicas bit-identical across ranks.
   int64_t replicaMismatches = 0;
   for (const LocalParameter& p : params) {
-    const double e = relativeError(p.value.detach(), pieceOf(p, reference->parameter(p.name).detach(), env.rank));
+    const double e = relativeError(p.value.detach(), pieceOf(p, reference->parameter(p.name).detach(), programRank));
     if (e > worstParam) {
       worstParam = e;
       worstParamName = p.name;
     }
     if (p.replicated()) {
       at::Tensor first0 = p.value.detach().clone();
-      comm->broadcast(first0, 0);
+      program.broadcast(first0, 0);
+      if (!at::equal(first0, p.value.detach())) ++replicaMismatches;
+    }
+    if (peers) {  // every machine's copy of the piece
+      at::Tensor first0 = p.value.detach().clone();
+      peers->broadcast(first0, 0);
       if (!at::equal(first0, p.value.detach())) ++replicaMismatches;
     }
   }

@@ -75,9 +75,9 @@ const char* signalName(int signal) {
 
 // The plan's device count, checked against --workers.
 int worldSize(const plan::Plan& p, const LaunchArgs& a) {
-  const int n = static_cast<int>(p.devices.size());
+  const int n = static_cast<int>(plan::worldDevices(p).size());  // a replicated plan: every machine's copy
   if (n == 0) throw Error(fmt::format("{}: the plan has no device", a.plan));
-  for (int j = 0; j < n; ++j)
+  for (int j = 0; j < static_cast<int>(p.devices.size()); ++j)
     if (p.devices[static_cast<size_t>(j)].rank != j)
       throw Error(fmt::format("{}: field 'cluster.devices[{}].rank' is {}: devices must be listed by rank; re-plan "
                               "with hap plan",
@@ -220,7 +220,7 @@ int runLocal(const LaunchArgs& a) {
   }
 
   std::set<std::string> hosts;
-  for (const plan::PlanDevice& d : p.devices) hosts.insert(d.machine);
+  for (const plan::PlanDevice& d : plan::worldDevices(p)) hosts.insert(d.machine);
   std::string note;
   if (hosts.size() > 1) note = fmt::format("; the plan's {} machines are emulated on this one", hosts.size());
   const bool throttled = std::any_of(shares.begin(), shares.end(), [](double s) { return s < 1; });

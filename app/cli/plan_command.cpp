@@ -108,7 +108,17 @@ int runPlan(const PlanArgs& a) {
   for (const std::string& pin : a.pins) options.search.pins.push_back(synth::parsePin(pin));
   ProgressLine progress;
   if (!a.quiet) options.search.listener = &progress;
-  plan::Plan p = plan::makePlan(g, cluster, options);
+  plan::Plan p;
+  if (a.baseline == "megatron") {
+    // The program is one machine's, on its share of the batch: its ids refer to that graph.
+    ts::ImportOptions perMachine = importOptions;
+    perMachine.inputOverrides = ts::dividedBatch(g, static_cast<int>(cluster.machines.size()));
+    ir::Graph machineBatch = ts::importModel(a.model, perMachine);
+    p = plan::makeMegatronPlan(g, machineBatch, cluster, options);
+    g = std::move(machineBatch);
+  } else {
+    p = plan::makePlan(g, cluster, options);
+  }
   progress.finish();
 
   std::vector<std::string> problems = plan::verifyPlan(g, p);
@@ -180,9 +190,11 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                   "Plan a baseline instead of HAP's program, to run it with 'hap launch' and compare: "
                   "'dp-ev' (even shares) or 'dp-cp' (shares proportional to peak FLOP/s), replicated "
                   "parameters, batch split, gradients all-reduced; or 'fsdp' (proportional shares), every "
-                  "parameter stored as shards and gathered for each use, gradients reduce-scattered; one "
-                  "segment unless --segments is given")
-      ->check(CLI::IsMember({"dp-ev", "dp-cp", "fsdp"}))
+                  "parameter stored as shards and gathered for each use, gradients reduce-scattered; or "
+                  "'megatron', tensor parallelism inside each machine (attention and FFN linears column- then "
+                  "row-parallel, even shares) and data parallelism across machines (the batch split evenly "
+                  "among them); one segment unless --segments is given")
+      ->check(CLI::IsMember({"dp-ev", "dp-cp", "fsdp", "megatron"}))
       ->excludes(ratios);
   cmd->add_flag("!--no-baselines", args->baselines, "Skip planning the DP-EV and DP-CP baselines");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");

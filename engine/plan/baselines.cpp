@@ -19,8 +19,9 @@ synth::SearchOptions searchOptions(const BaselineOptions& o) {
   return so;
 }
 
-// Machine m alone, as a cluster of its own (ranks renumbered from 0).
-cost::Cluster oneMachine(const cost::Cluster& c, int m) {
+}  // namespace
+
+cost::Cluster machineCluster(const cost::Cluster& c, int m) {
   cost::Cluster one = c;
   one.machines = {c.machines[static_cast<size_t>(m)]};
   one.network = {};
@@ -30,7 +31,42 @@ cost::Cluster oneMachine(const cost::Cluster& c, int m) {
   return one;
 }
 
-}  // namespace
+synth::Program megatronProgram(const synth::CostTable& table, const BaselineOptions& options,
+                               synth::SearchStats* stats) {
+  synth::SearchOptions so = searchOptions(options);
+  so.pins = {{"*.attn.q", "column"}, {"*.attn.k", "column"}, {"*.attn.v", "column"},
+             {"*.attn.out", "row"},  {"*.ffn.fc1", "column"}, {"*.ffn.fc2", "row"}};
+  return synth::search(table, so, stats);
+}
+
+synth::Restrictions megatronRestrictions(synth::Restrictions base) {
+  base.sfb = false;
+  return base;
+}
+
+double crossMachineGradientSeconds(const cost::Cluster& cluster, const std::vector<double>& gradientBytes) {
+  const int machines = static_cast<int>(cluster.machines.size());
+  if (machines < 2) return 0;
+  int perMachine = 0;
+  for (const cost::Machine& mc : cluster.machines) perMachine = std::max(perMachine, mc.count);
+  const double bandwidth = cluster.network.bandwidth * cluster.efficiencyOf(cost::Collective::AllReduce);
+  double seconds = 0;
+  for (double bytes : gradientBytes)
+    seconds += 2.0 * (machines - 1) * cluster.network.latency +
+               2.0 * (machines - 1) / machines * perMachine * bytes / bandwidth;
+  return seconds;
+}
+
+std::vector<double> gradientPieceBytes(const synth::CostTable& table, const synth::Program& p,
+                                       const synth::CostOptions& options) {
+  const ir::Graph& g = table.theory().graph();
+  const double k = table.cluster().size();
+  std::vector<double> bytes;
+  for (const synth::MemoryTerm& t : synth::memoryTerms(table, p, options))
+    if (g.value(t.value).kind == ir::ValueKind::Parameter)
+      bytes.push_back(static_cast<double>(g.value(t.value).bytes()) * (t.bytes.perShare > 0 ? 1.0 / k : 1.0));
+  return bytes;
+}
 
 Estimate estimateOf(const synth::CostTable& table, const synth::Program& p, const synth::CostOptions& options) {
   Estimate e;
@@ -103,16 +139,13 @@ Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Clust
                                 const BaselineOptions& options) {
   Plan::Baseline b{"megatron", {}, true, ""};
   const synth::Theory theory(machineBatch);
-  synth::SearchOptions so = searchOptions(options);
-  so.pins = {{"*.attn.q", "column"}, {"*.attn.k", "column"}, {"*.attn.v", "column"},
-             {"*.attn.out", "row"},  {"*.ffn.fc1", "column"}, {"*.ffn.fc2", "row"}};
   const int machines = static_cast<int>(cluster.machines.size());
   // One tensor-parallel plan per machine type; the slowest bounds the iteration.
   std::vector<double> memory(static_cast<size_t>(cluster.size()), 0.0);
   std::vector<double> seconds(static_cast<size_t>(machines), 0.0);
   std::vector<double> gradientBytes;  // per parameter tensor, per device (the largest machine plan's)
   for (int m = 0; m < machines; ++m) {
-    const cost::Cluster one = oneMachine(cluster, m);
+    const cost::Cluster one = machineCluster(cluster, m);
     int same = -1;
     for (int k = 0; k < m && same < 0; ++k)
       if (cluster.machines[static_cast<size_t>(k)].deviceType == one.machines[0].deviceType &&
@@ -126,12 +159,10 @@ Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Clust
     } else {
       synth::CostTable table(theory, one, std::vector<double>(static_cast<size_t>(one.size()), 1.0 / one.size()),
                              options.cost);
-      synth::CostTable::Restrictions r;
-      r.sfb = false;
-      table.restrict(r);
+      table.restrict(megatronRestrictions(options.cost.restrictions));
       synth::Program p;
       try {
-        p = synth::search(table, so);
+        p = megatronProgram(table, options);
       } catch (const synth::SearchError& e) {
         b.applicable = false;
         b.estimate.fits = false;
@@ -140,12 +171,8 @@ Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Clust
       }
       seconds[static_cast<size_t>(m)] = synth::iterationSeconds(table, p);
       local = synth::deviceMemory(table, p, options.cost);
-      std::vector<double> bytes;
-      for (const synth::MemoryTerm& t : synth::memoryTerms(table, p, options.cost))
-        if (machineBatch.value(t.value).kind == ir::ValueKind::Parameter)
-          bytes.push_back(static_cast<double>(machineBatch.value(t.value).bytes()) *
-                          (t.bytes.perShare > 0 ? 1.0 / one.size() : 1.0));
-      if (bytes.size() >= gradientBytes.size()) gradientBytes = bytes;
+      std::vector<double> bytes = gradientPieceBytes(table, p, options.cost);
+      if (bytes.size() >= gradientBytes.size()) gradientBytes = std::move(bytes);
     }
     size_t k = 0;
     for (const cost::Device& d : cluster.devices)
@@ -154,15 +181,7 @@ Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Clust
   // Data parallelism across machines: every tensor-parallel rank all-reduces each gradient shard
   // with its peers (a ring over the machines, one per parameter tensor as DP's all-reduces are);
   // a machine's ranks share its NIC.
-  double crossing = 0;
-  if (machines > 1) {
-    int perMachine = 0;
-    for (const cost::Machine& mc : cluster.machines) perMachine = std::max(perMachine, mc.count);
-    const double bandwidth = cluster.network.bandwidth * cluster.efficiencyOf(cost::Collective::AllReduce);
-    for (double bytes : gradientBytes)
-      crossing += 2.0 * (machines - 1) * cluster.network.latency +
-                  2.0 * (machines - 1) / machines * perMachine * bytes / bandwidth;
-  }
+  const double crossing = crossMachineGradientSeconds(cluster, gradientBytes);
   b.estimate.iterationSeconds = *std::max_element(seconds.begin(), seconds.end()) + crossing;
   b.estimate.memoryBytes = memory;
   b.estimate.fits = true;

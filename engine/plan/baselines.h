@@ -16,11 +16,10 @@
 //             gradient shard with its peers over the network). Applicable when the model has
 //             such linears (module scopes *.attn.{q,k,v,out}, *.ffn.{fc1,fc2}) and is given at
 //             the per-machine batch; the slowest machine type bounds the iteration.
-// Each baseline but megatron is a single SPMD program over all devices that the runtime can
-// execute as it executes HAP's. Megatron cuts tensors two ways at once (batch across machines,
-// features inside one), which a plan's one cut per tensor cannot express; it is priced by
-// composing a per-machine plan with the cross-machine all-reduce (the communicator's per-machine
-// and per-local-index groups are what running it would use).
+// Each baseline but megatron is a single SPMD program over all devices that the runtime executes
+// as it executes HAP's. Megatron cuts tensors two ways at once (batch across machines, features
+// inside one): it is priced by composing a per-machine program with the cross-machine gradient
+// all-reduce, and executed as a replicated plan (Plan::Replication, planner.h makeMegatronPlan).
 #pragma once
 
 #include <string>
@@ -56,6 +55,21 @@ Plan::Baseline dataParallelBaseline(const synth::Theory& theory, const cost::Clu
                                     const BaselineOptions& options);
 Plan::Baseline fsdpBaseline(const synth::Theory& theory, const cost::Cluster& cluster,
                             const std::vector<double>& shares, const BaselineOptions& options);
+// Machine m of `c` alone, as a cluster of its own (ranks renumbered from 0, no network).
+cost::Cluster machineCluster(const cost::Cluster& c, int m);
+// The restrictions and the search of Megatron's per-machine program (its pins, no SFB) on a
+// table of one machine at even shares. Throws synth::SearchError when the pins match no linear.
+synth::Restrictions megatronRestrictions(synth::Restrictions base = {});
+synth::Program megatronProgram(const synth::CostTable& table, const BaselineOptions& options,
+                               synth::SearchStats* stats = nullptr);
+// Bytes of each parameter's gradient piece on one device of a program (sharded ones: 1/k).
+std::vector<double> gradientPieceBytes(const synth::CostTable& table, const synth::Program& p,
+                                       const synth::CostOptions& options);
+// The cross-machine gradient sums of data parallelism over `cluster`'s machines around a
+// per-machine program: one ring all-reduce per gradient piece among the machines, the k ranks of
+// a machine sharing its NIC.
+double crossMachineGradientSeconds(const cost::Cluster& cluster, const std::vector<double>& gradientBytes);
+
 // `machineBatch` is the model imported at the global batch divided by the number of machines.
 // Not applicable (Baseline::note says why, estimate.fits false) without such linears.
 Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Cluster& cluster,

@@ -1,11 +1,14 @@
 #include "engine/plan/explain.h"
 
+#include "engine/plan/baselines.h"
+
 #include <fmt/format.h>
 
 #include <map>
 
 #include "engine/cost/collective_cost.h"
 #include "engine/ir/summary.h"
+#include "engine/plan/baselines.h"
 #include "engine/plan/planner.h"
 
 namespace hap::plan {
@@ -29,7 +32,7 @@ std::string formatSummary(const Plan& p) {
   const std::string title = upper(p.strategy);
   std::string out = fmt::format("{} plan for {} ({} parameters, {} nodes) on {} ({} devices), ratios {}, {} segment{}\n\n",
                                 title == "HAP" ? "HAP" : title + " baseline", p.modelPath, ir::formatCount(static_cast<double>(p.parameters)),
-                                p.nodes, p.cluster.name, p.devices.size(), p.ratioPolicy, p.segments.size(),
+                                p.nodes, p.cluster.name, worldDevices(p).size(), p.ratioPolicy, p.segments.size(),
                                 p.segments.size() == 1 ? "" : "s");
   out += fmt::format("  {:<8} {:>14} {:>14} {:>5} {:>12}\n", "plan", "iteration", "memory (max)", "fits",
                      title + " speedup");
@@ -47,12 +50,13 @@ std::string formatSummary(const Plan& p) {
   // Per device type: how many, share, busy time, memory against capacity.
   struct Agg { int count = 0; double share = 0, low = 1, busy = 0, memory = 0, capacity = 0; };
   std::map<std::string, Agg> types;
-  for (const PlanDevice& d : p.devices) {
+  for (const PlanDevice& d : worldDevices(p)) {
     Agg& a = types[d.type];
     ++a.count;
+    const size_t programRank = static_cast<size_t>(d.rank) % p.devices.size();
     for (const Segment& seg : p.segments) {
-      a.share = std::max(a.share, seg.ratios[static_cast<size_t>(d.rank)]);
-      a.low = std::min(a.low, seg.ratios[static_cast<size_t>(d.rank)]);
+      a.share = std::max(a.share, seg.ratios[programRank]);
+      a.low = std::min(a.low, seg.ratios[programRank]);
     }
     a.busy = std::max(a.busy, d.computeSeconds);
     a.memory = std::max(a.memory, d.memoryBytes);
@@ -72,6 +76,11 @@ std::string formatSummary(const Plan& p) {
                      p.stages.size(), collectives, p.expanded, p.stored, p.searchSeconds,
                      p.provenOptimal ? "optimal under the cost model"
                                      : "beam search after the A* state budget: not proven optimal");
+  if (p.replication.replicated())
+    out += fmt::format("Replicated on {} machines: each runs this {}-rank program on 1/{} of the batch (data "
+                       "parallel across machines); gradient sums across machines {}.\n",
+                       p.replication.machines, p.devices.size(), p.replication.machines,
+                       ms(p.replication.allReduceSeconds));
   if (!p.history.empty()) {
     std::string steps;
     for (const Plan::HistoryEntry& h : p.history)
@@ -85,6 +94,8 @@ std::string formatSummary(const Plan& p) {
 
 std::string formatExplain(const ir::Graph& imported, const Plan& p) {
   const ir::Graph g = planGraph(imported, p);
+  // The devices the program's all-reduces run among: a replicated plan's one machine.
+  const cost::Cluster programCluster = p.replication.replicated() ? machineCluster(p.cluster, 0) : p.cluster;
   std::string out;
   if (p.segments.size() > 1) {
     out += "Segments (ratio per device type):\n";
@@ -111,7 +122,7 @@ std::string formatExplain(const ir::Graph& imported, const Plan& p) {
         // runtime will run for it.
         if (s.instruction == "all-reduce" || s.instruction == "replicate-parameter")
           what += fmt::format(" ({})", cost::allReduceAlgorithmName(
-                                           cost::allReduceCost(p.cluster, static_cast<double>(v.bytes())).algorithm));
+                                           cost::allReduceCost(programCluster, static_cast<double>(v.bytes())).algorithm));
         out += fmt::format("  {:<34} {} {}: {} -> {}   {}\n", what, v.name, ir::formatShape(v.shape),
                            synth::formatRel(s.from.rel), synth::formatRel(s.to.rel),
                            s.seconds() > 0 ? fmt::format("{} (fwd {}, bwd {})", ms(s.seconds()), ms(s.forwardSeconds),

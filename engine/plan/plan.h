@@ -92,6 +92,43 @@ struct PlanInput {
   ir::Shape shape;
 };
 
+// A replicated plan (`hap plan --baseline megatron`: tensor parallelism inside each machine, data
+// parallelism across machines). The program (steps, segments, lengths, devices) is one machine's:
+// every one of `machines` equal-sized machines of the cluster runs it on its own slice of the
+// global batch, and after backward every parameter piece's gradient is summed with the same
+// piece on the other machines. World rank r is program rank r % k on machine r / k
+// (k = Plan::devices.size(); the cluster lists its devices machine by machine).
+// Exactness (DESIGN.md §3) holds because the model is data parallel across machines, which the
+// planner proves with the data-parallel rules (plan/replication.h): each machine computes the
+// single-device program's values on its rows, random ops draw the global batch's numbers and keep
+// the machine's rows, and the global loss is lossWeight × the sum of the machines' losses.
+struct Replication {
+  int machines = 1;  // 1: not replicated
+  // Per plan input (Plan::inputs, shapes at one machine's batch): the dimension the machines split
+  // (the batch), or -1 when every machine reads the whole input. The global batch has
+  // `machines` × the machine's length there.
+  std::vector<int> inputDims;
+  // Every random node of the planned graph (dropout, rand_like, ...) with the output dimension
+  // the machines split, or -1 when the output has no batch dimension.
+  struct RandomCut {
+    ir::NodeId node = ir::kNone;
+    int dim = -1;
+  };
+  std::vector<RandomCut> randomCuts;
+  // The global loss is lossWeight × Σ over machines of the machine's loss (1/machines for a mean
+  // over the batch, 1 for a sum).
+  double lossWeight = 1;
+  // A class loss's mean counts the targets that are not ignore_index: lossWeight holds when every
+  // machine counts as many. `lossTargets` names the input holding the targets ("" for other
+  // losses); the runtime weighs each machine's loss by its count instead where the input's range
+  // admits ignoreIndex.
+  std::string lossTargets;
+  int64_t ignoreIndex = -100;
+  // Predicted time of the cross-machine gradient sums (part of Estimate::iterationSeconds).
+  double allReduceSeconds = 0;
+  bool replicated() const { return machines > 1; }
+};
+
 struct Plan {
   // Model identity.
   std::string modelPath, modelSha256;
@@ -106,7 +143,8 @@ struct Plan {
   std::string segmentation;              // how segments were chosen ("layer", "none", "auto:4")
   std::string ratioPolicy;  // "even", "proportional", "lp", "fixed"
   // What was searched: "hap" (every rule variant), data parallelism only ("dp-ev", "dp-cp",
-  // "dp" with other ratios), or fully sharded data parallelism ("fsdp"; PlanOptions::strategy).
+  // "dp" with other ratios), fully sharded data parallelism ("fsdp"; PlanOptions::strategy), or
+  // Megatron's tensor parallelism inside machines, replicated across them ("megatron").
   std::string strategy = "hap";
   // The Q/B alternation (ratio policy "lp"): the plan's cost after each step, and why the LP
   // found no ratios that fit in memory, if it did not.
@@ -123,6 +161,7 @@ struct Plan {
   std::vector<PlanStep> steps;
   std::vector<Stage> stages;
   Estimate estimate;
+  Replication replication;  // data parallelism across machines around the program (strategy "megatron")
   // Baselines under the same cost model (plan/baselines.h): "dp-ev", "dp-cp", "fsdp", "megatron".
   struct Baseline {
     std::string name;
@@ -136,6 +175,10 @@ struct Plan {
   int64_t expanded = 0, generated = 0, stored = 0;
   double searchSeconds = 0;
 };
+
+// Every rank the plan runs on: Plan::devices, or for a replicated plan each machine's copy of them
+// (rank, machine and host from the cluster; the program rank's predictions).
+std::vector<PlanDevice> worldDevices(const Plan& plan);
 
 // The graph a plan's node and value ids refer to: the imported graph with a hap::reshard node
 // wherever a value crosses into another segment (ir::insertReshards over importedNodeSegment).

@@ -127,6 +127,15 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
                       {"communication_seconds", s.communicationSeconds},
                       {"group_computation_seconds", s.groupComputation},
                       {"computation_seconds", s.computationSeconds}});
+  if (p.replication.replicated()) {
+    const Replication& r = p.replication;
+    ojson cuts = ojson::array();
+    for (const Replication::RandomCut& c : r.randomCuts) cuts.push_back({{"node", c.node}, {"dim", c.dim}});
+    doc["replication"] = {{"machines", r.machines},        {"input_dims", r.inputDims},
+                          {"random_cuts", cuts},            {"loss_weight", r.lossWeight},
+                          {"loss_targets", r.lossTargets}, {"ignore_index", r.ignoreIndex},
+                          {"all_reduce_seconds", r.allReduceSeconds}};
+  }
   doc["prediction"] = estimateJson(p.estimate);
   doc["prediction"]["stages"] = std::move(stages);
   doc["baselines"] = ojson::object();
@@ -228,6 +237,25 @@ Plan planFromJson(const json& doc, const std::string& origin) {
     s.forwardByGroup = r.get<std::vector<double>>(t, "forward_by_group", path + "times.");
     s.backwardByGroup = r.get<std::vector<double>>(t, "backward_by_group", path + "times.");
     p.steps.push_back(std::move(s));
+  }
+  if (doc.contains("replication")) {
+    const json& j = doc["replication"];
+    Replication& rep = p.replication;
+    rep.machines = r.get<int>(j, "machines", "replication.");
+    rep.inputDims = r.get<std::vector<int>>(j, "input_dims", "replication.");
+    const json& cuts = r.at(j, "random_cuts", "replication.");
+    for (size_t i = 0; i < cuts.size(); ++i) {
+      const std::string path = fmt::format("replication.random_cuts[{}].", i);
+      rep.randomCuts.push_back({r.get<ir::NodeId>(cuts[i], "node", path), r.get<int>(cuts[i], "dim", path)});
+    }
+    rep.lossWeight = r.get<double>(j, "loss_weight", "replication.");
+    rep.lossTargets = r.get<std::string>(j, "loss_targets", "replication.");
+    rep.ignoreIndex = r.get<int64_t>(j, "ignore_index", "replication.");
+    rep.allReduceSeconds = r.get<double>(j, "all_reduce_seconds", "replication.");
+    if (rep.machines < 2)
+      throw PlanError(fmt::format("{}: field 'replication.machines' is {}; a replicated plan runs on 2 or more "
+                                  "machines (leave the field out otherwise)",
+                                  origin, rep.machines));
   }
   const json& prediction = r.at(doc, "prediction", "");
   p.estimate = estimateFrom(r, prediction, "prediction.");

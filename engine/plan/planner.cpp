@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <numeric>
+#include <optional>
 
 #include "engine/balance/alternation.h"
 #include "engine/plan/baselines.h"
@@ -17,6 +19,7 @@
 #include "engine/synth/memory.h"
 #include "engine/synth/stages.h"
 #include "engine/plan/plan_json.h"
+#include "engine/plan/replication.h"
 #include "engine/synth/theory.h"
 
 namespace hap::plan {
@@ -31,6 +34,81 @@ Form makeForm(const synth::CostTable& table, ir::ValueId x, Rel r) {
   f.rel = r;
   if (synth::isGather(r)) f.lengths = table.theory().classes().lengths({x, r}, table.valueShares(x));
   return f;
+}
+
+// The plan of `program`, found on `table` over `cluster`: model identity, the steps with exact
+// forms and times, stages, estimate, devices and search statistics (segments, ratios policy,
+// history and baselines are the caller's).
+Plan planOf(const ir::Graph& imported, const synth::Theory& theory, const synth::CostTable& table,
+            const synth::Program& program, const synth::SearchStats& stats, const cost::Cluster& cluster,
+            const synth::CostOptions& costOptions) {
+  const ir::Graph& g = theory.graph();
+  Plan plan;
+  plan.modelPath = imported.sourceFile;
+  plan.modelSha256 = sha256File(imported.sourceFile);
+  for (ir::ValueId in : g.inputs) plan.inputs.push_back({g.value(in).name, g.value(in).dtype, g.value(in).shape});
+  plan.parameters = g.parameterCount();
+  plan.nodes = static_cast<int>(g.nodes.size());
+  plan.cluster = cluster;
+
+  // Steps with exact forms and their times.
+  const size_t groups = static_cast<size_t>(table.groups());
+  std::vector<double> busy(groups, 0.0);
+  for (const synth::Step& s : program.steps) {
+    PlanStep ps;
+    ps.node = s.node;
+    const synth::StepTimes t = synth::stepTimes(table, s);
+    ps.forwardCommunication = t.forwardCommunication;
+    ps.backwardCommunication = t.backwardCommunication;
+    ps.forwardSync = t.forwardSync;
+    ps.backwardSync = t.backwardSync;
+    ps.forwardByGroup = t.forward;
+    ps.backwardByGroup = t.backward;
+    if (s.kind == synth::Step::Kind::Convert) {
+      ps.kind = PlanStep::Kind::Convert;
+      ps.segment = theory.valueSegment(s.value);
+      ps.instruction = synth::conversionName(s.conversion.kind);
+      const bool methodMatters = s.conversion.kind == synth::ConversionKind::AllGather ||
+                                 s.conversion.kind == synth::ConversionKind::ReduceScatter;
+      ps.method = methodMatters ? (s.conversion.method == cost::Method::Padded ? "padded" : "grouped") : "";
+      ps.from = makeForm(table, s.value, s.conversion.from);
+      ps.to = makeForm(table, s.value, s.conversion.to);
+    } else {
+      const rules::Variant& v = theory.variants(s.node)[static_cast<size_t>(s.variant)];
+      const ir::Node& n = g.node(s.node);
+      const std::vector<ir::ValueId> ins = n.tensorInputs();
+      ps.segment = theory.nodeSegment(s.node);
+      ps.variant = v.name;
+      ps.sfb = v.sfb;
+      for (size_t i = 0; i < ins.size(); ++i) ps.inputs.push_back(makeForm(table, ins[i], v.inputs[i]));
+      for (size_t o = 0; o < n.outputs.size(); ++o) ps.outputs.push_back(makeForm(table, n.outputs[o], v.outputs[o]));
+      for (size_t k = 0; k < groups; ++k) busy[k] += t.forward[k] + t.backward[k];
+    }
+    const double forward = t.forward.empty() ? 0 : *std::max_element(t.forward.begin(), t.forward.end());
+    const double backward = t.backward.empty() ? 0 : *std::max_element(t.backward.begin(), t.backward.end());
+    ps.forwardSeconds = t.forwardCommunication + forward;
+    ps.backwardSeconds = t.backwardCommunication + backward;
+    plan.steps.push_back(std::move(ps));
+  }
+  for (const synth::StageCost& st : synth::stageModel(table, program).stages) {
+    const auto [lo, hi] = std::minmax_element(st.steps.begin(), st.steps.end());
+    plan.stages.push_back({st.backward, *lo, *hi + 1, st.communicationSeconds, st.groupComputation,
+                           st.computationSeconds});
+  }
+  plan.estimate = estimateOf(table, program, costOptions);
+  for (int j = 0; j < cluster.size(); ++j) {
+    const cost::Device& d = cluster.devices[static_cast<size_t>(j)];
+    const cost::Machine& m = cluster.machines[static_cast<size_t>(d.machine)];
+    plan.devices.push_back({j, m.name, m.host, cluster.type(j).name, cluster.type(j).memoryBytes,
+                            plan.estimate.memoryBytes[static_cast<size_t>(j)],
+                            busy[static_cast<size_t>(table.groupOf(j))], table.groupOf(j)});
+  }
+  plan.provenOptimal = stats.provenOptimal;
+  plan.expanded = stats.expanded;
+  plan.generated = stats.generated;
+  plan.stored = stats.stored;
+  plan.searchSeconds = stats.seconds;
+  return plan;
 }
 
 }  // namespace
@@ -132,13 +210,7 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   const synth::Program& program = result.program;
   const synth::SearchStats& stats = result.stats;
 
-  Plan plan;
-  plan.modelPath = imported.sourceFile;
-  plan.modelSha256 = sha256File(imported.sourceFile);
-  for (ir::ValueId in : g.inputs) plan.inputs.push_back({g.value(in).name, g.value(in).dtype, g.value(in).shape});
-  plan.parameters = g.parameterCount();
-  plan.nodes = static_cast<int>(g.nodes.size());
-  plan.cluster = cluster;
+  Plan plan = planOf(imported, theory, table, program, stats, cluster, options.cost);
   for (int s = 0; s < segmentation.count(); ++s)
     plan.segments.push_back({segmentation.names[static_cast<size_t>(s)], table.segmentShares(s)});
   plan.importedNodeSegment = importedSegments;
@@ -158,64 +230,6 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   plan.lpSolves = result.lpSolves;
   plan.lpSeconds = result.lpSeconds;
 
-  // Steps with exact forms and their times.
-  const size_t groups = static_cast<size_t>(table.groups());
-  std::vector<double> busy(groups, 0.0);
-  for (const synth::Step& s : program.steps) {
-    PlanStep ps;
-    ps.node = s.node;
-    const synth::StepTimes t = synth::stepTimes(table, s);
-    ps.forwardCommunication = t.forwardCommunication;
-    ps.backwardCommunication = t.backwardCommunication;
-    ps.forwardSync = t.forwardSync;
-    ps.backwardSync = t.backwardSync;
-    ps.forwardByGroup = t.forward;
-    ps.backwardByGroup = t.backward;
-    if (s.kind == synth::Step::Kind::Convert) {
-      ps.kind = PlanStep::Kind::Convert;
-      ps.segment = theory.valueSegment(s.value);
-      ps.instruction = synth::conversionName(s.conversion.kind);
-      const bool methodMatters = s.conversion.kind == synth::ConversionKind::AllGather ||
-                                 s.conversion.kind == synth::ConversionKind::ReduceScatter;
-      ps.method = methodMatters ? (s.conversion.method == cost::Method::Padded ? "padded" : "grouped") : "";
-      ps.from = makeForm(table, s.value, s.conversion.from);
-      ps.to = makeForm(table, s.value, s.conversion.to);
-    } else {
-      const rules::Variant& v = theory.variants(s.node)[static_cast<size_t>(s.variant)];
-      const ir::Node& n = g.node(s.node);
-      const std::vector<ir::ValueId> ins = n.tensorInputs();
-      ps.segment = theory.nodeSegment(s.node);
-      ps.variant = v.name;
-      ps.sfb = v.sfb;
-      for (size_t i = 0; i < ins.size(); ++i) ps.inputs.push_back(makeForm(table, ins[i], v.inputs[i]));
-      for (size_t o = 0; o < n.outputs.size(); ++o) ps.outputs.push_back(makeForm(table, n.outputs[o], v.outputs[o]));
-      for (size_t k = 0; k < groups; ++k) busy[k] += t.forward[k] + t.backward[k];
-    }
-    const double forward = t.forward.empty() ? 0 : *std::max_element(t.forward.begin(), t.forward.end());
-    const double backward = t.backward.empty() ? 0 : *std::max_element(t.backward.begin(), t.backward.end());
-    ps.forwardSeconds = t.forwardCommunication + forward;
-    ps.backwardSeconds = t.backwardCommunication + backward;
-    plan.steps.push_back(std::move(ps));
-  }
-  for (const synth::StageCost& st : synth::stageModel(table, program).stages) {
-    const auto [lo, hi] = std::minmax_element(st.steps.begin(), st.steps.end());
-    plan.stages.push_back({st.backward, *lo, *hi + 1, st.communicationSeconds, st.groupComputation,
-                           st.computationSeconds});
-  }
-  plan.estimate = estimateOf(table, program, options.cost);
-  for (int j = 0; j < cluster.size(); ++j) {
-    const cost::Device& d = cluster.devices[static_cast<size_t>(j)];
-    const cost::Machine& m = cluster.machines[static_cast<size_t>(d.machine)];
-    plan.devices.push_back({j, m.name, m.host, cluster.type(j).name, cluster.type(j).memoryBytes,
-                            plan.estimate.memoryBytes[static_cast<size_t>(j)],
-                            busy[static_cast<size_t>(table.groupOf(j))], table.groupOf(j)});
-  }
-  plan.provenOptimal = stats.provenOptimal;
-  plan.expanded = stats.expanded;
-  plan.generated = stats.generated;
-  plan.stored = stats.stored;
-  plan.searchSeconds = stats.seconds;
-
   if (options.baselines) {
     const BaselineOptions bo{options.cost, options.search};
     const std::vector<double> proportional = ratiosFor(g, cluster, PlanOptions::Ratios::Proportional);
@@ -226,6 +240,85 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
     if (options.machineBatchGraph) plan.baselines.push_back(megatronBaseline(*options.machineBatchGraph, cluster, bo));
   }
   return plan;
+}
+
+Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, const cost::Cluster& cluster,
+                      const PlanOptions& options) {
+  const int machines = static_cast<int>(cluster.machines.size());
+  for (const cost::Machine& m : cluster.machines)
+    if (m.count != cluster.machines[0].count)
+      throw NotReplicable(fmt::format("cluster {}: machine {} has {} devices and machine {} has {}; Megatron runs one "
+                                      "tensor-parallel program per machine, so every machine needs as many devices",
+                                      cluster.name, cluster.machines[0].name, cluster.machines[0].count, m.name,
+                                      m.count));
+  Replication replication;
+  if (machines > 1) replication = replicationFor(global, machineBatch, machines);
+
+  // One segment: tensor parallelism at even shares.
+  ir::Segmentation segmentation = ir::segmentGraph(machineBatch, ir::parseSegmentOptions("none"));
+  const ir::Graph g = ir::insertReshards(machineBatch, segmentation);
+  const synth::Theory theory(g, segmentation.nodeSegment);
+  const BaselineOptions bo{options.cost, options.search};
+
+  // Every machine runs the program of the slowest machine kind (a faster kind's own program may
+  // differ; this one is priced on the machine that bounds the iteration).
+  struct Candidate {
+    int machine = 0;
+    std::unique_ptr<cost::Cluster> cluster;  // the machine alone; the table refers to it
+    std::unique_ptr<synth::CostTable> table;
+    synth::Program program;
+    synth::SearchStats stats;
+    double seconds = 0;
+  };
+  std::optional<Candidate> slowest;
+  for (int m = 0; m < machines; ++m) {
+    bool seen = false;
+    for (int k = 0; k < m && !seen; ++k)
+      seen = cluster.machines[static_cast<size_t>(k)].deviceType == cluster.machines[static_cast<size_t>(m)].deviceType;
+    if (seen) continue;
+    Candidate c;
+    c.machine = m;
+    c.cluster = std::make_unique<cost::Cluster>(machineCluster(cluster, m));
+    const cost::Cluster& one = *c.cluster;
+    c.table = std::make_unique<synth::CostTable>(
+        theory, one, std::vector<double>(static_cast<size_t>(one.size()), 1.0 / one.size()), options.cost);
+    c.table->restrict(megatronRestrictions(options.cost.restrictions));
+    c.program = megatronProgram(*c.table, bo, &c.stats);  // SearchError: no such linears
+    c.seconds = synth::iterationSeconds(*c.table, c.program);
+    if (!slowest || c.seconds > slowest->seconds) slowest = std::move(c);
+  }
+  Plan plan = planOf(machineBatch, theory, *slowest->table, slowest->program, slowest->stats,
+                     slowest->table->cluster(), options.cost);
+  plan.cluster = cluster;
+  plan.segments.push_back({segmentation.names[0], slowest->table->segmentShares(0)});
+  plan.importedNodeSegment = segmentation.nodeSegment;
+  plan.segmentation = "none";
+  plan.ratioPolicy = "even";
+  plan.strategy = "megatron";
+  replication.allReduceSeconds =
+      machines > 1 ? crossMachineGradientSeconds(cluster, gradientPieceBytes(*slowest->table, slowest->program, options.cost))
+                   : 0;
+  plan.estimate.iterationSeconds += replication.allReduceSeconds;
+  plan.replication = std::move(replication);
+  if (options.baselines) plan.baselines.push_back(megatronBaseline(machineBatch, cluster, bo));
+  return plan;
+}
+
+std::vector<PlanDevice> worldDevices(const Plan& plan) {
+  if (!plan.replication.replicated()) return plan.devices;
+  std::vector<PlanDevice> out;
+  const size_t k = plan.devices.size();
+  for (const cost::Device& d : plan.cluster.devices) {
+    const cost::Machine& m = plan.cluster.machines[static_cast<size_t>(d.machine)];
+    PlanDevice w = plan.devices[static_cast<size_t>(d.rank) % k];
+    w.rank = d.rank;
+    w.machine = m.name;
+    w.host = m.host;
+    w.type = plan.cluster.types[static_cast<size_t>(d.type)].name;
+    w.capacityBytes = plan.cluster.types[static_cast<size_t>(d.type)].memoryBytes;
+    out.push_back(std::move(w));
+  }
+  return out;
 }
 
 }  // namespace hap::plan

@@ -50,6 +50,17 @@ std::string sha256File(const std::string& path);
 // boundaries (planGraph), searches and balances. Throws synth::SearchError.
 Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOptions& options);
 
+// Megatron's plan, executable (`hap plan --baseline megatron`): on every machine of `cluster` the
+// tensor-parallel program of megatronBaseline (plan/baselines.h) at even shares, found for the
+// slowest machine type, replicated across the machines with data parallelism (Plan::Replication).
+// `global` is the model at the global batch, `machineBatch` at 1/machines of it (ts::dividedBatch).
+// Only options.cost, options.search (budgets, cancellation) and options.baselines (also price the
+// megatron baseline) are used. Throws NotReplicable (plan/replication.h) when the machines differ
+// in device count or the model is not data parallel across them, synth::SearchError when it has
+// no Megatron linears.
+Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, const cost::Cluster& cluster,
+                      const PlanOptions& options);
+
 // How to re-import a plan's model as planned (hap simulate, the runtime): the plan's input shapes,
 // keeping the file's dtype and value ranges (token ids, labels) where it lists the input.
 ts::ImportOptions importOptionsFor(const Plan& plan);

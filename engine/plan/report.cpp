@@ -103,9 +103,13 @@ std::string stages(const Plan& p, const Timeline& t) {
          "|---:|---|---|---:|---:|---|---:|\n";
   for (size_t k : shown) {
     const StageSpan& s = t.stages[k];
-    const auto [lo, hi] = std::minmax_element(s.steps.begin(), s.steps.end());
-    out += fmt::format("| {} | {} | {}–{} ({}) | {} | {} | {} | {} |\n", k, s.backward ? "backward" : "forward", *lo,
-                       *hi, s.steps.size(), ms(s.communicationSeconds), ms(s.computationSeconds),
+    // A stage without steps: a replicated plan's gradient sums across machines.
+    const std::string steps =
+        s.steps.empty() ? std::string("across machines")
+                        : fmt::format("{}–{} ({})", *std::min_element(s.steps.begin(), s.steps.end()),
+                                      *std::max_element(s.steps.begin(), s.steps.end()), s.steps.size());
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", k, s.backward ? "backward" : "forward", steps,
+                       ms(s.communicationSeconds), ms(s.computationSeconds),
                        s.computationSeconds > 0 ? p.devices[static_cast<size_t>(s.slowestRank)].type : "—",
                        percent(stageIdle(s), s.seconds() * static_cast<double>(devices)));
   }

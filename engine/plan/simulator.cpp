@@ -57,6 +57,7 @@ class Replay {
   Timeline run() && {
     t_.forwardSeconds = pass(false);
     t_.backwardSeconds = pass(true);
+    if (p_.replication.replicated()) t_.backwardSeconds += acrossMachines();
     t_.totalSeconds = clock_;
     return std::move(t_);
   }
@@ -128,6 +129,22 @@ class Replay {
     }
     clock_ = span.end();
     t_.stages.push_back(std::move(span));
+  }
+
+  // A replicated plan's gradient sums across machines after backward: one communication phase on
+  // every device (no step of the program). Returns its duration.
+  double acrossMachines() {
+    const double c = p_.replication.allReduceSeconds;
+    if (c <= 0) return 0;
+    const int index = static_cast<int>(t_.stages.size());
+    StageSpan span{true, {}, clock_, c, std::vector<double>(t_.devices.size(), 0.0), 0, 0};
+    for (DeviceTimeline& d : t_.devices) {
+      d.events.push_back({EventKind::Communication, clock_, c, -1, index, true, "gradient all-reduce across machines"});
+      d.communicationSeconds += c;
+    }
+    clock_ = span.end();
+    t_.stages.push_back(std::move(span));
+    return c;
   }
 
   const std::string& label(int step) const { return labels_[static_cast<size_t>(step)]; }

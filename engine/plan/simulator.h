@@ -33,7 +33,8 @@ std::string_view eventKindName(EventKind k);  // "compute", "communication", "id
 struct Event {
   EventKind kind = EventKind::Compute;
   double start = 0, duration = 0;  // seconds from the start of the iteration; duration > 0
-  int step = -1;                   // index into Plan::steps; -1 for idle
+  int step = -1;                   // index into Plan::steps; -1 for idle and for a replicated
+                                   // plan's gradient sums across machines
   int stage = 0;                   // index into Timeline::stages
   bool backward = false;
   std::string label;  // the step's label (stepLabels); "idle" for idle
@@ -52,7 +53,7 @@ struct DeviceTimeline {
 // One stage as replayed: [start, end()) on every device.
 struct StageSpan {
   bool backward = false;
-  std::vector<int> steps;  // step indices in execution order
+  std::vector<int> steps;  // step indices in execution order (none: gradient sums across machines)
   double start = 0;
   double communicationSeconds = 0;        // every device's communication phase
   std::vector<double> deviceComputation;  // per rank

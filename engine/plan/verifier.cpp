@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "engine/ir/segments.h"
 #include "engine/plan/plan_json.h"
+#include "engine/rules/families.h"
 #include "engine/rules/rule.h"
 
 namespace hap::plan {
@@ -29,6 +31,7 @@ class Verifier {
   void checkForm(const Form& f, const std::string& where);
   void checkConvert(const PlanStep& s, const std::string& where);
   void checkCompute(const PlanStep& s, const std::string& where);
+  void checkReplication();
 
   const ir::Graph g_;  // the plan's graph (planGraph)
   const Plan& p_;
@@ -150,6 +153,58 @@ void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
   }
 }
 
+// A replicated plan: the cluster is `machines` machines of the program's ranks each, every input
+// and random op has a valid batch dimension (one cut per input: the program's own cut of an
+// input, if any, is along the same dimension), and the loss weight is a fraction.
+void Verifier::checkReplication() {
+  const Replication& r = p_.replication;
+  const cost::Cluster& c = p_.cluster;
+  const int k = static_cast<int>(p_.devices.size());
+  bool grid = static_cast<int>(c.machines.size()) == r.machines && c.size() == r.machines * k;
+  for (const cost::Machine& m : c.machines) grid = grid && m.count == k;
+  if (!grid)
+    error("replication: the cluster has {} devices on {} machines, not {} machines of the program's {} ranks", c.size(),
+          c.machines.size(), r.machines, k);
+  if (r.inputDims.size() != g_.inputs.size())
+    return error("replication: {} input dimensions for the model's {} inputs", r.inputDims.size(), g_.inputs.size());
+  for (size_t i = 0; i < g_.inputs.size(); ++i) {
+    const int d = r.inputDims[i];
+    if (d < -1 || d >= g_.value(g_.inputs[i]).rank())
+      error("replication: input {} is split across machines along dimension {}, which it does not have",
+            name(g_.inputs[i]), d);
+  }
+  for (const PlanStep& s : p_.steps) {
+    if (s.kind != PlanStep::Kind::Convert || !synth::isGather(s.to.rel) || !validValue(s.to.value)) continue;
+    const auto at = std::find(g_.inputs.begin(), g_.inputs.end(), s.to.value);
+    if (at == g_.inputs.end() || s.instruction != "load-shard") continue;
+    const int d = r.inputDims[static_cast<size_t>(at - g_.inputs.begin())];
+    if (d >= 0 && d != s.to.rel)
+      error("replication: input {} is split along dimension {} inside a machine and along {} across machines; the "
+            "runtime reads one cut per input",
+            name(s.to.value), static_cast<int>(s.to.rel), d);
+  }
+  std::vector<int> listed(g_.nodes.size(), 0);
+  for (const Replication::RandomCut& cut : r.randomCuts) {
+    if (cut.node < 0 || static_cast<size_t>(cut.node) >= g_.nodes.size() || !rules::isRandomOp(g_.node(cut.node).op)) {
+      error("replication: random cut of node {}, which is not a random op", cut.node);
+      continue;
+    }
+    ++listed[static_cast<size_t>(cut.node)];
+    const ir::Node& n = g_.node(cut.node);
+    if (cut.dim < -1 || (cut.dim >= 0 && (n.outputs.empty() || cut.dim >= g_.value(n.outputs[0]).rank())))
+      error("replication: {} is split across machines along dimension {}, which its output does not have",
+            g_.describe(cut.node), cut.dim);
+  }
+  for (const ir::Node& n : g_.nodes)
+    if (rules::isRandomOp(n.op) && listed[static_cast<size_t>(n.id)] != 1)
+      error("replication: random op {} has {} cuts across machines, not one", g_.describe(n.id),
+            listed[static_cast<size_t>(n.id)]);
+  if (!(r.lossWeight > 0 && r.lossWeight <= 1)) error("replication: the loss weight {} is not in (0, 1]", r.lossWeight);
+  if (!r.lossTargets.empty() &&
+      std::none_of(g_.inputs.begin(), g_.inputs.end(), [&](ir::ValueId v) { return g_.value(v).name == r.lossTargets; }))
+    error("replication: the loss's targets '{}' are not an input of the model", r.lossTargets);
+}
+
 std::vector<std::string> Verifier::run() {
   if (p_.nodes != static_cast<int>(g_.nodes.size()))
     error("the plan is for a graph of {} nodes, this model has {}", p_.nodes, g_.nodes.size());
@@ -164,6 +219,7 @@ std::vector<std::string> Verifier::run() {
     if (std::abs(total - 1) > 1e-6) error("the ratios of segment '{}' sum to {}, not 1", seg.name, total);
   }
   if (!errors_.empty()) return errors_;
+  if (p_.replication.replicated()) checkReplication();
   for (size_t i = 0; i < p_.steps.size(); ++i) {
     const PlanStep& s = p_.steps[i];
     const std::string where = fmt::format("step {}", i);

@@ -10,7 +10,9 @@
 //     same wherever the form appears, and split at the same relative positions as the other G
 //     forms of its compute step (linked dimensions);
 //   - every segment's ratios are non-negative and sum to 1;
-//   - the loss ends as a partial sum R (or I, from which R is local): R(loss) is derived.
+//   - the loss ends as a partial sum R (or I, from which R is local): R(loss) is derived;
+//   - a replicated plan (Plan::Replication) fits its cluster (machines of the program's ranks)
+//     and names a valid batch dimension for every input and every random op.
 #pragma once
 
 #include <string>

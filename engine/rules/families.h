@@ -10,6 +10,8 @@ namespace hap::rules {
 
 std::span<const RuleEntry> elementwiseRules();    // elementwise.cpp: unary, binary, where, casts
 std::span<const RuleEntry> randomRules();         // random.cpp: dropout and other random ops
+// Whether `op` draws random numbers (listed in randomRules(), in-place variants included).
+bool isRandomOp(std::string_view op);
 std::span<const RuleEntry> reductionRules();      // reduction.cpp: sum, mean, amax, ...
 std::span<const RuleEntry> normalizationRules();  // normalization.cpp: layer_norm, batch_norm
 std::span<const RuleEntry> softmaxRules();        // softmax.cpp: softmax, log_softmax

@@ -67,4 +67,10 @@ std::span<const RuleEntry> randomRules() {
   return kRules;
 }
 
+bool isRandomOp(std::string_view op) {
+  for (const RuleEntry& e : kRules)
+    if (e.op == op) return true;
+  return false;
+}
+
 }  // namespace hap::rules
