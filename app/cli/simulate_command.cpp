@@ -66,8 +66,12 @@ int runSimulate(const SimulateArgs& a) {
   for (const plan::StageSpan& s : t.stages) backwardStages += s.backward;
   const plan::PlanDevice& slowest = p.devices[static_cast<size_t>(plan::bottleneckRank(t))];
   const plan::DeviceTimeline& busiest = t.devices[static_cast<size_t>(slowest.rank)];
-  std::cout << fmt::format("Simulated iteration of {} on {} ({} devices): {}\n", p.modelPath, p.cluster.name,
-                           p.devices.size(), ms(t.totalSeconds));
+  const std::string devices =
+      p.replication.replicated()
+          ? fmt::format("{} devices per machine, replicated on {} machines", p.devices.size(), p.replication.machines)
+          : fmt::format("{} devices", p.devices.size());
+  std::cout << fmt::format("Simulated iteration of {} on {} ({}): {}\n", p.modelPath, p.cluster.name, devices,
+                           ms(t.totalSeconds));
   std::cout << fmt::format("  forward    {} in {} stages\n", ms(t.forwardSeconds), t.stages.size() - backwardStages);
   std::cout << fmt::format("  backward   {} in {} stages\n", ms(t.backwardSeconds), backwardStages);
   std::cout << fmt::format("  bottleneck rank {} ({} on {}): busy {} ({:.1f}%), idle {}\n", slowest.rank,

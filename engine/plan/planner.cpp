@@ -283,7 +283,14 @@ Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, co
     c.table = std::make_unique<synth::CostTable>(
         theory, one, std::vector<double>(static_cast<size_t>(one.size()), 1.0 / one.size()), options.cost);
     c.table->restrict(megatronRestrictions(options.cost.restrictions));
-    c.program = megatronProgram(*c.table, bo, &c.stats);  // SearchError: no such linears
+    try {
+      c.program = megatronProgram(*c.table, bo, &c.stats);
+    } catch (const synth::SearchError& e) {
+      throw NotReplicable(fmt::format("{}: Megatron's tensor parallelism does not apply: {}. It splits the linears "
+                                      "of module scopes *.attn.{{q,k,v,out}} and *.ffn.{{fc1,fc2}}; plan other "
+                                      "models with hap plan",
+                                      global.sourceFile, e.what()));
+    }
     c.seconds = synth::iterationSeconds(*c.table, c.program);
     if (!slowest || c.seconds > slowest->seconds) slowest = std::move(c);
   }

@@ -56,8 +56,7 @@ Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOption
 // `global` is the model at the global batch, `machineBatch` at 1/machines of it (ts::dividedBatch).
 // Only options.cost, options.search (budgets, cancellation) and options.baselines (also price the
 // megatron baseline) are used. Throws NotReplicable (plan/replication.h) when the machines differ
-// in device count or the model is not data parallel across them, synth::SearchError when it has
-// no Megatron linears.
+// in device count, the model has no Megatron linears or is not data parallel across machines.
 Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, const cost::Cluster& cluster,
                       const PlanOptions& options);
 

@@ -2,6 +2,8 @@
 // errors.
 #include <QtTest>
 
+#include <QDir>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QFile>
@@ -169,6 +171,64 @@ class TstCli : public QObject {
     // parallelism is not FSDP).
     QVERIFY2(shardedParameters > 10 && gathers == shardedParameters,
              qPrintable(QString("%1 sharded parameters, %2 gathers").arg(shardedParameters).arg(gathers)));
+  }
+
+  // --baseline megatron writes Megatron's plan, executable: one machine's tensor-parallel program
+  // (q/k/v and fc1 column-parallel, out and fc2 row-parallel, even shares) replicated on the two
+  // machines; its prediction is the megatron baseline's (the P100 machine bounds it), the
+  // simulator agrees, and the launch scripts start every machine's ranks. A model without those
+  // linears gets an error that says so.
+  void planMegatronBaseline() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("megatron.json");
+    Run r = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "megatron", "-o", out});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.startsWith("MEGATRON baseline plan for"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("Replicated on 2 machines: each runs this 2-rank program on 1/2 of the batch"),
+             qPrintable(r.out));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(plan.value("strategy").toString(), QString("megatron"));
+    const QJsonObject replication = plan.value("replication").toObject();
+    QCOMPARE(replication.value("machines").toInt(), 2);
+    QCOMPARE(replication.value("input_dims").toArray(), (QJsonArray{0, 0}));
+    QCOMPARE(replication.value("loss_weight").toDouble(), 0.5);
+    QVERIFY(replication.value("random_cuts").toArray().size() > 0);
+    const QJsonArray devices = plan.value("cluster").toObject().value("devices").toArray();
+    QCOMPARE(devices.size(), 2);
+    QVERIFY2(devices[0].toObject().value("type").toString().startsWith("P100"), "the slowest machine's program");
+    QCOMPARE(plan.value("model").toObject().value("inputs").toArray()[0].toObject().value("shape").toArray()[0].toInt(),
+             2);  // the zoo's batch of 4, halved
+    const double predicted = plan.value("prediction").toObject().value("iteration_seconds").toDouble();
+    const double baseline =
+        plan.value("baselines").toObject().value("megatron").toObject().value("iteration_seconds").toDouble();
+    QVERIFY2(std::abs(predicted - baseline) <= 1e-9 * baseline, qPrintable(QString("%1 vs %2").arg(predicted).arg(baseline)));
+    QVERIFY(replication.value("all_reduce_seconds").toDouble() > 0);
+    QStringList variants;  // of the linears: 2 layers of q, k, v, out, fc1, fc2, then the head
+    for (const QJsonValue& v : plan.value("program").toArray()) {
+      const QJsonObject s = v.toObject();
+      if (s.value("op").toString() == "aten::linear") variants << s.value("variant").toString();
+    }
+    QVERIFY2(variants.size() == 13 && variants.count("column") >= 8 && variants.count("row") >= 4,
+             qPrintable(variants.join(",")));
+
+    Run sim = hap({"simulate", out});
+    QCOMPARE(sim.exitCode, 0);
+    QVERIFY2(sim.out.contains("2 devices per machine, replicated on 2 machines") &&
+                 sim.out.contains("Simulated total equals the plan's prediction."),
+             qPrintable(sim.out + sim.err));
+
+    const QString scripts = dir.filePath("scripts");
+    Run emit = hap({"launch", out, "--emit", "torchrun", scripts});
+    QCOMPARE(emit.exitCode, 0);
+    QStringList runScripts = QDir(scripts).entryList({"run-*.sh"});
+    QCOMPARE(runScripts.size(), 2);  // both machines start their ranks
+
+    Run mlp = hap({"plan", zoo("mlp"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "megatron"});
+    QCOMPARE(mlp.exitCode, 1);
+    QVERIFY2(mlp.err.contains("Megatron's tensor parallelism does not apply") && mlp.err.contains("*.attn."),
+             qPrintable(mlp.err));
   }
 
   // --baseline dp-cp writes the DP-CP baseline as an executable plan: the same predicted time

@@ -201,6 +201,25 @@ class TstExactness : public QObject {
     QVERIFY2(m.captured(1).toInt() > 0 && m.captured(2).toInt() == 0, qPrintable(m.captured(0)));
   }
 
+  // Megatron's plan (hap plan --baseline megatron) on a 2 x 2 grid: tensor parallel inside each
+  // machine, the batch split across the machines, random ops drawing the global batch's numbers,
+  // gradients summed across machines: the same training as one device. The fixture's loss ignores
+  // target 0 of targets without a declared range, so each machine weighs its loss by its count.
+  void megatronReplicatedOnAMachineGrid_data() {
+    QTest::addColumn<QString>("model");
+    QTest::newRow("bert") << "bert";
+    QTest::newRow("vit") << "vit";
+    QTest::newRow("ignored targets") << qEnvironmentVariable("HAP_FIXTURE_DIR") + "/ignore_block.pt";
+  }
+  void megatronReplicatedOnAMachineGrid() {
+    QFETCH(QString, model);
+    const Outcome o = runChecked(model, 4, {"--baseline", "megatron"}, {}, /*grid=*/true);
+    expectPass(o);
+    const QRegularExpression line("replicated on 2 machines of 2 ranks: (\\d+) gradient all-reduces across machines");
+    const QRegularExpressionMatch m = line.match(o.outputs.value(0));
+    QVERIFY2(m.hasMatch() && m.captured(1).toInt() > 0, qPrintable(o.outputs.value(0)));
+  }
+
   // A class loss whose targets have no declared range (a model file without hap/inputs.json):
   // the mean's denominator is the global count of targets that are not ignored, all-reduced per
   // step (the zoo's declared ranges make it static instead).

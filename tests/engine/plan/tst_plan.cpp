@@ -5,6 +5,8 @@
 #include "engine/import/importer.h"
 #include "engine/plan/plan_json.h"
 #include "engine/plan/planner.h"
+#include "engine/plan/replication.h"
+#include "engine/plan/simulator.h"
 #include "engine/plan/verifier.h"
 
 using namespace hap;
@@ -89,6 +91,91 @@ class TstPlan : public QObject {
     o.machineBatchGraph = &mlp;
     const plan::Plan::Baseline none = plan::makePlan(mlp, cluster(), o).baselines[3];
     QVERIFY2(!none.applicable && QString::fromStdString(none.note).contains("not applicable"), none.note.c_str());
+  }
+
+  // Megatron's executable plan: one machine's program replicated on the two machines, which the
+  // verifier, the JSON round trip and the simulator accept; the verifier rejects a replication
+  // that does not fit the cluster or the model, and the planner explains what is not replicable.
+  void megatronReplicatedPlan() {
+    const std::string path = qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt";
+    const ir::Graph bert = ts::importModel(path);
+    ts::ImportOptions half;
+    half.inputOverrides = ts::dividedBatch(bert, 2);
+    const ir::Graph perMachine = ts::importModel(path, half);
+    const plan::Plan p = plan::makeMegatronPlan(bert, perMachine, cluster(), {});
+    QCOMPARE(p.strategy, std::string("megatron"));
+    QCOMPARE(p.replication.machines, 2);
+    QCOMPARE(p.devices.size(), size_t{2});
+    QCOMPARE(plan::worldDevices(p).size(), size_t{4});
+    QCOMPARE(plan::worldDevices(p)[2].machine, p.cluster.machines[1].name);
+    QCOMPARE(p.replication.inputDims, (std::vector<int>{0, 0}));
+    QCOMPARE(p.replication.lossWeight, 0.5);
+    QCOMPARE(p.replication.lossTargets, std::string("y"));
+    QVERIFY(!p.replication.randomCuts.empty());
+    for (const plan::Replication::RandomCut& c : p.replication.randomCuts) QCOMPARE(c.dim, 0);  // dropout on batch rows
+    const QStringList problems = problemsAfter(perMachine, p, [](plan::Plan&) {});
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+    QCOMPARE(p.baselines.size(), size_t{1});
+    QVERIFY(std::abs(p.estimate.iterationSeconds - p.baselines[0].estimate.iterationSeconds) <=
+            1e-9 * p.estimate.iterationSeconds);
+    // The simulator replays the program and the gradient sums across machines: the prediction.
+    const plan::Timeline t = plan::simulate(p);
+    QVERIFY(plan::matchesPrediction(p, t));
+    QVERIFY(t.stages.back().steps.empty() && t.stages.back().communicationSeconds == p.replication.allReduceSeconds);
+
+    const auto once = plan::toJson(p, perMachine);
+    const plan::Plan back = plan::planFromJson(nlohmann::json::parse(once.dump()), "plan.json");
+    QVERIFY(nlohmann::json::parse(plan::toJson(back, perMachine).dump()) == nlohmann::json::parse(once.dump()));
+    QCOMPARE(back.replication.randomCuts.size(), p.replication.randomCuts.size());
+
+    auto has = [](const QStringList& problems, const char* fragment) {
+      for (const QString& s : problems)
+        if (s.contains(fragment)) return true;
+      return false;
+    };
+    QVERIFY(has(problemsAfter(perMachine, p, [](plan::Plan& q) { q.replication.randomCuts.pop_back(); }),
+                "has 0 cuts across machines"));
+    QVERIFY(has(problemsAfter(perMachine, p, [](plan::Plan& q) { q.replication.inputDims[1] = 2; }),
+                "which it does not have"));
+    QVERIFY(has(problemsAfter(perMachine, p, [](plan::Plan& q) { q.replication.machines = 3; }),
+                "not 3 machines of the program's 2 ranks"));
+    // The targets cut by sequence position inside a machine, by batch row across machines.
+    const int loadY = firstStep(p, [&](const plan::PlanStep& s) {
+      return s.kind == plan::PlanStep::Kind::Convert && s.to.value == perMachine.inputs[1];
+    });
+    QVERIFY(loadY >= 0);
+    QVERIFY(has(problemsAfter(perMachine, p,
+                              [&](plan::Plan& q) {
+                                plan::PlanStep& s = q.steps[static_cast<size_t>(loadY)];
+                                s.instruction = "load-shard";
+                                s.to.rel = synth::gather(1);
+                                s.to.lengths = {8, 8};
+                              }),
+                "along dimension 1 inside a machine and along 0 across machines"));
+
+    // A global batch the machines cannot split evenly, and a model without Megatron's linears.
+    ts::ImportOptions odd;
+    odd.inputOverrides = {ts::parseInputArg("x=5x16"), ts::parseInputArg("y=5x16")};
+    const ir::Graph five = ts::importModel(path, odd);
+    ts::ImportOptions three;
+    three.inputOverrides = ts::dividedBatch(five, 2);
+    QString message;
+    try {
+      plan::makeMegatronPlan(five, ts::importModel(path, three), cluster(), {});
+    } catch (const plan::NotReplicable& e) {
+      message = e.what();
+    }
+    QVERIFY2(message.contains("must divide evenly by the 2 machines"), qPrintable(message));
+    const ir::Graph mlp = zoo("mlp");
+    ts::ImportOptions halfMlp;
+    halfMlp.inputOverrides = ts::dividedBatch(mlp, 2);
+    message.clear();
+    try {
+      plan::makeMegatronPlan(mlp, ts::importModel(mlp.sourceFile, halfMlp), cluster(), {});
+    } catch (const plan::NotReplicable& e) {
+      message = e.what();
+    }
+    QVERIFY2(message.contains("does not apply"), qPrintable(message));
   }
 
   void jsonRoundTrip() {
