@@ -385,7 +385,7 @@ CompiledStep Executor::Impl::compileCompute(const plan::PlanStep& s) const {
     // unless the plan is replicated, where the mask is the global batch's.
     if (!shardedIn && !plan.replication.replicated()) return c;
     c.adjust = Adjust::Dropout;
-    c.replicaDim = replicaDim(s);
+    c.replicaDim = plan.replication.replicated() ? replicaDim(s) : -1;
     const ir::Arg* p = n.arg("p");
     if (p) {
       if (const double* d = std::get_if<double>(&p->constant)) c.dropoutP = *d;

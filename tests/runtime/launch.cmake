@@ -8,3 +8,6 @@ if(TARGET hap-worker)
   target_compile_definitions(tst_launch PRIVATE HAP_WORKER_PATH="$<TARGET_FILE:hap-worker>")
   add_dependencies(tst_launch hap-worker)
 endif()
+# cpuShareSlowsARank compares how far a CPU share slows a busy rank against an unthrottled one:
+# beside other tests' workers on a small machine both are starved alike, so it runs alone.
+set_tests_properties(tst_launch PROPERTIES RUN_SERIAL TRUE)
