@@ -223,6 +223,43 @@ std::vector<InputPiece> machinePieces(std::vector<InputPiece> pieces, const plan
   return pieces;
 }
 
+// The weight of this machine's loss in the global loss (plan::Replication): lossWeight, or, for a
+// class loss whose targets may be ignore_index (their declared range admits it), this machine's
+// count of the other targets over all machines' count: the machine's rows of the targets are read
+// beside the rank's pieces, and one scalar all-reduce among peers sums the counts, each step.
+class MachineLossWeight {
+ public:
+  MachineLossWeight(const plan::Plan& plan, std::vector<InputPiece> programPieces, int machine,
+                    const DataOptions& data, Communicator* peers)
+      : replication_(plan.replication), peers_(peers) {
+    if (!replication_.replicated() || replication_.lossTargets.empty()) return;
+    for (InputPiece& p : programPieces) p.dim = -1;  // whole inside the machine
+    std::vector<InputPiece> rows = machinePieces(std::move(programPieces), plan, machine);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const InputPiece& p = rows[i];
+      const bool excluded =
+          p.high && (replication_.ignoreIndex < p.low.value_or(0) || replication_.ignoreIndex >= *p.high);
+      if (p.name == replication_.lossTargets && !excluded) targets_ = static_cast<int>(i);
+    }
+    if (targets_ >= 0) rows_ = makeBatchSource(data, std::move(rows));
+  }
+
+  double operator()(int64_t iteration) {
+    if (!rows_) return replication_.lossWeight;
+    const at::Tensor targets = rows_->batch(iteration)[static_cast<size_t>(targets_)];
+    const double mine = targets.ne(replication_.ignoreIndex).sum().item<double>();
+    at::Tensor all = at::full({1}, mine, at::kDouble);
+    peers_->allReduce(all);
+    return all.item<double>() > 0 ? mine / all.item<double>() : replication_.lossWeight;
+  }
+
+ private:
+  const plan::Replication& replication_;
+  Communicator* peers_;
+  std::unique_ptr<BatchSource> rows_;  // the machine's rows of the batch (targets_ among them)
+  int targets_ = -1;
+};
+
 // Sums every parameter piece's gradient over `peers` (the same piece on every machine), in
 // place: one all-reduce per dtype for the replicated parameters and one for the pieces of sharded
 // ones, so that replicas, whose buffers are the same on every rank, get the same bits everywhere.
@@ -291,35 +328,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   const std::vector<InputPiece> pieces =
       replication.replicated() ? machinePieces(exec.inputPieces(), plan, machine) : exec.inputPieces();
   std::unique_ptr<BatchSource> source = makeBatchSource(o.data, pieces);
-  // The weight of this machine's loss in the global loss: Replication::lossWeight, or, for a class
-  // loss whose targets may be ignore_index, the machine's share of the counted targets (read from
-  // the machine's rows of the batch each step).
-  std::unique_ptr<BatchSource> countSource;
-  int countInput = -1;
-  if (replication.replicated() && !replication.lossTargets.empty()) {
-    std::vector<InputPiece> rows = machinePieces(exec.inputPieces(), plan, machine);
-    for (size_t i = 0; i < rows.size(); ++i) {
-      InputPiece& p = rows[i];
-      for (size_t j = 0; j < plan.inputs.size(); ++j)  // the machine's rows whole
-        if (plan.inputs[j].name == p.name && replication.inputDims[j] >= 0) {
-          p.dim = replication.inputDims[j];
-          p.offset = machine * plan.inputs[j].shape[static_cast<size_t>(p.dim)];
-          p.length = plan.inputs[j].shape[static_cast<size_t>(p.dim)];
-        }
-      const bool excluded = p.high && (replication.ignoreIndex < p.low.value_or(0) || replication.ignoreIndex >= *p.high);
-      if (p.name == replication.lossTargets && !excluded) countInput = static_cast<int>(i);
-    }
-    if (countInput >= 0) countSource = makeBatchSource(o.data, rows);
-  }
-  auto machineLossWeight = [&](int64_t iteration) {
-    if (!countSource) return replication.lossWeight;
-    const at::Tensor targets = countSource->batch(iteration)[static_cast<size_t>(countInput)];
-    const double mine = targets.ne(replication.ignoreIndex).sum().item<double>();
-    at::Tensor total = at::full({1}, mine, at::kDouble);
-    peers->allReduce(total);
-    const double all = total.item<double>();
-    return all > 0 ? mine / all : replication.lossWeight;
-  };
+  MachineLossWeight lossWeight(plan, exec.inputPieces(), machine, o.data, peers.get());
   const bool lead = env.rank == 0;
   if (lead) std::cout << fmt::format("data: {}\n", source->describe()) << std::flush;
 
@@ -366,7 +375,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     const auto start = Clock::now();
     at::manual_seed(iterationSeed(o.seed, it));
     at::Tensor partial = exec.forward(batch);
-    if (replication.replicated()) partial = partial * machineLossWeight(it);  // this rank's part of the global loss
+    if (replication.replicated()) partial = partial * lossWeight(it);  // this rank's part of the global loss
     exec.backward(partial);
     if (peers) sumAcrossMachines(*peers, params);
     const double optStart = exec.now();
