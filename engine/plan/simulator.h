@@ -10,6 +10,8 @@
 //   synchronise); its communicating steps run one after another on every device; then each
 //   device runs the stage's computations back to back at its group's times, and waits idle for
 //   the slowest device.
+// - a replicated plan (Plan::Replication) ends with one more stage, of communication only and
+//   without steps: its gradient sums across machines.
 // Everything is recomputed from the steps' times (PlanStep::*Communication, *Sync, *ByGroup);
 // the plan's Stage totals and estimate are never read, so a total equal to
 // Plan::estimate.iterationSeconds cross-checks the planner (matchesPrediction).
