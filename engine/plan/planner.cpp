@@ -263,7 +263,6 @@ Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, co
   // Every machine runs the program of the slowest machine kind (a faster kind's own program may
   // differ; this one is priced on the machine that bounds the iteration).
   struct Candidate {
-    int machine = 0;
     std::unique_ptr<cost::Cluster> cluster;  // the machine alone; the table refers to it
     std::unique_ptr<synth::CostTable> table;
     synth::Program program;
@@ -277,7 +276,6 @@ Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, co
       seen = cluster.machines[static_cast<size_t>(k)].deviceType == cluster.machines[static_cast<size_t>(m)].deviceType;
     if (seen) continue;
     Candidate c;
-    c.machine = m;
     c.cluster = std::make_unique<cost::Cluster>(machineCluster(cluster, m));
     const cost::Cluster& one = *c.cluster;
     c.table = std::make_unique<synth::CostTable>(
@@ -306,6 +304,10 @@ Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, co
       machines > 1 ? crossMachineGradientSeconds(cluster, gradientPieceBytes(*slowest->table, slowest->program, options.cost))
                    : 0;
   plan.estimate.iterationSeconds += replication.allReduceSeconds;
+  // The program needs the same memory on every machine: it fits where every machine's devices hold it.
+  for (const cost::Device& d : cluster.devices)
+    plan.estimate.fits = plan.estimate.fits &&
+                         plan.estimate.memoryBytes[static_cast<size_t>(d.localRank)] <= cluster.type(d.rank).memoryBytes;
   plan.replication = std::move(replication);
   if (options.baselines) plan.baselines.push_back(megatronBaseline(machineBatch, cluster, bo));
   return plan;
