@@ -188,7 +188,7 @@ Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Clust
   for (int j = 0; j < cluster.size(); ++j)
     b.estimate.fits = b.estimate.fits && memory[static_cast<size_t>(j)] <= cluster.type(j).memoryBytes;
   b.note = fmt::format("tensor parallel inside each machine, data parallel across {} machine{} (gradient all-reduce "
-                       "{:.3f} ms)",
+                       "{:.3f} ms; run it: hap plan --baseline megatron)",
                        machines, machines == 1 ? "" : "s", crossing * 1e3);
   return b;
 }
