@@ -110,6 +110,9 @@ int runPlan(const PlanArgs& a) {
   if (!a.quiet) options.search.listener = &progress;
   plan::Plan p;
   if (a.baseline == "megatron") {
+    if (!a.pins.empty())
+      throw Error("--pin: --baseline megatron pins the attention and FFN linears itself (q, k, v and fc1 column, out "
+                  "and fc2 row); leave --pin out, or plan HAP's program with the pins instead");
     // The program is one machine's, on its share of the batch: its ids refer to that graph.
     ts::ImportOptions perMachine = importOptions;
     perMachine.inputOverrides = ts::dividedBatch(g, static_cast<int>(cluster.machines.size()));

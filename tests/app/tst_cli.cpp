@@ -225,6 +225,10 @@ class TstCli : public QObject {
     QStringList runScripts = QDir(scripts).entryList({"run-*.sh"});
     QCOMPARE(runScripts.size(), 2);  // both machines start their ranks
 
+    Run pinned = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "megatron", "--pin",
+                      "head=column"});
+    QCOMPARE(pinned.exitCode, 1);
+    QVERIFY2(pinned.err.contains("--pin: --baseline megatron pins"), qPrintable(pinned.err));
     Run mlp = hap({"plan", zoo("mlp"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "megatron"});
     QCOMPARE(mlp.exitCode, 1);
     QVERIFY2(mlp.err.contains("Megatron's tensor parallelism does not apply") && mlp.err.contains("*.attn."),
