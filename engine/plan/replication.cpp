@@ -70,7 +70,7 @@ Replication replicationFor(const ir::Graph& global, const ir::Graph& machine, in
   Replication r;
   r.machines = machines;
   r.inputDims.assign(global.inputs.size(), -1);
-  std::vector<int> outputDim(global.values.size(), -2);  // -2: not computed by a step
+  std::vector<int> outputDim(global.values.size(), -2);  // per value: its batch dimension, -1 none, -2 unknown
   for (const synth::Step& s : program.steps) {
     if (s.kind == synth::Step::Kind::Convert) {
       using K = synth::ConversionKind;
@@ -95,6 +95,7 @@ Replication replicationFor(const ir::Graph& global, const ir::Graph& machine, in
 
   // The batch: inputs cut along their dimension, `machines` times the machine's length there.
   for (size_t i = 0; i < global.inputs.size(); ++i) {
+    outputDim[static_cast<size_t>(global.inputs[i])] = r.inputDims[i];
     const ir::Value& whole = global.value(global.inputs[i]);
     const ir::Value& one = machine.value(machine.inputs[i]);
     const int d = r.inputDims[i];
