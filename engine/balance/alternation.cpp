@@ -54,22 +54,19 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
     further.push_back(std::async(std::launch::async, searchAt, start.shares, std::cref(quiet)));
 
   AlternationResult best;
-  Searched first = searchAt(startShares, options.search);
-  best.table = std::move(first.table);
-  best.program = std::move(first.program);
-  best.stats = first.stats;
-  best.fits = first.fits;
-  best.seconds = first.seconds;
-  best.history.push_back({"search", best.seconds, best.fits});
-  for (size_t i = 0; i < further.size(); ++i) {
-    Searched s = further[i].get();  // rethrows the search's error (cancelled, no program)
-    best.history.push_back({"search from " + options.moreStarts[i].name, s.seconds, s.fits});
-    if (!better(s.fits, s.seconds, best.fits, best.seconds)) continue;
+  auto adopt = [&best](Searched&& s) {
     best.table = std::move(s.table);
     best.program = std::move(s.program);
     best.stats = s.stats;
     best.fits = s.fits;
     best.seconds = s.seconds;
+  };
+  adopt(searchAt(startShares, options.search));
+  best.history.push_back({"search", best.seconds, best.fits});
+  for (size_t i = 0; i < further.size(); ++i) {
+    Searched s = further[i].get();  // rethrows the search's error (cancelled, no program)
+    best.history.push_back({"search from " + options.moreStarts[i].name, s.seconds, s.fits});
+    if (better(s.fits, s.seconds, best.fits, best.seconds)) adopt(std::move(s));
   }
   for (int round = 0; round < options.maxRounds; ++round) {
     ShareLpResult lp;

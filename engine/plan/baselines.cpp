@@ -19,18 +19,7 @@ synth::SearchOptions searchOptions(const BaselineOptions& o) {
   return so;
 }
 
-}  // namespace
-
-cost::Cluster machineCluster(const cost::Cluster& c, int m) {
-  cost::Cluster one = c;
-  one.machines = {c.machines[static_cast<size_t>(m)]};
-  one.network = {};
-  one.devices.clear();
-  for (const cost::Device& d : c.devices)
-    if (d.machine == m) one.devices.push_back({static_cast<int>(one.devices.size()), 0, d.localRank, d.type});
-  return one;
-}
-
+// Megatron's per-machine program (its pins, no SFB) on a table of one machine at even shares.
 synth::Program megatronProgram(const synth::CostTable& table, const BaselineOptions& options,
                                synth::SearchStats* stats) {
   synth::SearchOptions so = searchOptions(options);
@@ -42,6 +31,18 @@ synth::Program megatronProgram(const synth::CostTable& table, const BaselineOpti
 synth::Restrictions megatronRestrictions(synth::Restrictions base) {
   base.sfb = false;
   return base;
+}
+
+}  // namespace
+
+cost::Cluster machineCluster(const cost::Cluster& c, int m) {
+  cost::Cluster one = c;
+  one.machines = {c.machines[static_cast<size_t>(m)]};
+  one.network = {};
+  one.devices.clear();
+  for (const cost::Device& d : c.devices)
+    if (d.machine == m) one.devices.push_back({static_cast<int>(one.devices.size()), 0, d.localRank, d.type});
+  return one;
 }
 
 double crossMachineGradientSeconds(const cost::Cluster& cluster, const std::vector<double>& gradientBytes) {
@@ -135,62 +136,72 @@ Plan::Baseline fsdpBaseline(const synth::Theory& theory, const cost::Cluster& cl
                       regather * 1e3)};
 }
 
-Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Cluster& cluster,
+std::vector<MachineProgram> megatronPrograms(const synth::Theory& theory, const cost::Cluster& cluster,
+                                             const BaselineOptions& options) {
+  std::vector<MachineProgram> out;
+  for (int m = 0; m < static_cast<int>(cluster.machines.size()); ++m) {
+    const cost::Machine& machine = cluster.machines[static_cast<size_t>(m)];
+    if (std::any_of(out.begin(), out.end(), [&](const MachineProgram& p) { return p.sameKind(machine); })) continue;
+    MachineProgram p;
+    p.machine = m;
+    p.deviceType = machine.deviceType;
+    p.count = machine.count;
+    p.cluster = std::make_unique<cost::Cluster>(machineCluster(cluster, m));
+    p.table = std::make_unique<synth::CostTable>(
+        theory, *p.cluster, std::vector<double>(static_cast<size_t>(machine.count), 1.0 / machine.count), options.cost);
+    p.table->restrict(megatronRestrictions(options.cost.restrictions));
+    p.program = megatronProgram(*p.table, options, &p.stats);
+    p.seconds = synth::iterationSeconds(*p.table, p.program);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Plan::Baseline megatronBaseline(const std::vector<MachineProgram>& programs, const cost::Cluster& cluster,
                                 const BaselineOptions& options) {
   Plan::Baseline b{"megatron", {}, true, ""};
-  const synth::Theory theory(machineBatch);
-  const int machines = static_cast<int>(cluster.machines.size());
-  // One tensor-parallel plan per machine type; the slowest bounds the iteration.
-  std::vector<double> memory(static_cast<size_t>(cluster.size()), 0.0);
-  std::vector<double> seconds(static_cast<size_t>(machines), 0.0);
-  std::vector<double> gradientBytes;  // per parameter tensor, per device (the largest machine plan's)
-  for (int m = 0; m < machines; ++m) {
-    const cost::Cluster one = machineCluster(cluster, m);
-    int same = -1;
-    for (int k = 0; k < m && same < 0; ++k)
-      if (cluster.machines[static_cast<size_t>(k)].deviceType == one.machines[0].deviceType &&
-          cluster.machines[static_cast<size_t>(k)].count == one.machines[0].count)
-        same = k;
-    std::vector<double> local;
-    if (same >= 0) {
-      seconds[static_cast<size_t>(m)] = seconds[static_cast<size_t>(same)];
-      for (const cost::Device& d : cluster.devices)
-        if (d.machine == same) local.push_back(memory[static_cast<size_t>(d.rank)]);
-    } else {
-      synth::CostTable table(theory, one, std::vector<double>(static_cast<size_t>(one.size()), 1.0 / one.size()),
-                             options.cost);
-      table.restrict(megatronRestrictions(options.cost.restrictions));
-      synth::Program p;
-      try {
-        p = megatronProgram(table, options);
-      } catch (const synth::SearchError& e) {
-        b.applicable = false;
-        b.estimate.fits = false;
-        b.note = fmt::format("not applicable: {}", e.what());
-        return b;
-      }
-      seconds[static_cast<size_t>(m)] = synth::iterationSeconds(table, p);
-      local = synth::deviceMemory(table, p, options.cost);
-      std::vector<double> bytes = gradientPieceBytes(table, p, options.cost);
-      if (bytes.size() >= gradientBytes.size()) gradientBytes = std::move(bytes);
-    }
-    size_t k = 0;
-    for (const cost::Device& d : cluster.devices)
-      if (d.machine == m) memory[static_cast<size_t>(d.rank)] = local[k++];
+  // Each machine runs its kind's program; the slowest bounds the iteration.
+  std::vector<std::vector<double>> memoryOf;  // per program: per device of its machine
+  std::vector<double> gradientBytes;          // per parameter tensor, per device (the largest machine plan's)
+  double slowest = 0;
+  for (const MachineProgram& p : programs) {
+    memoryOf.push_back(synth::deviceMemory(*p.table, p.program, options.cost));
+    slowest = std::max(slowest, p.seconds);
+    std::vector<double> bytes = gradientPieceBytes(*p.table, p.program, options.cost);
+    if (bytes.size() >= gradientBytes.size()) gradientBytes = std::move(bytes);
+  }
+  b.estimate.memoryBytes.assign(static_cast<size_t>(cluster.size()), 0.0);
+  for (const cost::Device& d : cluster.devices) {
+    const cost::Machine& machine = cluster.machines[static_cast<size_t>(d.machine)];
+    for (size_t k = 0; k < programs.size(); ++k)
+      if (programs[k].sameKind(machine))
+        b.estimate.memoryBytes[static_cast<size_t>(d.rank)] = memoryOf[k][static_cast<size_t>(d.localRank)];
   }
   // Data parallelism across machines: every tensor-parallel rank all-reduces each gradient shard
   // with its peers (a ring over the machines, one per parameter tensor as DP's all-reduces are);
   // a machine's ranks share its NIC.
   const double crossing = crossMachineGradientSeconds(cluster, gradientBytes);
-  b.estimate.iterationSeconds = *std::max_element(seconds.begin(), seconds.end()) + crossing;
-  b.estimate.memoryBytes = memory;
+  const int machines = static_cast<int>(cluster.machines.size());
+  b.estimate.iterationSeconds = slowest + crossing;
   b.estimate.fits = true;
   for (int j = 0; j < cluster.size(); ++j)
-    b.estimate.fits = b.estimate.fits && memory[static_cast<size_t>(j)] <= cluster.type(j).memoryBytes;
+    b.estimate.fits = b.estimate.fits && b.estimate.memoryBytes[static_cast<size_t>(j)] <= cluster.type(j).memoryBytes;
   b.note = fmt::format("tensor parallel inside each machine, data parallel across {} machine{} (gradient all-reduce "
                        "{:.3f} ms; run it: hap plan --baseline megatron)",
                        machines, machines == 1 ? "" : "s", crossing * 1e3);
   return b;
+}
+
+Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Cluster& cluster,
+                                const BaselineOptions& options) {
+  const synth::Theory theory(machineBatch);
+  try {
+    return megatronBaseline(megatronPrograms(theory, cluster, options), cluster, options);
+  } catch (const synth::SearchError& e) {
+    Plan::Baseline b{"megatron", {}, false, fmt::format("not applicable: {}", e.what())};
+    b.estimate.fits = false;
+    return b;
+  }
 }
 
 }  // namespace hap::plan

@@ -22,6 +22,7 @@
 // all-reduce, and executed as a replicated plan (Plan::Replication, planner.h makeMegatronPlan).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,11 +58,6 @@ Plan::Baseline fsdpBaseline(const synth::Theory& theory, const cost::Cluster& cl
                             const std::vector<double>& shares, const BaselineOptions& options);
 // Machine m of `c` alone, as a cluster of its own (ranks renumbered from 0, no network).
 cost::Cluster machineCluster(const cost::Cluster& c, int m);
-// The restrictions and the search of Megatron's per-machine program (its pins, no SFB) on a
-// table of one machine at even shares. Throws synth::SearchError when the pins match no linear.
-synth::Restrictions megatronRestrictions(synth::Restrictions base = {});
-synth::Program megatronProgram(const synth::CostTable& table, const BaselineOptions& options,
-                               synth::SearchStats* stats = nullptr);
 // Bytes of each parameter's gradient piece on one device of a program (sharded ones: 1/k).
 std::vector<double> gradientPieceBytes(const synth::CostTable& table, const synth::Program& p,
                                        const synth::CostOptions& options);
@@ -70,6 +66,26 @@ std::vector<double> gradientPieceBytes(const synth::CostTable& table, const synt
 // a machine sharing its NIC.
 double crossMachineGradientSeconds(const cost::Cluster& cluster, const std::vector<double>& gradientBytes);
 
+// Megatron's per-machine program on one kind of machine (a device type and count), found on the
+// first machine of that kind alone.
+struct MachineProgram {
+  int machine = 0;  // the first machine of its kind
+  int deviceType = 0, count = 0;
+  std::unique_ptr<cost::Cluster> cluster;  // that machine alone (machineCluster); the table refers to it
+  std::unique_ptr<synth::CostTable> table;
+  synth::Program program;
+  synth::SearchStats stats;
+  double seconds = 0;  // its iteration time on that machine
+  bool sameKind(const cost::Machine& m) const { return m.deviceType == deviceType && m.count == count; }
+};
+// One per kind of machine of `cluster`, in machine order, on `theory` (the model at one machine's
+// batch). Throws synth::SearchError when the pins match no linear.
+std::vector<MachineProgram> megatronPrograms(const synth::Theory& theory, const cost::Cluster& cluster,
+                                             const BaselineOptions& options);
+// The megatron baseline of those programs: every machine runs its kind's, the slowest bounds the
+// iteration, plus the cross-machine gradient all-reduce.
+Plan::Baseline megatronBaseline(const std::vector<MachineProgram>& programs, const cost::Cluster& cluster,
+                                const BaselineOptions& options);
 // `machineBatch` is the model imported at the global batch divided by the number of machines.
 // Not applicable (Baseline::note says why, estimate.fits false) without such linears.
 Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Cluster& cluster,

@@ -262,38 +262,20 @@ Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, co
 
   // Every machine runs the program of the slowest machine kind (a faster kind's own program may
   // differ; this one is priced on the machine that bounds the iteration).
-  struct Candidate {
-    std::unique_ptr<cost::Cluster> cluster;  // the machine alone; the table refers to it
-    std::unique_ptr<synth::CostTable> table;
-    synth::Program program;
-    synth::SearchStats stats;
-    double seconds = 0;
-  };
-  std::optional<Candidate> slowest;
-  for (int m = 0; m < machines; ++m) {
-    bool seen = false;
-    for (int k = 0; k < m && !seen; ++k)
-      seen = cluster.machines[static_cast<size_t>(k)].deviceType == cluster.machines[static_cast<size_t>(m)].deviceType;
-    if (seen) continue;
-    Candidate c;
-    c.cluster = std::make_unique<cost::Cluster>(machineCluster(cluster, m));
-    const cost::Cluster& one = *c.cluster;
-    c.table = std::make_unique<synth::CostTable>(
-        theory, one, std::vector<double>(static_cast<size_t>(one.size()), 1.0 / one.size()), options.cost);
-    c.table->restrict(megatronRestrictions(options.cost.restrictions));
-    try {
-      c.program = megatronProgram(*c.table, bo, &c.stats);
-    } catch (const synth::SearchError& e) {
-      throw NotReplicable(fmt::format("{}: Megatron's tensor parallelism does not apply: {}. It splits the linears "
-                                      "of module scopes *.attn.{{q,k,v,out}} and *.ffn.{{fc1,fc2}}; plan other "
-                                      "models with hap plan",
-                                      global.sourceFile, e.what()));
-    }
-    c.seconds = synth::iterationSeconds(*c.table, c.program);
-    if (!slowest || c.seconds > slowest->seconds) slowest = std::move(c);
+  std::vector<MachineProgram> programs;
+  try {
+    programs = megatronPrograms(theory, cluster, bo);
+  } catch (const synth::SearchError& e) {
+    throw NotReplicable(fmt::format("{}: Megatron's tensor parallelism does not apply: {}. It splits the linears "
+                                    "of module scopes *.attn.{{q,k,v,out}} and *.ffn.{{fc1,fc2}}; plan other "
+                                    "models with hap plan",
+                                    global.sourceFile, e.what()));
   }
-  Plan plan = planOf(machineBatch, theory, *slowest->table, slowest->program, slowest->stats,
-                     slowest->table->cluster(), options.cost);
+  const MachineProgram* slowest = &programs.front();
+  for (const MachineProgram& p : programs)
+    if (p.seconds > slowest->seconds) slowest = &p;
+  Plan plan = planOf(machineBatch, theory, *slowest->table, slowest->program, slowest->stats, *slowest->cluster,
+                     options.cost);
   plan.cluster = cluster;
   plan.segments.push_back({segmentation.names[0], slowest->table->segmentShares(0)});
   plan.importedNodeSegment = segmentation.nodeSegment;
@@ -309,7 +291,7 @@ Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, co
     plan.estimate.fits = plan.estimate.fits &&
                          plan.estimate.memoryBytes[static_cast<size_t>(d.localRank)] <= cluster.type(d.rank).memoryBytes;
   plan.replication = std::move(replication);
-  if (options.baselines) plan.baselines.push_back(megatronBaseline(machineBatch, cluster, bo));
+  if (options.baselines) plan.baselines.push_back(megatronBaseline(programs, cluster, bo));
   return plan;
 }
 

@@ -121,19 +121,15 @@ Replication replicationFor(const ir::Graph& global, const ir::Graph& machine, in
   const ir::Value& loss = global.value(global.loss);
   const ir::Node& producer = global.node(loss.producer);
   const std::string op = baseOp(producer.op);
-  static const std::unordered_set<std::string> kClassLosses = {"aten::nll_loss", "aten::nll_loss_nd",
-                                                               "aten::nll_loss2d", "aten::cross_entropy_loss"};
-  static const std::unordered_set<std::string> kPointwiseLosses = {
-      "aten::mse_loss",  "aten::l1_loss", "aten::smooth_l1_loss", "aten::huber_loss", "aten::binary_cross_entropy",
-      "aten::binary_cross_entropy_with_logits"};
+  const rules::LossKind kind = rules::lossKind(op);
   const std::vector<ir::ValueId> ins = producer.tensorInputs();
   const bool batched = !ins.empty() && outputDim[static_cast<size_t>(ins[0])] >= 0;
   bool known = batched;
-  if (known && (kClassLosses.count(op) || kPointwiseLosses.count(op))) {
+  if (known && kind != rules::LossKind::None) {
     const int64_t reduction = intArg(producer, "reduction", 1);
     known = reduction == 1 || reduction == 2;
     r.lossWeight = reduction == 1 ? 1.0 / machines : 1.0;
-    if (reduction == 1 && kClassLosses.count(op)) {
+    if (reduction == 1 && kind == rules::LossKind::Class) {
       // A mean over the targets that are not ignore_index: per machine a different count unless
       // none is ignored, which the runtime checks from the targets' input.
       if (ins.size() > 2)

@@ -16,6 +16,10 @@ std::span<const RuleEntry> reductionRules();      // reduction.cpp: sum, mean, a
 std::span<const RuleEntry> normalizationRules();  // normalization.cpp: layer_norm, batch_norm
 std::span<const RuleEntry> softmaxRules();        // softmax.cpp: softmax, log_softmax
 std::span<const RuleEntry> lossRules();           // loss.cpp: nll_loss, cross_entropy_loss
+// The family of a loss op of lossRules(): over class indices (nll, cross-entropy: their mean counts
+// the targets that are not ignore_index), over elements (mse, l1, ...), or not a loss.
+enum class LossKind { None, Class, Pointwise };
+LossKind lossKind(std::string_view op);
 std::span<const RuleEntry> embeddingRules();      // embedding.cpp
 std::span<const RuleEntry> factoryRules();        // factory.cpp: arange, zeros, full, *_like
 std::span<const RuleEntry> shapeRules();          // shape.cpp: views, permutes, cat, split, ...

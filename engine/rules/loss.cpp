@@ -104,4 +104,10 @@ std::span<const RuleEntry> lossRules() {
   return kRules;
 }
 
+LossKind lossKind(std::string_view op) {
+  for (const RuleEntry& e : kRules)
+    if (e.op == op) return e.rule == classLossRule ? LossKind::Class : LossKind::Pointwise;
+  return LossKind::None;
+}
+
 }  // namespace hap::rules
