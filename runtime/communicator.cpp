@@ -23,6 +23,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -409,6 +410,7 @@ class GroupCommunicator final : public Communicator {
     const char* what = "gradient all-reduce";
     if (!t.is_contiguous()) throw RuntimeError(fmt::format("{}: the tensor must be contiguous (a runtime bug)", what));
     if (size() == 1 || t.numel() == 0) return std::make_unique<InFlight>(*this, c10::intrusive_ptr<c10d::Work>(), t, t);
+    if (!gradients_) throw std::logic_error("allReduceAsync on a communicator without a gradient channel");
     at::NoGradGuard noGrad;
     at::Tensor buffer = foreign(t) ? t.to(device_) : t;
     if (hierarchical(buffer)) {
@@ -543,7 +545,8 @@ class GroupCommunicator final : public Communicator {
   WorkerEnv env_;
   Membership member_;
   c10::intrusive_ptr<CommBackend> group_;      // null for a group of one
-  c10::intrusive_ptr<CommBackend> gradients_;  // the gradient channel (allReduceAsync); null likewise
+  c10::intrusive_ptr<CommBackend> gradients_;  // the gradient channel (allReduceAsync); null likewise, or
+                                               // for a communicator that has none (connectReplicated)
   c10::Device device_;                         // where the groups' collectives take their tensors
   std::optional<Hierarchy> hierarchy_;         // set on a machine grid
   std::atomic<int64_t> flatCount_{0}, hierarchicalCount_{0};
@@ -689,19 +692,18 @@ Communicator::Replicated Communicator::connectReplicated(const WorkerEnv& env, b
   return rendezvous(env, [&] {
     Rendezvous r(env, cuda);
     Replicated out;
+    // Only the program's communicator has a gradient channel (its buckets overlap backward).
     auto world = r.group("hap", env.rank, env.worldSize);
-    auto worldGradients = r.group("hap-gradients", env.rank, env.worldSize);
     auto mine = r.group(fmt::format("hap-replica-{}", machine), local, k);
     auto mineGradients = r.group(fmt::format("hap-replica-gradients-{}", machine), local, k);
     auto peers = r.group(fmt::format("hap-peers-{}", local), machine, machines);
-    auto peerGradients = r.group(fmt::format("hap-peers-gradients-{}", local), machine, machines);
     out.world = std::make_unique<GroupCommunicator>(env, Membership{env.rank, env.worldSize, ""}, std::move(world),
-                                                    std::move(worldGradients), device);
+                                                    c10::intrusive_ptr<CommBackend>(), device);
     out.machine = std::make_unique<GroupCommunicator>(env, Membership{local, k, fmt::format("machine {}", machine)},
                                                       std::move(mine), std::move(mineGradients), device);
     out.peers = std::make_unique<GroupCommunicator>(
         env, Membership{machine, machines, fmt::format("program rank {} on every machine", local)}, std::move(peers),
-        std::move(peerGradients), device);
+        c10::intrusive_ptr<CommBackend>(), device);
     return out;
   });
 }

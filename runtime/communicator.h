@@ -47,7 +47,8 @@ class Communicator {
 
   // A replicated plan's communicators (plan::Replication): WORLD_SIZE ranks on `machines`
   // machines of k = WORLD_SIZE / machines ranks, world rank r being rank r % k of machine r / k.
-  // None has a hierarchy: their all-reduces are flat.
+  // None has a hierarchy: their all-reduces are flat. Only `machine` has a gradient channel
+  // (allReduceAsync).
   struct Replicated {
     std::unique_ptr<Communicator> world;    // every rank: losses, metrics, traces
     std::unique_ptr<Communicator> machine;  // this rank's machine (rank r % k): the program's collectives

@@ -225,39 +225,41 @@ std::vector<InputPiece> machinePieces(std::vector<InputPiece> pieces, const plan
 
 // The weight of this machine's loss in the global loss (plan::Replication): lossWeight, or, for a
 // class loss whose targets may be ignore_index (their declared range admits it), this machine's
-// count of the other targets over all machines' count: the machine's rows of the targets are read
-// beside the rank's pieces, and one scalar all-reduce among peers sums the counts, each step.
+// count of the other targets over all machines' count. The count comes from the rank's own piece
+// of the targets: summed over the machine's ranks when the program cuts them, then over the peers.
 class MachineLossWeight {
  public:
-  MachineLossWeight(const plan::Plan& plan, std::vector<InputPiece> programPieces, int machine,
-                    const DataOptions& data, Communicator* peers)
-      : replication_(plan.replication), peers_(peers) {
+  MachineLossWeight(const plan::Plan& plan, const std::vector<InputPiece>& programPieces, Communicator& machine,
+                    Communicator* peers)
+      : replication_(plan.replication), machine_(machine), peers_(peers) {
     if (!replication_.replicated() || replication_.lossTargets.empty()) return;
-    for (InputPiece& p : programPieces) p.dim = -1;  // whole inside the machine
-    std::vector<InputPiece> rows = machinePieces(std::move(programPieces), plan, machine);
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const InputPiece& p = rows[i];
+    for (size_t i = 0; i < programPieces.size(); ++i) {
+      const InputPiece& p = programPieces[i];
       const bool excluded =
           p.high && (replication_.ignoreIndex < p.low.value_or(0) || replication_.ignoreIndex >= *p.high);
-      if (p.name == replication_.lossTargets && !excluded) targets_ = static_cast<int>(i);
+      if (p.name != replication_.lossTargets || excluded) continue;
+      targets_ = static_cast<int>(i);
+      cut_ = p.dim >= 0;
     }
-    if (targets_ >= 0) rows_ = makeBatchSource(data, std::move(rows));
   }
 
-  double operator()(int64_t iteration) {
-    if (!rows_) return replication_.lossWeight;
-    const at::Tensor targets = rows_->batch(iteration)[static_cast<size_t>(targets_)];
-    const double mine = targets.ne(replication_.ignoreIndex).sum().item<double>();
-    at::Tensor all = at::full({1}, mine, at::kDouble);
+  // `batch`: this rank's pieces of the iteration's batch, in the program's input order.
+  double operator()(const std::vector<at::Tensor>& batch) {
+    if (targets_ < 0) return replication_.lossWeight;
+    at::Tensor mine =
+        batch[static_cast<size_t>(targets_)].ne(replication_.ignoreIndex).sum().to(at::kCPU, at::kDouble).reshape({1});
+    if (cut_) machine_.allReduce(mine);
+    at::Tensor all = mine.clone();
     peers_->allReduce(all);
-    return all.item<double>() > 0 ? mine / all.item<double>() : replication_.lossWeight;
+    return all.item<double>() > 0 ? mine.item<double>() / all.item<double>() : replication_.lossWeight;
   }
 
  private:
   const plan::Replication& replication_;
+  Communicator& machine_;
   Communicator* peers_;
-  std::unique_ptr<BatchSource> rows_;  // the machine's rows of the batch (targets_ among them)
-  int targets_ = -1;
+  int targets_ = -1;  // the targets' place in the batch, when they are counted
+  bool cut_ = false;  // the program cuts the targets among the machine's ranks
 };
 
 // Sums every parameter piece's gradient over `peers` (the same piece on every machine), in
@@ -328,7 +330,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   const std::vector<InputPiece> pieces =
       replication.replicated() ? machinePieces(exec.inputPieces(), plan, machine) : exec.inputPieces();
   std::unique_ptr<BatchSource> source = makeBatchSource(o.data, pieces);
-  MachineLossWeight lossWeight(plan, exec.inputPieces(), machine, o.data, peers.get());
+  MachineLossWeight lossWeight(plan, exec.inputPieces(), program, peers.get());
   const bool lead = env.rank == 0;
   if (lead) std::cout << fmt::format("data: {}\n", source->describe()) << std::flush;
 
@@ -375,7 +377,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     const auto start = Clock::now();
     at::manual_seed(iterationSeed(o.seed, it));
     at::Tensor partial = exec.forward(batch);
-    if (replication.replicated()) partial = partial * lossWeight(it);  // this rank's part of the global loss
+    if (replication.replicated()) partial = partial * lossWeight(batch);  // this rank's part of the global loss
     exec.backward(partial);
     if (peers) sumAcrossMachines(*peers, params);
     const double optStart = exec.now();
