@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kFormat = "hap-checkpoint";
-constexpr int64_t kVersion = 1;
+constexpr int64_t kVersion = 2;  // 2: "buffers"
 constexpr const char* kStep = "step";
 
 // The device of the ranks' collectives: the parameters' (NCCL wants GPU tensors, Gloo CPU ones).
@@ -164,9 +164,10 @@ at::Tensor fullTensor(const CheckpointFile& file, const c10::impl::GenericDict& 
 }  // namespace
 
 void saveCheckpoint(Communicator& comm, const std::string& path, const std::vector<LocalParameter>& params,
-                    const Optimizer& optimizer, int64_t iteration) {
+                    const Optimizer& optimizer, int64_t iteration, const std::vector<LocalBuffer>& buffers) {
   const int rank = comm.rank();
   checkParameters(params, &optimizer, rank, comm.size());
+  checkParameters(buffers, nullptr, rank, comm.size());
   const at::Device device = commDevice(params);
   at::NoGradGuard noGrad;
 
@@ -196,6 +197,11 @@ void saveCheckpoint(Communicator& comm, const std::string& path, const std::vect
     parameters.insert(p.name, full.cpu().contiguous());
     states.insert(p.name, entry);
   }
+  c10::impl::GenericDict bufferValues(c10::StringType::get(), c10::TensorType::get());
+  for (const LocalBuffer& b : buffers) {
+    at::Tensor full = gatherFull(comm, b, b.value);
+    if (rank == 0) bufferValues.insert(b.name, full.cpu().contiguous());
+  }
 
   std::string error;
   if (rank == 0) {
@@ -207,6 +213,7 @@ void saveCheckpoint(Communicator& comm, const std::string& path, const std::vect
     root.insert("optimizer_steps", optimizer.steps());
     root.insert("parameters", parameters);
     root.insert("optimizer_state", states);
+    root.insert("buffers", bufferValues);
     try {
       std::vector<char> bytes = torch::jit::pickle_save(root);
       writeAtomically(path, [&](std::ostream& out) {
@@ -221,7 +228,7 @@ void saveCheckpoint(Communicator& comm, const std::string& path, const std::vect
 }
 
 int64_t loadCheckpoint(const std::string& path, std::vector<LocalParameter>& params, Optimizer& optimizer,
-                       int rank) {
+                       int rank, std::vector<LocalBuffer>* buffers) {
   int size = 1;
   for (const LocalParameter& p : params)
     if (!p.replicated()) size = static_cast<int>(p.lengths.size());
@@ -268,7 +275,16 @@ int64_t loadCheckpoint(const std::string& path, std::vector<LocalParameter>& par
     }
   }
 
+  // Buffers (version 2 on): a version-1 file has none, and the model file's values stand.
+  std::vector<at::Tensor> bufferValues;
+  if (buffers && file.integer("version") >= 2) {
+    const c10::impl::GenericDict stored = file.dict("buffers");
+    for (const LocalBuffer& b : *buffers) bufferValues.push_back(fullTensor(file, stored, b.name, b, "buffer value"));
+  }
+
   at::NoGradGuard noGrad;
+  for (size_t i = 0; i < bufferValues.size(); ++i)
+    (*buffers)[i].value.copy_(pieceOf((*buffers)[i], bufferValues[i], rank));
   for (size_t i = 0; i < params.size(); ++i) {
     params[i].value.detach().copy_(pieceOf(params[i], values[i], rank));
     optimizer.setState(i, restored[i]);
@@ -278,9 +294,10 @@ int64_t loadCheckpoint(const std::string& path, std::vector<LocalParameter>& par
 }
 
 void exportModel(Communicator& comm, const std::string& modelPath, const std::string& outPath,
-                 const std::vector<LocalParameter>& params) {
+                 const std::vector<LocalParameter>& params, const std::vector<LocalBuffer>& buffers) {
   const int rank = comm.rank();
   checkParameters(params, nullptr, rank, comm.size());
+  checkParameters(buffers, nullptr, rank, comm.size());
   at::NoGradGuard noGrad;
 
   std::string error;
@@ -290,17 +307,23 @@ void exportModel(Communicator& comm, const std::string& modelPath, const std::st
     try {
       model = torch::jit::load(modelPath);
       for (const auto& named : model->named_parameters(/*recurse=*/true)) slots.emplace(named.name, named.value);
+      for (const auto& named : model->named_buffers(/*recurse=*/true)) slots.emplace(named.name, named.value);
     } catch (const std::exception& e) {
       error = fmt::format("cannot read model '{}': {}; pass the TorchScript file the run was planned from",
                           modelPath, describe(e));
     }
   }
-  for (const LocalParameter& p : params) {
+  std::vector<const LocalParameter*> all;
+  for (const LocalParameter& p : params) all.push_back(&p);
+  for (const LocalBuffer& b : buffers) all.push_back(&b);
+  for (const LocalParameter* tensor : all) {
+    const LocalParameter& p = *tensor;
     at::Tensor full = gatherFull(comm, p, p.value);  // every rank takes part, even after an error
     if (rank != 0 || !error.empty()) continue;
     auto it = slots.find(p.name);
     if (it == slots.end()) {
-      error = fmt::format("model '{}' has no parameter '{}'; pass the TorchScript file the run was planned from",
+      error = fmt::format("model '{}' has no parameter or buffer '{}'; pass the TorchScript file the run was "
+                          "planned from",
                           modelPath, p.name);
     } else if (it->second.sizes() != full.sizes()) {
       error = fmt::format("model '{}' holds parameter '{}' with shape {}, but the trained one has shape {}; pass "

@@ -3,11 +3,11 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <torch/csrc/autograd/autograd.h>
-#include <torch/csrc/jit/runtime/operator.h>
 
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -16,6 +16,7 @@
 #include "runtime/collectives.h"
 #include "runtime/gradient_buckets.h"
 #include "runtime/runtime_error.h"
+#include "runtime/step_kernel.h"
 
 namespace hap::rt {
 namespace {
@@ -33,49 +34,6 @@ int64_t offsetOf(const std::vector<int64_t>& lengths, int rank) {
   return offset;
 }
 
-// How a compute step departs from calling the node's operator with the reference arguments.
-enum class Adjust : uint8_t {
-  None,
-  Reshape,      // view-like op with a sharded output: reshape the input to the local output shape
-  Expand,       // expand-like op with a sharded output: expand to the local output shape
-  FullPiece,    // no sharded input (a factory or random factory): run full size, keep the piece
-  Dropout,      // sharded input: draw the full-size mask, keep this rank's piece of it
-  RandomLike,   // random *_like of a sharded input: draw full size, keep the piece
-  MeanSharded,  // mean over a sharded dimension: local sum / global count
-  ClassLossMean,      // nll / cross-entropy, mean over sharded positions: sum / global target count
-  PointwiseLossMean,  // pointwise loss, mean over sharded positions: sum / global element count
-  ProbabilityLossMean,  // cross-entropy with class probabilities: sum / global position count
-  Depthwise,    // depthwise convolution on a channel cut: groups = local channels
-  VocabEmbedding,  // embedding with the table's rows cut: look up local ids, zeros elsewhere
-  Reshard,      // hap::reshard: all-to-all between the segments' cuts (G), identity otherwise
-  SfbLinear,    // linear whose weight gradient is formed by sufficient-factor broadcasting
-};
-
-const std::unordered_set<std::string> kReshapeOps = {
-    "aten::view",    "aten::reshape",   "aten::_unsafe_view", "aten::flatten",   "aten::unflatten",
-    "aten::squeeze", "aten::unsqueeze", "aten::view_as",      "aten::reshape_as"};
-const std::unordered_set<std::string> kExpandOps = {"aten::expand", "aten::broadcast_to", "aten::expand_as"};
-const std::unordered_set<std::string> kDropoutOps = {"aten::dropout", "aten::feature_dropout",
-                                                     "aten::alpha_dropout", "aten::feature_alpha_dropout",
-                                                     "aten::native_dropout"};
-const std::unordered_set<std::string> kClassLosses = {"aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss2d",
-                                                      "aten::cross_entropy_loss"};
-const std::unordered_set<std::string> kPointwiseLosses = {
-    "aten::mse_loss",  "aten::l1_loss", "aten::smooth_l1_loss", "aten::huber_loss", "aten::binary_cross_entropy",
-    "aten::binary_cross_entropy_with_logits"};
-
-bool isRandomOp(const std::string& op) {
-  static const std::unordered_set<std::string> kRandom = {
-      "aten::bernoulli", "aten::rand",       "aten::randn",        "aten::randint", "aten::rand_like",
-      "aten::randn_like", "aten::randint_like", "aten::normal",   "aten::uniform", "aten::randperm"};
-  return kRandom.count(op) > 0;
-}
-
-std::string baseOp(std::string op) {
-  if (op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_') op.pop_back();
-  return op;
-}
-
 struct Operand {
   ir::ValueId value = ir::kNone;
   Rel rel = synth::kIdentity;
@@ -86,28 +44,9 @@ struct CompiledStep {
   const plan::PlanStep* step = nullptr;
   std::string label;
   bool communication = false;
-  // Compute steps.
-  std::shared_ptr<torch::jit::Operator> op;
-  std::vector<c10::IValue> stack;       // the arguments with constants filled in
-  std::vector<int> argTensorSlot;       // per argument: first operand index, or -1 (constant)
-  std::vector<int> argTensorCount;      // per argument: operands it takes (a list: several)
-  std::vector<Operand> inputs, outputs;
-  std::vector<std::vector<int64_t>> outputShapes;  // local
-  Adjust adjust = Adjust::None;
-  int64_t globalCount = 0;   // MeanSharded / PointwiseLossMean / ProbabilityLossMean denominators;
-                             // ClassLossMean: the static target count (0: all-reduced per step)
-  int64_t vocabOffset = 0;   // VocabEmbedding: first row of this rank
-  int reductionArg = -1;     // loss means: the `reduction` argument's index
-  int groupsArg = -1;        // Depthwise
-  double dropoutP = 0;
-  bool dropoutTrain = true;
-  std::vector<int64_t> meanDims;  // MeanSharded
-  bool keepdim = false;
-  int64_t ignoreIndex = -100;  // ClassLossMean
-  int inputIndex = -1;         // loads of a forward argument: its place in the batch
-  // Random ops of a replicated plan: the output dimension the machines split (-1: none). The op
-  // draws the global batch's numbers and keeps this machine's rows.
-  int replicaDim = -1;
+  std::optional<StepKernel> kernel;  // compute steps
+  std::vector<Operand> inputs, outputs;  // compute steps: the forms the variant reads and writes
+  int inputIndex = -1;  // loads of a forward argument: its place in the batch
 };
 
 }  // namespace
@@ -123,9 +62,11 @@ struct Executor::Impl {
   std::vector<ir::ValueId> inputValues;
   std::vector<LocalParameter> parameters;
   std::unordered_map<ir::ValueId, int> parameterIndex;
+  std::vector<LocalBuffer> buffers;
+  std::unordered_map<ir::ValueId, int> bufferIndex;
   std::vector<int> bucketed;  // parameters whose gradient is a partial sum (all-reduced in backward())
   std::unique_ptr<GradientBuckets> buckets;  // after `parameters`: its hooks go first
-  std::unordered_map<ir::ValueId, at::Tensor> sources;  // buffers and constants, full
+  std::unordered_map<ir::ValueId, at::Tensor> sources;  // constants, full
   std::unordered_map<uint64_t, at::Tensor> env;
   std::vector<Span> spans;
   Clock::time_point epoch = Clock::now();
@@ -139,38 +80,11 @@ struct Executor::Impl {
     throw RuntimeError(fmt::format("rank {}: {}: {}", rank, g.describe(s.node), what));
   }
 
-  ir::Shape localShape(const Operand& o) const {
-    ir::Shape shape = g.value(o.value).shape;
-    if (synth::isGather(o.rel)) shape[static_cast<size_t>(o.rel)] = o.lengths[static_cast<size_t>(rank)];
-    return shape;
-  }
-
   static Operand operand(const plan::Form& f) { return {f.value, f.rel, f.lengths}; }
 
   void plant(const std::vector<plan::PlanStep>& planSteps, const ts::ModelTensors& tensors);
   void setUpParameters(const std::vector<plan::PlanStep>& planSteps, const ts::ModelTensors& tensors);
   void setUpInputs(const std::vector<plan::PlanStep>& planSteps, const std::vector<ts::InputSpec>& specs);
-  CompiledStep compileCompute(const plan::PlanStep& s) const;
-  // A replicated plan's cut of random node s.node's output across machines (RuntimeError when the
-  // plan lists none).
-  int replicaDim(const plan::PlanStep& s) const {
-    for (const plan::Replication::RandomCut& c : plan.replication.randomCuts)
-      if (c.node == s.node) return c.dim;
-    fail(s, "the replicated plan gives this random op no cut across machines; re-plan with hap plan");
-  }
-  // The full (machine-level) shape of a random op's draw as the global batch's: the machines'
-  // dimension `dim` times their count.
-  std::vector<int64_t> globalShape(std::vector<int64_t> shape, int dim) const {
-    if (dim >= 0) shape[static_cast<size_t>(dim)] *= plan.replication.machines;
-    return shape;
-  }
-  // This machine's rows of a global draw (`full` itself when dim < 0).
-  at::Tensor machineRows(const at::Tensor& full, int dim) const {
-    if (dim < 0) return full;
-    const int64_t rows = full.size(dim) / plan.replication.machines;
-    return full.narrow(dim, options.machine * rows, rows);
-  }
-
   at::Tensor& held(ir::ValueId v, Rel r, const plan::PlanStep& s) {
     auto it = env.find(formKey(v, r));
     if (it == env.end())
@@ -183,8 +97,6 @@ struct Executor::Impl {
   at::Tensor operandTensor(const Operand& o, const plan::PlanStep& s);
   void runConvert(const CompiledStep& c, const std::vector<at::Tensor>& batch);
   void runCompute(CompiledStep& c);
-  bool emptyOutputs(const CompiledStep& c) const;
-  std::vector<at::Tensor> zerosOnGraph(const CompiledStep& c, const std::vector<at::Tensor>& in) const;
 };
 
 void Executor::Impl::setUpInputs(const std::vector<plan::PlanStep>& planSteps,
@@ -233,7 +145,9 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
   };
   std::unordered_map<ir::ValueId, Uses> uses;
   for (const plan::PlanStep& s : planSteps) {
-    if (s.kind != plan::PlanStep::Kind::Convert || g.value(s.to.value).kind != ir::ValueKind::Parameter) continue;
+    if (s.kind != plan::PlanStep::Kind::Convert) continue;
+    const ir::ValueKind kind = g.value(s.to.value).kind;
+    if (kind != ir::ValueKind::Parameter && kind != ir::ValueKind::Buffer) continue;
     Uses& u = uses[s.to.value];
     if (s.instruction == "load-shard") {
       if (u.cut && (u.cut->rel != s.to.rel || u.cut->lengths != s.to.lengths)) u.mixedCuts = true;
@@ -270,11 +184,26 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
     parameterIndex.emplace(v, static_cast<int>(parameters.size()));
     parameters.push_back(std::move(p));
   }
+  // Buffers are state the program may write in place (batch norm's running statistics): held like
+  // parameters, as this rank's piece where every use loads the same piece, else whole.
   for (ir::ValueId v : g.buffers) {
+    const ir::Value& value = g.value(v);
     auto found = tensors.values.find(v);
     if (found == tensors.values.end())
-      throw RuntimeError(fmt::format("rank {}: the model file has no data for buffer '{}'", rank, g.value(v).name));
-    sources.emplace(v, found->second.detach().to(options.device));
+      throw RuntimeError(fmt::format("rank {}: the model file has no data for buffer '{}'", rank, value.name));
+    const Uses& u = uses[v];
+    LocalBuffer b;
+    b.name = value.name;
+    b.fullShape = value.shape;
+    at::Tensor full = found->second.detach();
+    if (u.cut && !u.whole && !u.mixedCuts) {
+      b.dim = u.cut->rel;
+      b.lengths = u.cut->lengths;
+      full = localPiece(full, b.dim, b.lengths, rank);
+    }
+    b.value = full.to(options.device, /*non_blocking=*/false, /*copy=*/true).contiguous();
+    bufferIndex.emplace(v, static_cast<int>(buffers.size()));
+    buffers.push_back(std::move(b));
   }
   for (ir::ValueId v : g.constants) {
     auto found = tensors.values.find(v);
@@ -284,206 +213,9 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
   }
 }
 
-// The IValue of a folded argument, typed as the schema wants it.
-c10::IValue constantValue(const ir::Arg& a) {
-  const std::string& type = a.type;
-  return std::visit(
-      [&](const auto& c) -> c10::IValue {
-        using T = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<T, std::monostate>) {
-          return c10::IValue();
-        } else if constexpr (std::is_same_v<T, bool>) {
-          return c10::IValue(c);
-        } else if constexpr (std::is_same_v<T, int64_t>) {
-          if (type.rfind("float", 0) == 0) return c10::IValue(static_cast<double>(c));
-          if (type.rfind("bool", 0) == 0) return c10::IValue(c != 0);
-          return c10::IValue(c);
-        } else if constexpr (std::is_same_v<T, double>) {
-          return c10::IValue(c);
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          if (type.rfind("Device", 0) == 0) return c10::IValue(c10::Device(c));
-          return c10::IValue(c);
-        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          return c10::IValue(c);
-        } else if constexpr (std::is_same_v<T, std::vector<double>>) {
-          return c10::IValue(c10::List<double>(c));
-        } else {
-          c10::List<bool> l;
-          for (bool b : c) l.push_back(b);
-          return c10::IValue(l);
-        }
-      },
-      a.constant);
-}
-
-std::shared_ptr<torch::jit::Operator> findOperator(const std::string& op, const std::string& overload) {
-  for (const auto& candidate : torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(op)))
-    if (candidate->schema().overload_name() == overload) return candidate;
-  return nullptr;
-}
-
-CompiledStep Executor::Impl::compileCompute(const plan::PlanStep& s) const {
-  const ir::Node& n = g.node(s.node);
-  CompiledStep c;
-  c.step = &s;
-  c.label = n.op.substr(n.op.find("::") + 2);
-  for (const plan::Form& f : s.inputs) c.inputs.push_back(operand(f));
-  for (const plan::Form& f : s.outputs) c.outputs.push_back(operand(f));
-  for (const Operand& o : c.outputs) c.outputShapes.push_back(localShape(o));
-  if (n.op == ir::kReshardOp) {
-    c.adjust = Adjust::Reshard;
-    c.communication = true;
-    c.label = "reshard";
-    return c;
-  }
-  if (c.inputs.size() != n.tensorInputs().size() || c.outputs.size() != n.outputs.size())
-    fail(s, "the plan's step lists other inputs or outputs than the model's node (was the plan made for this model?)");
-  // In-place ops run out of place: the importer rebinds later readers to the op's output, so the
-  // old value is never read again, and autograd keeps what it saved.
-  std::string op = n.inplace ? baseOp(n.op) : n.op;
-  c.op = findOperator(op, n.overload);
-  if (!c.op) c.op = findOperator(n.op, n.overload);
-  if (!c.op) fail(s, fmt::format("no operator {}.{} in this LibTorch", op, n.overload));
-  // The argument stack with constants filled in, and where the operands go.
-  int next = 0;
-  for (const ir::Arg& a : n.args) {
-    if (a.kind == ir::Arg::Kind::Constant) {
-      // Off the CPU, a device argument (a traced "cpu", a factory's None) names this device.
-      const bool deviceArg = a.type.rfind("Device", 0) == 0;
-      c.stack.push_back(deviceArg && !options.device.is_cpu() ? c10::IValue(options.device) : constantValue(a));
-      c.argTensorSlot.push_back(-1);
-      c.argTensorCount.push_back(0);
-    } else {
-      c.stack.emplace_back();
-      c.argTensorSlot.push_back(next);
-      c.argTensorCount.push_back(a.kind == ir::Arg::Kind::TensorList ? static_cast<int>(a.values.size()) : -1);
-      next += static_cast<int>(a.values.size());
-    }
-  }
-  auto argIndex = [&](std::string_view name) {
-    for (size_t i = 0; i < n.args.size(); ++i)
-      if (n.args[i].name == name) return static_cast<int>(i);
-    return -1;
-  };
-  auto intConstant = [&](std::string_view name, int64_t fallback) {
-    const ir::Arg* a = n.arg(name);
-    if (!a || a->kind != ir::Arg::Kind::Constant) return fallback;
-    if (const int64_t* i = std::get_if<int64_t>(&a->constant)) return *i;
-    return fallback;
-  };
-  bool shardedIn = false, shardedOut = false;
-  for (const Operand& o : c.inputs) shardedIn = shardedIn || synth::isGather(o.rel);
-  for (const Operand& o : c.outputs) shardedOut = shardedOut || synth::isGather(o.rel);
-  const std::string base = baseOp(n.op);
-
-  if (s.sfb) {
-    if (base != "aten::linear") fail(s, "sufficient-factor broadcasting is implemented for linear only");
-    c.adjust = Adjust::SfbLinear;
-  } else if (kDropoutOps.count(base)) {
-    // A whole or partial input: the op itself draws the single-device op's mask on any device
-    // (every rank the same; a partial's pieces share it, so their sum is the dropped sum) --
-    // unless the plan is replicated, where the mask is the global batch's.
-    if (!shardedIn && !plan.replication.replicated()) return c;
-    c.adjust = Adjust::Dropout;
-    c.replicaDim = plan.replication.replicated() ? replicaDim(s) : -1;
-    const ir::Arg* p = n.arg("p");
-    if (p) {
-      if (const double* d = std::get_if<double>(&p->constant)) c.dropoutP = *d;
-      else if (const int64_t* i = std::get_if<int64_t>(&p->constant)) c.dropoutP = static_cast<double>(*i);
-    }
-    // native_dropout's train is optional: None means training.
-    if (const ir::Arg* train = n.arg("train"))
-      if (const bool* b = std::get_if<bool>(&train->constant)) c.dropoutTrain = *b;
-    if (base != "aten::dropout" && base != "aten::native_dropout")
-      fail(s, fmt::format("{} is not supported by the runtime yet (only dropout and native_dropout)", base));
-  } else if (isRandomOp(base)) {
-    c.replicaDim = plan.replication.replicated() ? replicaDim(s) : -1;
-    if (base.ends_with("_like") && (shardedIn || c.replicaDim >= 0)) c.adjust = Adjust::RandomLike;
-    else if (c.replicaDim >= 0)
-      fail(s, fmt::format("{} draws batch-sized numbers, which a replicated plan supports for dropout and *_like ops "
-                          "only; plan the model with hap plan instead",
-                          base));
-    else if (n.tensorInputs().empty()) c.adjust = shardedOut ? Adjust::FullPiece : Adjust::None;
-    else if (!base.ends_with("_like") && shardedIn)
-      fail(s, fmt::format("{} on a sharded input is not supported by the runtime yet", base));
-  } else if (kReshapeOps.count(base)) {
-    if (shardedOut) c.adjust = Adjust::Reshape;
-  } else if (kExpandOps.count(base)) {
-    if (shardedOut) c.adjust = Adjust::Expand;
-  } else if (base == "aten::mean" && shardedIn) {
-    const ir::Value& x = g.value(c.inputs[0].value);
-    std::vector<int64_t> dims;
-    const ir::Arg* dim = n.arg("dim");
-    if (dim && dim->kind == ir::Arg::Kind::Constant) {
-      if (const auto* l = std::get_if<std::vector<int64_t>>(&dim->constant)) dims = *l;
-      else if (const int64_t* i = std::get_if<int64_t>(&dim->constant)) dims = {*i};
-    }
-    if (dims.empty())
-      for (int d = 0; d < x.rank(); ++d) dims.push_back(d);
-    bool cutReduced = false;
-    int64_t count = 1;
-    for (int64_t d : dims) {
-      const int64_t nd = d < 0 ? d + x.rank() : d;
-      count *= x.shape[static_cast<size_t>(nd)];
-      cutReduced = cutReduced || nd == c.inputs[0].rel;
-    }
-    if (cutReduced) {
-      c.adjust = Adjust::MeanSharded;
-      c.globalCount = count;
-      c.meanDims = dims;
-      if (const ir::Arg* keep = n.arg("keepdim"))
-        if (const bool* b = std::get_if<bool>(&keep->constant)) c.keepdim = *b;
-    }
-  } else if ((kClassLosses.count(base) || kPointwiseLosses.count(base)) && shardedIn &&
-             intConstant("reduction", 1) == 1) {
-    c.reductionArg = argIndex("reduction");
-    if (c.reductionArg < 0) fail(s, "a mean loss without a reduction argument");
-    const ir::Value& self = g.value(c.inputs[0].value);
-    if (kPointwiseLosses.count(base)) {
-      c.adjust = Adjust::PointwiseLossMean;
-      c.globalCount = self.numel();
-    } else if (g.value(c.inputs[1].value).rank() == self.rank()) {
-      c.adjust = Adjust::ProbabilityLossMean;  // class probabilities: every position counts
-      c.globalCount = self.numel() / self.shape[1];
-    } else {
-      c.adjust = Adjust::ClassLossMean;
-      c.ignoreIndex = intConstant("ignore_index", -100);
-      if (n.tensorInputs().size() > 2)
-        fail(s, "a class-weighted mean loss over sharded positions is not supported by the runtime yet");
-      // When the targets are a model input (or a view of one) whose declared range excludes
-      // ignore_index, every target counts: the global count is static, and the loss needs no
-      // all-reduce (a synchronisation point in the middle of forward). forward() asserts the
-      // range on every piece.
-      ir::ValueId t = c.inputs[1].value;
-      while (g.value(t).kind == ir::ValueKind::Activation && g.value(t).producer != ir::kNone) {
-        const ir::Node& producer = g.node(g.value(t).producer);
-        if (!kReshapeOps.count(baseOp(producer.op)) || producer.tensorInputs().empty()) break;
-        t = producer.tensorInputs().front();
-      }
-      const ir::Value& targets = g.value(t);
-      for (const InputPiece& piece : inputPieces)
-        if (targets.kind == ir::ValueKind::Input && piece.name == targets.name && piece.low && piece.high &&
-            (c.ignoreIndex < *piece.low || c.ignoreIndex >= *piece.high))
-          c.globalCount = g.value(c.inputs[1].value).numel();
-    }
-  } else if ((base == "aten::_convolution" || base == "aten::conv2d" || base == "aten::conv1d" ||
-              base == "aten::conv3d" || base == "aten::convolution") &&
-             s.variant == "depthwise") {
-    c.adjust = Adjust::Depthwise;
-    c.groupsArg = argIndex("groups");
-    if (c.groupsArg < 0) fail(s, "a depthwise convolution without a groups argument");
-  } else if (base == "aten::embedding" && s.variant == "vocab") {
-    c.adjust = Adjust::VocabEmbedding;
-    c.vocabOffset = offsetOf(c.inputs[0].lengths, rank);
-  } else if (n.tensorInputs().empty() && shardedOut) {
-    c.adjust = Adjust::FullPiece;  // a factory: made full size (cheap constants), piece kept
-  }
-  // (A non-random *_like of a piece is already the piece of the output.)
-  return c;
-}
-
 void Executor::Impl::plant(const std::vector<plan::PlanStep>& planSteps, const ts::ModelTensors& tensors) {
   rank = comm.rank();
+  const KernelContext kernelContext{rank, options.device, &plan.replication, options.machine};
   if (comm.size() != static_cast<int>(plan.devices.size()))
     throw RuntimeError(fmt::format("the plan is for {} ranks, but WORLD_SIZE is {}; start one worker per plan device",
                                    plan.devices.size(), comm.size()));
@@ -493,7 +225,14 @@ void Executor::Impl::plant(const std::vector<plan::PlanStep>& planSteps, const t
     buckets = std::make_unique<GradientBuckets>(parameters, bucketed, comm, options.bucketBytes);
   for (const plan::PlanStep& s : planSteps) {
     if (s.kind == plan::PlanStep::Kind::Compute) {
-      steps.push_back(compileCompute(s));
+      CompiledStep c;
+      c.step = &s;
+      c.kernel.emplace(g, s, kernelContext);
+      c.label = c.kernel->label();
+      c.communication = c.kernel->communication();
+      for (const plan::Form& f : s.inputs) c.inputs.push_back(operand(f));
+      for (const plan::Form& f : s.outputs) c.outputs.push_back(operand(f));
+      steps.push_back(std::move(c));
       continue;
     }
     CompiledStep c;
@@ -519,7 +258,9 @@ at::Tensor Executor::Impl::operandTensor(const Operand& o, const plan::PlanStep&
   if (whole == env.end()) whole = env.find(formKey(o.value, synth::kIdentitySfb));
   if (whole != env.end()) {
     at::Tensor derived;
-    if (synth::isGather(o.rel)) derived = collective::slice(comm, whole->second, o.rel, o.lengths);
+    if (synth::isGather(o.rel) && g.value(o.value).kind == ir::ValueKind::Buffer)
+      derived = localPiece(whole->second, o.rel, o.lengths, rank);  // a view: in-place writes stay
+    else if (synth::isGather(o.rel)) derived = collective::slice(comm, whole->second, o.rel, o.lengths);
     else if (o.rel == synth::kReduce) derived = collective::replicaToPartial(comm, whole->second);
     else if (o.rel == synth::kIdentity) derived = whole->second;
     if (derived.defined()) {
@@ -556,6 +297,12 @@ void Executor::Impl::runConvert(const CompiledStep& c, const std::vector<at::Ten
         return;
       }
       full = p.value;
+    } else if (value.kind == ir::ValueKind::Buffer) {
+      // The held tensor itself (or a view of it), so that the op's in-place writes stay.
+      const LocalBuffer& b = buffers[static_cast<size_t>(bufferIndex.at(v))];
+      env[formKey(v, s.to.rel)] =
+          in == "load" || !b.replicated() ? b.value : localPiece(b.value, s.to.rel, s.to.lengths, rank);
+      return;
     } else {
       full = sources.at(v);
     }
@@ -579,203 +326,30 @@ void Executor::Impl::runConvert(const CompiledStep& c, const std::vector<at::Ten
   env[formKey(v, s.to.rel)] = result;
 }
 
-namespace {
-
-bool anyEmpty(const std::vector<at::Tensor>& tensors) {
-  return std::any_of(tensors.begin(), tensors.end(), [](const at::Tensor& t) { return t.numel() == 0; });
-}
-
-}  // namespace
-
-bool Executor::Impl::emptyOutputs(const CompiledStep& c) const {
-  for (const ir::Shape& shape : c.outputShapes)
-    if (ir::numel(shape) != 0) return false;
-  return !c.outputShapes.empty();
-}
-
-std::vector<at::Tensor> Executor::Impl::zerosOnGraph(const CompiledStep& c, const std::vector<at::Tensor>& in) const {
-  // Zeros of the local output shapes that still depend on every differentiable input (with
-  // gradient zero), so that this rank runs the same backward, collectives included, as the
-  // others.
-  at::Tensor anchor;
-  for (const at::Tensor& t : in)
-    if (t.defined() && t.is_floating_point() && t.requires_grad()) {
-      at::Tensor term = t.sum() * 0;
-      anchor = anchor.defined() ? anchor + term : term;
-    }
-  std::vector<at::Tensor> out;
-  for (size_t k = 0; k < c.outputs.size(); ++k) {
-    const at::ScalarType type = ts::toScalarType(g.value(c.outputs[k].value).dtype);
-    at::Tensor z = at::zeros(c.outputShapes[k], at::TensorOptions().dtype(type).device(options.device));
-    if (anchor.defined() && at::isFloatingType(type)) z = z + anchor.to(type);
-    out.push_back(z);
-  }
-  return out;
-}
-
 void Executor::Impl::runCompute(CompiledStep& c) {
-  const plan::PlanStep& s = *c.step;
   std::vector<at::Tensor> in;
   in.reserve(c.inputs.size());
-  for (const Operand& o : c.inputs) in.push_back(operandTensor(o, s));
-  std::vector<at::Tensor> out;
-  switch (c.adjust) {
-    case Adjust::Reshard: {
-      const Operand& from = c.inputs[0];
-      const Operand& to = c.outputs[0];
-      out.push_back(synth::isGather(to.rel) ? collective::allToAll(comm, in[0], from.rel, from.lengths, to.rel, to.lengths)
-                                            : in[0]);
-      break;
-    }
-    case Adjust::Reshape:
-      out.push_back(in[0].reshape(c.outputShapes[0]));
-      break;
-    case Adjust::Expand:
-      out.push_back(in[0].expand(c.outputShapes[0]));
-      break;
-    case Adjust::MeanSharded: {
-      // The local sum over the global count (an empty piece gives zeros, still on the autograd
-      // graph, so every rank runs the same backward collectives).
-      const at::ScalarType type = ts::toScalarType(g.value(c.outputs[0].value).dtype);
-      out.push_back(in[0].to(type).sum(c.meanDims, c.keepdim) / static_cast<double>(c.globalCount));
-      break;
-    }
-    case Adjust::SfbLinear: {
-      const Operand& x = c.inputs[0];
-      out.push_back(collective::sfbLinear(comm, in[0], in[1], in.size() > 2 ? in[2] : at::Tensor(), x.rel, x.lengths));
-      break;
-    }
-    case Adjust::Dropout: {
-      // Every rank draws the full-size mask in program order (the single-device op's draws), and
-      // keeps the piece of it that multiplies its piece of the input.
-      const Operand& x = c.inputs[0];
-      const ir::Value& xv = g.value(x.value);
-      at::Tensor y;
-      if (!c.dropoutTrain || c.dropoutP == 0) {
-        y = in[0].clone();
-        out.push_back(y);
-        if (c.outputs.size() > 1) out.push_back(at::ones_like(in[0], at::kBool));
-        break;
-      }
-      // The single-device op's mask: on a GPU the fused kernel's draws (native_dropout's mask
-      // depends on the shape and the generator, not the values), on the CPU bernoulli_'s.
-      at::Tensor mask;
-      const std::vector<int64_t> drawn = globalShape(xv.shape, c.replicaDim);
-      if (options.device.is_cpu()) {
-        mask = at::empty(drawn, in[0].options().requires_grad(false)).bernoulli_(1 - c.dropoutP);
-      } else {
-        at::NoGradGuard noGrad;
-        mask = std::get<1>(at::native_dropout(at::empty(drawn, in[0].options().requires_grad(false)),
-                                              c.dropoutP, true))
-                   .to(in[0].scalar_type());
-      }
-      mask = machineRows(mask, c.replicaDim);
-      if (synth::isGather(x.rel)) mask = localPiece(mask, x.rel, x.lengths, rank);
-      if (c.outputs.size() > 1) {  // native_dropout: (input · mask · scale, mask)
-        y = in[0] * mask * (1 / (1 - c.dropoutP));
-        out.push_back(y);
-        out.push_back(mask.to(at::kBool));
-      } else {
-        out.push_back(in[0] * mask.div_(1 - c.dropoutP));
-      }
-      break;
-    }
-    default: {
-      std::vector<c10::IValue> stack = c.stack;
-      for (size_t a = 0; a < stack.size(); ++a) {
-        const int slot = c.argTensorSlot[a];
-        if (slot < 0) continue;
-        if (c.argTensorCount[a] < 0) {
-          stack[a] = in[static_cast<size_t>(slot)];
-        } else {
-          c10::List<at::Tensor> list;
-          for (int k = 0; k < c.argTensorCount[a]; ++k) list.push_back(in[static_cast<size_t>(slot + k)]);
-          stack[a] = list;
-        }
-      }
-      if (c.adjust == Adjust::Depthwise) stack[static_cast<size_t>(c.groupsArg)] = in[0].size(1);
-      if (c.adjust == Adjust::RandomLike)
-        stack[0] = at::empty(globalShape(g.value(c.inputs[0].value).shape, c.replicaDim), in[0].options());
-      if (c.adjust == Adjust::VocabEmbedding) {
-        // Ids in this rank's row range, shifted to local rows; the others look up row 0 and are
-        // zeroed. An empty range contributes zeros.
-        const at::Tensor& weight = in[0];
-        const at::Tensor& ids = in[1];
-        const int64_t rows = weight.size(0);
-        if (rows == 0) {
-          out = zerosOnGraph(c, in);
-          break;
-        }
-        at::Tensor local = ids - c.vocabOffset;
-        at::Tensor mine = (local >= 0).logical_and(local < rows);
-        stack[1] = at::where(mine, local, at::zeros_like(local));
-        c.op->getOperation()(stack);
-        out.push_back(stack.back().toTensor() * mine.unsqueeze(-1).to(weight.scalar_type()));
-        break;
-      }
-      const bool mean = c.adjust == Adjust::ClassLossMean || c.adjust == Adjust::PointwiseLossMean ||
-                        c.adjust == Adjust::ProbabilityLossMean;
-      if (mean) stack[static_cast<size_t>(c.reductionArg)] = int64_t{2};  // sum
-      if (emptyOutputs(c)) {
-        out = zerosOnGraph(c, in);
-        break;
-      }
-      try {
-        c.op->getOperation()(stack);
-      } catch (const c10::Error&) {
-        // Some kernels reject an empty operand (a convolution over zero input channels): the
-        // piece's contribution is then zeros, the sum over an empty range.
-        if (!anyEmpty(in)) throw;
-        out = zerosOnGraph(c, in);
-        break;
-      }
-      for (const c10::IValue& v : stack) {
-        if (v.isTensor()) out.push_back(v.toTensor());
-        else if (v.isTensorList())
-          for (const at::Tensor& t : v.toTensorVector()) out.push_back(t);
-      }
-      if (c.adjust == Adjust::PointwiseLossMean || c.adjust == Adjust::ProbabilityLossMean) {
-        out[0] = out[0] / static_cast<double>(c.globalCount);
-      } else if (c.adjust == Adjust::ClassLossMean && c.globalCount > 0) {
-        // Every target counts (compileCompute): the static global count, the range asserted.
-        const at::Tensor valid = in[1].ne(c.ignoreIndex).all();
-        if (options.device.is_cpu()) {
-          if (!valid.item<bool>())
-            fail(s, fmt::format("a target equals ignore_index {}, outside the range the model file declares for "
-                                "its input; fix the data, or re-export the model with the range it has",
-                                c.ignoreIndex));
-        } else {
-          at::_assert_async(valid);  // no host synchronisation on a GPU
-        }
-        out[0] = out[0] / static_cast<double>(c.globalCount);
-      } else if (c.adjust == Adjust::ClassLossMean) {
-        // The global number of targets that are not ignored: one scalar all-reduce.
-        at::Tensor count = in[1].ne(c.ignoreIndex).sum().to(at::kDouble).reshape({1});
-        comm.allReduce(count);
-        out[0] = out[0] / count.item<double>();
-      } else if (c.adjust == Adjust::FullPiece || c.adjust == Adjust::RandomLike) {
-        for (size_t k = 0; k < out.size(); ++k) {
-          out[k] = machineRows(out[k], c.replicaDim);
-          const Operand& o = c.outputs[k];
-          if (synth::isGather(o.rel)) out[k] = localPiece(out[k], o.rel, o.lengths, rank).contiguous();
-        }
-      }
-      break;
+  for (const Operand& o : c.inputs) in.push_back(operandTensor(o, *c.step));
+  std::vector<at::Tensor> out = c.kernel->run(in, comm);
+  // An in-place op on a buffer (num_batches_tracked.add_(1)) runs out of place like every in-place
+  // op; its result is written back, as the single-device op writes it.
+  const ir::Node& n = g.node(c.step->node);
+  if (n.inplace && !out.empty()) {
+    ir::ValueId root = n.outputs[0];
+    while (g.value(root).aliasOf != ir::kNone) root = g.value(root).aliasOf;
+    if (g.value(root).kind == ir::ValueKind::Buffer) {
+      const LocalBuffer& b = buffers[static_cast<size_t>(bufferIndex.at(root))];
+      const Operand& o = c.outputs[0];
+      if (o.rel == synth::kReduce || o.rel == synth::kIdentitySfb || (!b.replicated() && o.rel != b.dim))
+        fail(*c.step, fmt::format("writes buffer '{}' as {}, which the runtime cannot keep; re-plan with the node "
+                                  "pinned to replicate",
+                                  b.name, synth::formatRel(o.rel)));
+      at::NoGradGuard noGrad;
+      at::Tensor target = b.replicated() && synth::isGather(o.rel) ? localPiece(b.value, o.rel, o.lengths, rank) : b.value;
+      target.copy_(out[0]);
     }
   }
-  if (out.size() != c.outputs.size())
-    fail(s, fmt::format("the operator returned {} tensors, the plan expects {}", out.size(), c.outputs.size()));
-  // Kernels given an empty operand may also return a wrongly shaped result (a convolution over
-  // zero input channels gives zero output channels): the piece's contribution is zeros.
-  bool misshapen = false;
-  for (size_t k = 0; k < out.size(); ++k) misshapen = misshapen || !out[k].sizes().equals(c.outputShapes[k]);
-  if (misshapen && anyEmpty(in)) out = zerosOnGraph(c, in);
-  for (size_t k = 0; k < out.size(); ++k) {
-    if (!out[k].sizes().equals(c.outputShapes[k]))
-      fail(s, fmt::format("output {} has local shape {} here, the plan says {}", k, ir::formatShape(out[k].sizes().vec()),
-                          ir::formatShape(c.outputShapes[k])));
-    env[formKey(c.outputs[k].value, c.outputs[k].rel)] = out[k];
-  }
+  for (size_t k = 0; k < out.size(); ++k) env[formKey(c.outputs[k].value, c.outputs[k].rel)] = std::move(out[k]);
 }
 
 Executor::Executor(const plan::Plan& plan, const ir::Graph& planned, const ts::ModelTensors& tensors, Communicator& comm,
@@ -788,6 +362,7 @@ Executor::~Executor() = default;
 
 const std::vector<InputPiece>& Executor::inputPieces() const { return impl_->inputPieces; }
 std::vector<LocalParameter>& Executor::parameters() { return impl_->parameters; }
+std::vector<LocalBuffer>& Executor::buffers() { return impl_->buffers; }
 const std::vector<Executor::Span>& Executor::spans() const { return impl_->spans; }
 double Executor::now() const { return impl_->now(); }
 

@@ -67,6 +67,10 @@ class Executor {
   const std::vector<InputPiece>& inputPieces() const;
   // This rank's parameter pieces (leaves with requires_grad), in the graph's parameter order.
   std::vector<LocalParameter>& parameters();
+  // This rank's buffers (whole, or its piece where every use reads one piece), in the graph's
+  // buffer order: state the program writes in place (batch norm's running statistics) keeps its
+  // values across steps here, as the single-device module's buffers do.
+  std::vector<LocalBuffer>& buffers();
 
   // Runs the rank's program forward on its batch pieces; returns its partial of the loss.
   at::Tensor forward(const std::vector<at::Tensor>& batch);

@@ -31,6 +31,12 @@ struct LocalParameter {
   bool replicated() const { return dim < 0; }
 };
 
+// A module buffer as one rank holds it (running statistics and other state the program writes in
+// place): like a parameter, whole or this rank's piece of one cut, but with no gradient. A whole
+// buffer is the same on every rank: the ops that write it run replicated or with synchronised
+// statistics. Checkpoints and exports consolidate buffers as they do parameters.
+using LocalBuffer = LocalParameter;
+
 // Where rank `rank`'s piece starts along `p.dim` (the sum of the lengths before it).
 int64_t pieceOffset(const LocalParameter& p, int rank);
 

@@ -79,7 +79,7 @@ void addCompareCommand(CLI::App& app, int& exitCode) {
       "across them; print predicted time, memory, feasibility and HAP's speedup over each.");
   cmd->add_option("MODEL", args->model, "TorchScript file (.pt) whose forward returns the loss")->required();
   cmd->add_option("--cluster,-c", args->cluster, "Cluster inventory (YAML)")->required()->type_name("FILE");
-  cmd->add_option("--input,-i", args->inputs, "Shape and dtype of a forward argument, NAME=DIMxDIM...[:DTYPE]")
+  cmd->add_option("--input,-i", args->inputs, "Shape and dtype of a forward argument, NAME=DIMxDIM...[:DTYPE[:LOW..HIGH]]")
       ->type_name("SPEC");
   cmd->add_option("--segments", args->segments, "HAP's segments: layer, scope:DEPTH, auto:PARTS or none")
       ->capture_default_str();

@@ -64,7 +64,7 @@ void addInspectCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("MODEL", args->model, "TorchScript file (.pt) whose forward returns the loss")
       ->required();
   cmd->add_option("--input,-i", args->inputs,
-                  "Shape and dtype of a forward argument, NAME=DIMxDIMx...[:DTYPE], e.g. "
+                  "Shape and dtype of a forward argument, NAME=DIMxDIMx...[:DTYPE[:LOW..HIGH]], e.g. "
                   "x=64x3x32x32:float32; repeatable; overrides the file's hap/inputs.json")
       ->type_name("SPEC");
   cmd->add_option("--depth,-d", args->depth,

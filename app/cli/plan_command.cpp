@@ -155,7 +155,7 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
       ->required()
       ->type_name("FILE");
   cmd->add_option("--input,-i", args->inputs,
-                  "Shape and dtype of a forward argument, NAME=DIMxDIMx...[:DTYPE]; repeatable; "
+                  "Shape and dtype of a forward argument, NAME=DIMxDIMx...[:DTYPE[:LOW..HIGH]]; repeatable; "
                   "overrides the file's hap/inputs.json")
       ->type_name("SPEC");
   CLI::Option* ratios = cmd->add_option("--ratios", args->ratios,

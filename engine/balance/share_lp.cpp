@@ -129,6 +129,10 @@ ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program
     }
     const cost::GatherLinear sfb = table.sfbLinear(st.node, st.variant);
     lp.constant += sfb.constant;
+    if (table.theory().variants(st.node)[static_cast<size_t>(st.variant)].syncBytes > 0) {
+      const synth::NodeCommunication sync = table.nodeCommunication(st.node, st.variant);  // share-independent
+      lp.constant += sync.forward + sync.backward;
+    }
     perLargest[static_cast<size_t>(theory.nodeSegment(st.node))] += sfb.perLargestShare;
     if (table.isReshard(st.node, st.variant) && cluster.size() > 1) {
       const ir::Node& n = g.node(st.node);

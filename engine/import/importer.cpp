@@ -352,6 +352,8 @@ void Importer::bindInputs(const std::shared_ptr<jit::Graph>& graph) {
     s.kind = Slot::Kind::Tensor;
     s.iv = t;
     s.id = g_.addValue(ir::ValueKind::Input, name, it->shape, it->dtype);
+    g_.value(s.id).low = it->low;
+    g_.value(s.id).high = it->high;
     g_.inputs.push_back(s.id);
     env_[v] = std::move(s);
   }

@@ -19,6 +19,13 @@ std::optional<int64_t> parseNonNegative(std::string_view s) {
   return v;
 }
 
+std::optional<int64_t> parseInteger(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
 ir::DType dtypeOrThrow(std::string_view name, const std::string& context) {
   if (auto t = ir::parseDType(name)) return *t;
   throw InputSpecError(fmt::format("{}: unknown dtype '{}' (expected one of {})", context, name,
@@ -80,7 +87,7 @@ InputSpec parseInputArg(std::string_view arg) {
   const std::string context = fmt::format("--input '{}'", arg);
   auto eq = arg.find('=');
   if (eq == std::string_view::npos || eq == 0)
-    throw InputSpecError(context + ": expected NAME=DIMxDIMx...[:DTYPE], e.g. x=64x3x32x32:float32");
+    throw InputSpecError(context + ": expected NAME=DIMxDIMx...[:DTYPE[:LOW..HIGH]], e.g. x=64x3x32x32:float32");
   InputSpec in;
   in.name = std::string(arg.substr(0, eq));
   std::string_view rest = arg.substr(eq + 1);
@@ -89,7 +96,28 @@ InputSpec parseInputArg(std::string_view arg) {
   if (colon == std::string_view::npos) {
     in.dtypeGiven = false;
   } else {
-    in.dtype = dtypeOrThrow(rest.substr(colon + 1), context);
+    std::string_view type = rest.substr(colon + 1);
+    const auto second = type.find(':');
+    in.dtype = dtypeOrThrow(type.substr(0, second), context);
+    if (second != std::string_view::npos) {
+      // The half-open range of an integer input's values: LOW..HIGH.
+      const std::string_view range = type.substr(second + 1);
+      const auto dots = range.find("..");
+      std::optional<int64_t> low, high;
+      if (dots != std::string_view::npos) {
+        low = parseInteger(range.substr(0, dots));
+        high = parseInteger(range.substr(dots + 2));
+      }
+      if (!low || !high || *low >= *high)
+        throw InputSpecError(fmt::format("{}: range '{}' is not LOW..HIGH with integers LOW < HIGH (the half-open "
+                                         "range of valid values, e.g. y=64:int64:0..10)",
+                                         context, range));
+      if (ir::isFloating(in.dtype))
+        throw InputSpecError(fmt::format("{}: a range applies to integer inputs only, not {}", context,
+                                         ir::dtypeName(in.dtype)));
+      in.low = low;
+      in.high = high;
+    }
   }
   while (!dims.empty()) {
     auto x = dims.find('x');

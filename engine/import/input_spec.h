@@ -1,5 +1,5 @@
 // Input specifications: the shapes and dtypes of forward's arguments, from the model file's
-// hap/inputs.json or from `--input NAME=DIMxDIMx...[:DTYPE]` (the command line wins).
+// hap/inputs.json or from `--input NAME=DIMxDIMx...[:DTYPE[:LOW..HIGH]]` (the command line wins).
 #pragma once
 
 #include <optional>
@@ -30,8 +30,11 @@ struct ModelSpec {
 // in messages ("model.pt:hap/inputs.json"). Throws InputSpecError naming the field.
 ModelSpec parseInputsJson(std::string_view text, const std::string& origin);
 
-// Parses one --input argument. Throws InputSpecError with the documented message:
-//   --input 'ARG': expected NAME=DIMxDIMx...[:DTYPE], e.g. x=64x3x32x32:float32
+// Parses one --input argument, NAME=DIMxDIMx...[:DTYPE[:LOW..HIGH]] (LOW..HIGH: the half-open
+// range of an integer input's values). Throws InputSpecError with the documented message:
+//   --input 'ARG': expected NAME=DIMxDIMx...[:DTYPE[:LOW..HIGH]], e.g. x=64x3x32x32:float32
+//   --input 'ARG': range 'R' is not LOW..HIGH with integers LOW < HIGH (...)
+//   --input 'ARG': a range applies to integer inputs only, not float32
 //   --input 'ARG': dimension 'D' is not a non-negative integer
 //   --input 'ARG': unknown dtype 'T' (expected one of float32, ...)
 // An empty dimension list ("lr=:float32") declares a 0-dim tensor.

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -49,6 +50,9 @@ struct Value {
   // in-place op see this value instead of the original (the importer rebinds them).
   ValueId aliasOf = kNone;
   std::vector<NodeId> users;
+  // Inputs of an integer dtype: the declared half-open range of valid values [low, high) (token
+  // ids, class labels), when the input specification gives one.
+  std::optional<int64_t> low, high;
 
   int64_t numel() const { return ir::numel(shape); }
   int64_t bytes() const { return numel() * dtypeSize(dtype); }

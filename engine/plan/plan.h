@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,7 @@ struct PlanInput {
   std::string name;
   ir::DType dtype = ir::DType::Float32;
   ir::Shape shape;
+  std::optional<int64_t> low, high;  // an integer input's declared range [low, high), if any
 };
 
 // A replicated plan (`hap plan --baseline megatron`: tensor parallelism inside each machine, data

@@ -79,8 +79,12 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
   doc["format"] = "hap-plan";
   doc["version"] = kPlanVersion;
   ojson inputs = ojson::array();
-  for (const PlanInput& in : p.inputs)
-    inputs.push_back({{"name", in.name}, {"dtype", ir::dtypeName(in.dtype)}, {"shape", in.shape}});
+  for (const PlanInput& in : p.inputs) {
+    ojson entry = {{"name", in.name}, {"dtype", ir::dtypeName(in.dtype)}, {"shape", in.shape}};
+    if (in.low) entry["low"] = *in.low;
+    if (in.high) entry["high"] = *in.high;
+    inputs.push_back(std::move(entry));
+  }
   doc["model"] = {{"path", p.modelPath}, {"sha256", p.modelSha256}, {"inputs", inputs},
                   {"parameters", p.parameters}, {"nodes", p.nodes}};
   ojson devices = ojson::array();
@@ -171,7 +175,13 @@ Plan planFromJson(const json& doc, const std::string& origin) {
     const std::string dtype = r.get<std::string>(inputs[i], "dtype", path);
     const std::optional<ir::DType> t = ir::parseDType(dtype);
     if (!t) throw PlanError(fmt::format("{}: field '{}dtype' is '{}', not a dtype (float32, int64, ...)", origin, path, dtype));
-    p.inputs.push_back({r.get<std::string>(inputs[i], "name", path), *t, r.get<ir::Shape>(inputs[i], "shape", path)});
+    PlanInput in;
+    in.name = r.get<std::string>(inputs[i], "name", path);
+    in.dtype = *t;
+    in.shape = r.get<ir::Shape>(inputs[i], "shape", path);
+    if (inputs[i].contains("low")) in.low = r.get<int64_t>(inputs[i], "low", path);
+    if (inputs[i].contains("high")) in.high = r.get<int64_t>(inputs[i], "high", path);
+    p.inputs.push_back(std::move(in));
   }
   p.parameters = r.get<int64_t>(model, "parameters", "model.");
   p.nodes = r.get<int>(model, "nodes", "model.");

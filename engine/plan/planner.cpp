@@ -46,7 +46,10 @@ Plan planOf(const ir::Graph& imported, const synth::Theory& theory, const synth:
   Plan plan;
   plan.modelPath = imported.sourceFile;
   plan.modelSha256 = sha256File(imported.sourceFile);
-  for (ir::ValueId in : g.inputs) plan.inputs.push_back({g.value(in).name, g.value(in).dtype, g.value(in).shape});
+  for (ir::ValueId in : g.inputs) {
+    const ir::Value& v = g.value(in);
+    plan.inputs.push_back({v.name, v.dtype, v.shape, v.low, v.high});
+  }
   plan.parameters = g.parameterCount();
   plan.nodes = static_cast<int>(g.nodes.size());
   plan.cluster = cluster;
@@ -160,8 +163,12 @@ ts::ImportOptions importOptionsFor(const Plan& plan) {
     ts::InputSpec spec;
     spec.name = in.name;
     spec.dtype = in.dtype;
-    spec.dtypeGiven = false;
     spec.shape = in.shape;
+    // A range in the plan stands (it may come from --input, not the file); without one, the
+    // file's dtype and range do.
+    spec.dtypeGiven = in.low || in.high;
+    spec.low = in.low;
+    spec.high = in.high;
     options.inputOverrides.push_back(std::move(spec));
   }
   return options;

@@ -25,8 +25,9 @@ void embeddingRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& 
   }
   // Vocabulary parallel: each rank holds a range of rows, looks up the indices in its range and
   // gives zero rows for the others, so the outputs add up to the lookup. A padding_idx would have
-  // to be translated into the local range: only without one.
-  if (intArg(n, "padding_idx", -1) < 0 && shardable(weight, 0)) {
+  // to be translated into the local range, and scale_grad_by_freq would count the other ranks'
+  // ids as lookups of local row 0: only without either.
+  if (intArg(n, "padding_idx", -1) < 0 && intArg(n, "scale_grad_by_freq", 0) == 0 && shardable(weight, 0)) {
     out.push_back(makeVariant("vocab", {synth::gather(0), synth::kIdentity}, {synth::kReduce},
                               "vocabulary parallel: look up only the ids in this rank's row range "
                               "(shifted to local rows); other ids give zero rows; the output is a "

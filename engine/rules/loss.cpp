@@ -76,6 +76,11 @@ ir::Shape broadcastShape(const ir::Graph& g, const ir::Node& n) {
 // element of the broadcast inputs (weight and pos_weight broadcast too).
 void pointwiseLossRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   ir::Shape shape = broadcastShape(g, n);
+  // aten's mean-reduced mse/l1/smooth-l1/huber losses give a target that broadcasts against self
+  // a gradient scaled by the broadcast factor (PyTorch 1.13); torch.nn.functional expands the
+  // target first, so traced models pass equal shapes. Other shapes keep the single-device op.
+  const bool weighted = n.op.starts_with("aten::binary_cross_entropy");
+  if (!weighted && tensorInput(g, n, 0).shape != tensorInput(g, n, 1).shape) return;
   int64_t reduction = intArg(n, "reduction", kMean);
   for (int d = 0; d < std::min(static_cast<int>(shape.size()), synth::kMaxShardedRank); ++d) {
     if (shape[static_cast<size_t>(d)] <= 1) continue;  // as shardable()

@@ -63,15 +63,39 @@ void appendShard(const ir::Graph& g, const ir::Node& n, int d, std::vector<Varia
       makeVariant("shard", inputsAs(n, synth::gather(d), synth::kIdentity), std::move(outs)));
 }
 
-// batch_norm, native_batch_norm, _batch_norm_impl_index. Training statistics reduce over every
-// dimension but the channel; sharding the batch would need synchronised statistics (never silently
-// local ones), so only channels shard. In evaluation the running statistics make the op a
-// per-channel affine map, and every dimension shards.
+constexpr char kSyncNote[] =
+    "synchronised statistics: each rank sums its pieces' values and squares per channel, the sums are "
+    "all-reduced (in backward too), and every rank normalises with the global mean and variance and "
+    "updates the running statistics with them";
+
+// batch_norm and native_batch_norm in training: statistics reduce over every dimension but the
+// channel, so another dimension shards only with the statistics summed over the ranks (as
+// SyncBatchNorm does), never with local ones. The affine parameters and running statistics are
+// replicated; native_batch_norm's saved mean and inverse std are the global ones, on every rank.
+void appendSynchronised(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const ir::Value& x = tensorInput(g, n, 0);
+  std::vector<synth::Rel> outs(n.outputs.size(), synth::kIdentity);
+  for (int d = 0; d < x.rank(); ++d) {
+    if (d == 1 || !shardable(x, d)) continue;
+    outs[0] = synth::gather(d);
+    Variant v = makeVariant("sync", inputsAs(n, synth::gather(d), synth::kIdentity), outs, kSyncNote);
+    v.syncBytes = 2 * x.shape[1] * static_cast<int64_t>(sizeof(double));  // sums and sums of squares
+    out.push_back(std::move(v));
+  }
+}
+
+// batch_norm, native_batch_norm, _batch_norm_impl_index. In training, channels shard (each rank
+// computes its channels' statistics exactly), and batch_norm and native_batch_norm shard any
+// other dimension with synchronised statistics. In evaluation the running statistics make the op
+// a per-channel affine map, and every dimension shards.
 void batchNormRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   int rank = tensorInput(g, n, 0).rank();
   if (rank < 2) return;
   appendChannel(g, n, out);
-  if (intArg(n, "training", 1) != 0) return;
+  if (intArg(n, "training", 1) != 0) {
+    if (n.op != "aten::_batch_norm_impl_index") appendSynchronised(g, n, out);
+    return;
+  }
   for (int d = 0; d < rank; ++d)
     if (d != 1) appendShard(g, n, d, out);
 }

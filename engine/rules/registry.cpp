@@ -34,6 +34,13 @@ RuleFn findRule(std::string_view op) {
   return it == registry().end() ? nullptr : it->second;
 }
 
+std::vector<std::string_view> registeredOps() {
+  std::vector<std::string_view> ops;
+  for (const auto& [op, rule] : registry()) ops.push_back(op);
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
 std::vector<Variant> variantsFor(const ir::Graph& g, const ir::Node& n, bool* hasRule) {
   std::vector<Variant> out;
   Variant replicate;

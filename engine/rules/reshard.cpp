@@ -5,6 +5,7 @@
 // elements with an all-to-all (its dual in backward). A partial sum stays a partial sum.
 #include "engine/ir/segments.h"
 #include "engine/rules/families.h"
+#include "engine/rules/variant_util.h"
 
 namespace hap::rules {
 namespace {
@@ -12,9 +13,9 @@ namespace {
 void reshardRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   const int rank = tensorInput(g, n, 0).rank();
   for (int d = 0; d < rank && d < synth::kMaxShardedRank; ++d)
-    out.push_back({"reshard", {static_cast<synth::Rel>(d)}, {static_cast<synth::Rel>(d)}, false,
-                   "all-to-all from the input segment's lengths to the output segment's"});
-  out.push_back({"partial", {synth::kReduce}, {synth::kReduce}, false, ""});
+    out.push_back(makeVariant("reshard", {synth::gather(d)}, {synth::gather(d)},
+                              "all-to-all from the input segment's lengths to the output segment's"));
+  out.push_back(makeVariant("partial", {synth::kReduce}, {synth::kReduce}));
 }
 
 const RuleEntry kRules[] = {{ir::kReshardOp, reshardRule}};

@@ -31,6 +31,9 @@ struct Variant {
   // Sufficient-factor broadcasting: the weight input holds I* and its gradient is formed on
   // every device from all-gathered factors (input and output gradient) instead of all-reduced.
   bool sfb = false;
+  // Bytes of statistics the runtime sums over all ranks inside the op, in forward and again (the
+  // dual) in backward: a batch norm with synchronised statistics. The cost model prices them.
+  int64_t syncBytes = 0;
   std::string note;  // what the runtime does differently from the plain op, if anything
 };
 
@@ -43,6 +46,9 @@ struct RuleEntry {
 
 // The rule for `op`, or nullptr. In-place variants ("aten::relu_") are looked up as listed.
 RuleFn findRule(std::string_view op);
+
+// Every op with a rule, sorted (for the soundness test, which must cover them all).
+std::vector<std::string_view> registeredOps();
 
 // All variants of node n: the replicate variant (always first) followed by the rule's variants,
 // deduplicated. Sets *hasRule to whether a specific rule exists for the op.

@@ -180,6 +180,13 @@ NodeCommunication CostTable::nodeCommunication(ir::NodeId n, int vi) const {
   const rules::Variant& v = theory_.variants(n)[static_cast<size_t>(vi)];
   NodeCommunication c;
   if (v.sfb) c.backward = sfbExtraSeconds(n, v);
+  if (v.syncBytes > 0) {
+    // Statistics summed over every rank, forward and (the dual) backward.
+    c.forward = cost::allReduceSeconds(cluster_, static_cast<double>(v.syncBytes));
+    bool grad = false;
+    for (ir::ValueId o : theory_.graph().node(n).outputs) grad = grad || theory_.requiresGrad(o);
+    if (grad) c.backward = c.forward;
+  }
   if (isReshard(n, vi)) {
     const ir::Node& node = theory_.graph().node(n);
     const ir::ValueId in = node.tensorInputs()[0], out = node.outputs[0];

@@ -494,7 +494,8 @@ class TstTrainingState : public QObject {
     const char* script = R"PY(
 import sys, torch
 d = torch.load(sys.argv[1])
-assert d["format"] == "hap-checkpoint" and d["version"] == 1, d.keys()
+assert d["format"] == "hap-checkpoint" and d["version"] == 2, d.keys()
+assert d["buffers"] == {}, d["buffers"]
 print(d["iteration"], d["optimizer"], d["optimizer_steps"])
 for name in sorted(d["parameters"]):
     t, s = d["parameters"][name], d["optimizer_state"][name]

@@ -38,16 +38,25 @@ class TstInputSpec : public QObject {
     QVERIFY(scalar.shape.empty());
     QCOMPARE(scalar.dtype, ir::DType::Float64);
     QCOMPARE(ts::parseInputArg("y=4:long").dtype, ir::DType::Int64);  // alias
+
+    ts::InputSpec labels = ts::parseInputArg("y=8:int64:0..10");  // a half-open range
+    QCOMPARE(labels.shape, (ir::Shape{8}));
+    QCOMPARE(*labels.low, int64_t{0});
+    QCOMPARE(*labels.high, int64_t{10});
+    QCOMPARE(*ts::parseInputArg("t=2x3:int32:-5..5").low, int64_t{-5});
   }
 
   void malformedInputArg_data() {
     QTest::addColumn<QString>("arg");
     QTest::addColumn<QString>("message");
-    QTest::newRow("no =") << "x64x3" << "--input 'x64x3': expected NAME=DIMxDIMx...[:DTYPE], e.g. x=64x3x32x32:float32";
-    QTest::newRow("no name") << "=4x4" << "--input '=4x4': expected NAME=DIMxDIMx...[:DTYPE], e.g. x=64x3x32x32:float32";
+    QTest::newRow("no =") << "x64x3" << "--input 'x64x3': expected NAME=DIMxDIMx...[:DTYPE[:LOW..HIGH]], e.g. x=64x3x32x32:float32";
+    QTest::newRow("no name") << "=4x4" << "--input '=4x4': expected NAME=DIMxDIMx...[:DTYPE[:LOW..HIGH]], e.g. x=64x3x32x32:float32";
     QTest::newRow("bad dim") << "x=64xAx3" << "--input 'x=64xAx3': dimension 'A' is not a non-negative integer";
     QTest::newRow("negative") << "x=-1x3" << "--input 'x=-1x3': dimension '-1' is not a non-negative integer";
     QTest::newRow("trailing x") << "x=4x" << "--input 'x=4x': dimension '' is not a non-negative integer";
+    QTest::newRow("empty range") << "y=4:int64:3..3" << "--input 'y=4:int64:3..3': range '3..3' is not LOW..HIGH with integers LOW < HIGH (the half-open range of valid values, e.g. y=64:int64:0..10)";
+    QTest::newRow("bad range") << "y=4:int64:0-9" << "--input 'y=4:int64:0-9': range '0-9' is not LOW..HIGH with integers LOW < HIGH (the half-open range of valid values, e.g. y=64:int64:0..10)";
+    QTest::newRow("float range") << "x=4:float32:0..1" << "--input 'x=4:float32:0..1': a range applies to integer inputs only, not float32";
     QTest::newRow("bad dtype") << "x=4:complex" << "--input 'x=4:complex': unknown dtype 'complex' (expected one of float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool)";
   }
   void malformedInputArg() {

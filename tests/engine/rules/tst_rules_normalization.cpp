@@ -84,13 +84,30 @@ class TstRulesNormalization : public QObject {
                                    }));
   }
 
-  // Training statistics reduce over the batch: only channels shard, with their parameters.
-  void batchNormTrainingIsChannelParallel() {
+  // Training statistics reduce over every dimension but the channel: channels shard with their
+  // parameters; any other dimension only with synchronised statistics (replicated parameters and
+  // running statistics, priced as two per-channel sums all-reduced).
+  void batchNormTrainingIsChannelParallelOrSynchronised() {
     GraphBuilder b;
     auto n = batchNorm(b, "aten::batch_norm", true, {{8, 4, 6, 6}});
     QCOMPARE(variantLines(b.g, n), (QStringList{
                                        "replicate: I I I I I -> I",
                                        "channel: G(1) G(0) G(0) G(0) G(0) -> G(1)",
+                                       "sync: G(0) I I I I -> G(0)",
+                                       "sync: G(2) I I I I -> G(2)",
+                                       "sync: G(3) I I I I -> G(3)",
+                                   }));
+    for (const hap::rules::Variant& v : hap::rules::variantsFor(b.g, b.g.node(n)))
+      QCOMPARE(v.syncBytes, v.name == "sync" ? int64_t{2 * 4 * 8} : int64_t{0});
+  }
+
+  // _batch_norm_impl_index's extra outputs have no synchronised form: channels only.
+  void batchNormImplIndexIsChannelParallel() {
+    GraphBuilder b;
+    auto n = batchNorm(b, "aten::_batch_norm_impl_index", true, {{8, 4, 6, 6}, {4}, {4}, {0}});
+    QCOMPARE(variantLines(b.g, n), (QStringList{
+                                       "replicate: I I I I I -> I I I I",
+                                       "channel: G(1) G(0) G(0) G(0) G(0) -> G(1) G(0) G(0) I",
                                    }));
   }
 
@@ -114,6 +131,9 @@ class TstRulesNormalization : public QObject {
     QCOMPARE(variantLines(b.g, n), (QStringList{
                                        "replicate: I I I I I -> I I I",
                                        "channel: G(1) G(0) G(0) G(0) G(0) -> G(1) G(0) G(0)",
+                                       "sync: G(0) I I I I -> G(0) I I",
+                                       "sync: G(2) I I I I -> G(2) I I",
+                                       "sync: G(3) I I I I -> G(3) I I",
                                    }));
   }
 
@@ -128,7 +148,7 @@ class TstRulesNormalization : public QObject {
               GraphBuilder::constant("momentum", 0.1), GraphBuilder::constant("eps", 1e-5),
               GraphBuilder::constant("cudnn_enabled", true)},
              {{8, 4}});
-    QCOMPARE(variantLines(b.g, n), (QStringList{"replicate: I -> I", "channel: G(1) -> G(1)"}));
+    QCOMPARE(variantLines(b.g, n), (QStringList{"replicate: I -> I", "channel: G(1) -> G(1)", "sync: G(0) -> G(0)"}));
   }
 
   // Instance statistics are per sample: the batch shards when no running statistics are kept.
