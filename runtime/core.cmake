@@ -2,9 +2,11 @@ list(APPEND HAP_RUNTIME_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/runtime_error.cpp
   ${CMAKE_CURRENT_LIST_DIR}/worker_env.cpp
   ${CMAKE_CURRENT_LIST_DIR}/heap_policy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fault_injection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/step_kernel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/executor.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gradient_buckets.cpp
   ${CMAKE_CURRENT_LIST_DIR}/module_device.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exactness_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trainer.cpp
 )

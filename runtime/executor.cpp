@@ -14,6 +14,7 @@
 #include "engine/ir/segments.h"
 #include "engine/synth/fact.h"
 #include "runtime/collectives.h"
+#include "runtime/fault_injection.h"
 #include "runtime/gradient_buckets.h"
 #include "runtime/runtime_error.h"
 #include "runtime/step_kernel.h"
@@ -178,6 +179,13 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
       p.dim = u.cut->rel;
       p.lengths = u.cut->lengths;
       full = localPiece(full, p.dim, p.lengths, rank);
+      if (injectedFault() == Fault::WrongSlice) {  // the range one row off
+        const at::Tensor whole = found->second.detach();
+        const int64_t length = full.size(p.dim), size = whole.size(p.dim);
+        const int64_t offset = pieceOffset(p, rank);
+        const int64_t shifted = offset + length < size ? offset + 1 : std::max<int64_t>(offset - 1, 0);
+        full = whole.narrow(p.dim, shifted, length);
+      }
     }
     p.value = full.to(options.device, /*non_blocking=*/false, /*copy=*/true).contiguous().set_requires_grad(true);
     if (p.replicated() && !u.sfb) bucketed.push_back(static_cast<int>(parameters.size()));

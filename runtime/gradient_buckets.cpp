@@ -4,6 +4,7 @@
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
+#include "runtime/fault_injection.h"
 #include "runtime/runtime_error.h"
 
 namespace hap::rt {
@@ -86,6 +87,7 @@ void GradientBuckets::startReady() {
   while (next_ < buckets_.size() && buckets_[next_].filled == buckets_[next_].slots.size()) {
     Bucket& b = buckets_[next_++];
     b.started = Clock::now();
+    if (injectedFault() == Fault::DropReduction) continue;  // every rank keeps its partial sum
     b.pending = comm_.allReduceAsync(b.flat);
   }
 }
@@ -104,7 +106,8 @@ void GradientBuckets::finish() {
   armed_ = false;
   lock.unlock();
   for (Bucket& b : buckets_) {
-    b.pending->wait();
+    if (b.pending) b.pending->wait();
+    if (injectedFault() == Fault::DoubleAllReduce) comm_.allReduceAsync(b.flat)->wait();
     spans_.push_back({b.name, b.started, Clock::now()});
   }
   for (const Slot& s : slots_) {

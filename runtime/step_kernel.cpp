@@ -10,6 +10,7 @@
 #include "engine/ir/segments.h"
 #include "engine/synth/fact.h"
 #include "runtime/collectives.h"
+#include "runtime/fault_injection.h"
 #include "runtime/runtime_error.h"
 
 namespace hap::rt {
@@ -89,7 +90,7 @@ c10::IValue constantValue(const ir::Arg& a) {
         } else if constexpr (std::is_same_v<T, double>) {
           return c10::IValue(c);
         } else if constexpr (std::is_same_v<T, std::string>) {
-          if (type.rfind("Device", 0) == 0) return c10::IValue(c10::Device(c));
+          if (type.find("Device") != std::string::npos) return c10::IValue(c10::Device(c));  // Device, Optional[Device]
           return c10::IValue(c);
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           return c10::IValue(c);
@@ -327,7 +328,7 @@ void StepKernel::Impl::compile() {
   for (const ir::Arg& a : n.args) {
     if (a.kind == ir::Arg::Kind::Constant) {
       // Off the CPU, a device argument (a traced "cpu", a factory's None) names this device.
-      const bool deviceArg = a.type.rfind("Device", 0) == 0;
+      const bool deviceArg = a.type.find("Device") != std::string::npos;  // Device, Optional[Device]
       stack.push_back(deviceArg && !context.device.is_cpu() ? c10::IValue(context.device) : constantValue(a));
       argTensorSlot.push_back(-1);
       argTensorCount.push_back(0);
@@ -584,8 +585,9 @@ std::vector<at::Tensor> StepKernel::Impl::run(const std::vector<at::Tensor>& in,
         if (d != 1) dims.push_back(d);
       const at::Tensor x64 = x.to(at::kDouble);
       at::Tensor sums = at::stack({x64.sum(dims), (x64 * x64).sum(dims)});
-      sums = collective::allReduce(comm, sums);
-      const double count = static_cast<double>(perChannel);
+      const bool local = injectedFault() == Fault::LocalBatchStatistics;
+      if (!local) sums = collective::allReduce(comm, sums);
+      const double count = local ? static_cast<double>(x.numel() / std::max<int64_t>(x.size(1), 1)) : static_cast<double>(perChannel);
       const at::Tensor mean = sums[0] / count;
       const at::Tensor var = (sums[1] / count - mean * mean).clamp_min(0);
       const at::Tensor invstd = (var + eps).rsqrt();

@@ -1,11 +1,9 @@
 #include "runtime/trainer.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
-#include <torch/csrc/jit/python/update_graph_executor_opt.h>
-#include <torch/script.h>
 
 #include <chrono>
 #include <cmath>
@@ -24,6 +22,7 @@
 #include "engine/plan/verifier.h"
 #include "runtime/checkpoint.h"
 #include "runtime/communicator.h"
+#include "runtime/exactness_check.h"
 #include "runtime/executor.h"
 #include "runtime/module_device.h"
 #include "runtime/runtime_error.h"
@@ -90,73 +89,6 @@ struct StepRecord {
   double loss = 0, seconds = 0, gradNorm = 0;
   bool warmup = false;
 };
-
-// The single-device program beside the distributed one (TrainOptions::check).
-class Reference {
- public:
-  Reference(const std::string& modelPath, const OptimizerOptions& o, c10::Device device)
-      : module_(loadModuleOn(modelPath, device)), device_(device) {
-    // The graph executor's optimisations (profiling, fusion) may reorder random draws from the
-    // second call on: the reference runs the module's graph as written.
-    torch::jit::setGraphExecutorOptimize(false);
-    for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
-      p.value.set_requires_grad(true);
-      params_.emplace(p.name, p.value);
-      list_.push_back(p.value);
-    }
-    switch (o.kind) {
-      case OptimizerOptions::Kind::Sgd:
-        optimizer_ = std::make_unique<torch::optim::SGD>(
-            list_, torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weightDecay));
-        break;
-      case OptimizerOptions::Kind::Adam:
-        optimizer_ = std::make_unique<torch::optim::Adam>(
-            list_, torch::optim::AdamOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(o.weightDecay));
-        break;
-      case OptimizerOptions::Kind::AdamW:
-        optimizer_ = std::make_unique<torch::optim::AdamW>(
-            list_, torch::optim::AdamWOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(o.weightDecay));
-        break;
-    }
-    clipNorm_ = o.clipNorm;
-  }
-  double forwardBackward(const std::vector<at::Tensor>& batch) {
-    optimizer_->zero_grad();
-    std::vector<c10::IValue> inputs;
-    for (const at::Tensor& t : batch) inputs.emplace_back(t.to(device_));
-    at::Tensor loss = module_.forward(inputs).toTensor();
-    loss.backward();
-    return loss.item<double>();
-  }
-  void step() {
-    if (clipNorm_ > 0) torch::nn::utils::clip_grad_norm_(list_, clipNorm_);
-    optimizer_->step();
-  }
-  const at::Tensor& parameter(const std::string& name) const {
-    auto it = params_.find(name);
-    if (it == params_.end()) throw RuntimeError(fmt::format("check: the module has no parameter '{}'", name));
-    return it->second;
-  }
-
- private:
-  torch::jit::Module module_;
-  c10::Device device_;
-  std::map<std::string, at::Tensor> params_;
-  std::vector<at::Tensor> list_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  double clipNorm_ = 0;
-};
-
-// ‖a − b‖₂ / max(‖b‖₂, floor): the norm-wise relative error of a against b (the usual measure
-// for a vector; an element-wise maximum would report float cancellation inside one sum), in
-// float64 on the CPU whichever devices a and b live on.
-double relativeError(const at::Tensor& a, const at::Tensor& b, double floor = 0) {
-  if (a.numel() == 0) return 0;
-  const at::Tensor x = a.to(at::kCPU, at::kDouble), y = b.to(at::kCPU, at::kDouble);
-  const double diff = (x - y).norm().item<double>();
-  const double scale = y.norm().item<double>();
-  return diff / std::max({scale, floor, 1e-12});
-}
 
 // This rank's measured spans as Chrome trace events (the simulator's layout: pid rank + 1, tid 1
 // computation, tid 2 communication), times relative to `origin` (just after a barrier).
@@ -336,15 +268,16 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
 
   int64_t first = 0;
   if (!o.resumePath.empty()) {
-    first = loadCheckpoint(o.resumePath, params, optimizer, programRank);
+    first = loadCheckpoint(o.resumePath, params, optimizer, programRank, &exec.buffers());
     if (lead) std::cout << fmt::format("resumed from {} at step {}\n", o.resumePath, first) << std::flush;
   }
 
   // The check's single-device program, fed the whole batch.
-  std::unique_ptr<Reference> reference;
+  std::unique_ptr<ExactnessCheck> check;
   std::unique_ptr<BatchSource> wholeSource;
   if (o.check) {
-    reference = std::make_unique<Reference>(modelPath, o.optimizer, executorOptions.device);
+    check = std::make_unique<ExactnessCheck>(modelPath, o.optimizer, executorOptions.device, o.checkTolerance,
+                                             programRank, program, *comm);
     std::vector<InputPiece> whole = pieces;  // the global batch's shapes
     for (InputPiece& p : whole) {
       p.dim = -1;
@@ -353,8 +286,6 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     }
     wholeSource = makeBatchSource(o.data, whole);
   }
-  double worstLoss = 0, worstGrad = 0, worstParam = 0;
-  std::string worstGradName, worstParamName;
 
   std::ofstream metrics;
   if (lead && !o.metricsPath.empty()) {
@@ -384,46 +315,13 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     // The global norm costs a pass over every gradient and a synchronisation: only when clipping.
     // Every machine holds the same gradients, so the program's ranks hold the whole norm.
     const double norm = o.optimizer.clipNorm > 0 ? optimizer.clipGradients(program) : std::nan("");
-    if (reference) {
-      // Compare before the update: the loss and every gradient piece.
-      at::manual_seed(iterationSeed(o.seed, it));
-      const double refLoss = reference->forwardBackward(wholeSource->batch(it));
-      at::Tensor global = partial.detach().to(at::kDouble).reshape({1}).clone();
-      comm->allReduce(global);
-      worstLoss = std::max(worstLoss, std::abs(global.item<double>() - refLoss) / std::max(std::abs(refLoss), 1e-12));
-      // Gradients theoretically zero (a key bias under softmax) are float noise in both programs:
-      // each is compared against at least 1% of the largest gradient norm of the model (float
-      // cancellation in a near-zero sum, e.g. a classifier bias late in training, is not an error).
-      double largest = 0;
-      for (const LocalParameter& p : params) {
-        const at::Tensor& refGrad = reference->parameter(p.name).grad();
-        if (refGrad.defined() && refGrad.numel() > 0)
-          largest = std::max(largest, refGrad.to(at::kDouble).norm().item<double>());
-      }
-      for (const LocalParameter& p : params) {
-        const at::Tensor& full = reference->parameter(p.name).grad();
-        const at::Tensor refGrad = pieceOf(p, full.defined() ? full : at::zeros(p.fullShape), programRank);
-        // Clipping scaled the distributed gradients already; compare against the same scaling.
-        double scale = 1;
-        if (o.optimizer.clipNorm > 0 && norm > o.optimizer.clipNorm) scale = o.optimizer.clipNorm / (norm + 1e-6);
-        const double e = relativeError(p.value.grad(), refGrad * scale, 1e-2 * largest * scale);
-        if (std::getenv("HAP_DEBUG_CHECK") && e > o.checkTolerance) {
-          std::ostringstream text;
-          text << "rank " << env.rank << ": " << p.name << " gradient differs; here:\n"
-               << p.value.grad().reshape({-1}).slice(0, 0, 8) << "\nsingle-device:\n"
-               << refGrad.reshape({-1}).slice(0, 0, 8) << "\n";
-          std::cerr << text.str();
-        }
-        if (e > worstGrad) {
-          worstGrad = e;
-          worstGradName = p.name;
-        }
-      }
-      reference->step();
-    }
+    // The check compares what the optimizer applies: the gradients after every reduction and
+    // clipping, then the state after the step.
+    if (check) check->compareGradients(it, iterationSeed(o.seed, it), wholeSource->batch(it), partial, params);
     optimizer.step();
     optimizer.zeroGrad();
     const double optEnd = exec.now();
+    if (check) check->compareState(it, params, exec.buffers());
     at::Tensor loss = partial.detach().to(at::kDouble).reshape({1}).clone();
     comm->allReduce(loss);
     const double lossValue = loss.item<double>();  // waits for the step's kernels on a GPU
@@ -452,7 +350,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
       fs::create_directories(o.checkpointDir, ec);
       const std::string path = (fs::path(o.checkpointDir) / fmt::format("step-{}.pt", it + 1)).string();
       // Every machine holds the same state: machine 0's ranks write it, the others wait.
-      if (machine == 0) saveCheckpoint(program, path, params, optimizer, it + 1);
+      if (machine == 0) saveCheckpoint(program, path, params, optimizer, it + 1, exec.buffers());
       if (machineComm) comm->barrier();
       if (lead) std::cout << fmt::format("checkpoint: {}\n", path) << std::flush;
     }
@@ -537,42 +435,13 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   }
 
   if (!o.exportPath.empty()) {
-    if (machine == 0) exportModel(program, modelPath, o.exportPath, params);  // every machine holds the same
+    if (machine == 0) exportModel(program, modelPath, o.exportPath, params, exec.buffers());  // every machine holds the same
     if (machineComm) comm->barrier();
     if (lead) std::cout << fmt::format("exported: {}\n", o.exportPath) << std::flush;
   }
 
-  if (!o.check) return 0;
-  // Parameters after the last step, and replicas bit-identical across ranks.
-  int64_t replicaMismatches = 0;
-  for (const LocalParameter& p : params) {
-    const double e = relativeError(p.value.detach(), pieceOf(p, reference->parameter(p.name).detach(), programRank));
-    if (e > worstParam) {
-      worstParam = e;
-      worstParamName = p.name;
-    }
-    if (p.replicated()) {
-      at::Tensor first0 = p.value.detach().clone();
-      program.broadcast(first0, 0);
-      if (!at::equal(first0, p.value.detach())) ++replicaMismatches;
-    }
-    if (peers) {  // every machine's copy of the piece
-      at::Tensor first0 = p.value.detach().clone();
-      peers->broadcast(first0, 0);
-      if (!at::equal(first0, p.value.detach())) ++replicaMismatches;
-    }
-  }
-  at::Tensor worst = at::tensor({worstLoss, worstGrad, worstParam, static_cast<double>(replicaMismatches)}, at::kDouble);
-  comm->allReduceMax(worst);
-  const double* w = worst.data_ptr<double>();
-  const bool ok = w[0] <= o.checkTolerance && w[1] <= o.checkTolerance && w[2] <= o.checkTolerance && w[3] == 0;
-  std::cout << fmt::format("check {}: loss error {:.3g}, gradient error {:.3g}{}, parameter error {:.3g}{} after {} "
-                           "steps, replicas {}; {}\n",
-                           who, w[0], w[1], worstGradName.empty() ? "" : " (here: " + worstGradName + ")", w[2],
-                           worstParamName.empty() ? "" : " (here: " + worstParamName + ")", total,
-                           w[3] == 0 ? "bit-identical" : "DIFFER", ok ? "PASS" : "FAIL")
-            << std::flush;
-  return ok ? 0 : 1;
+  if (!check) return 0;
+  return check->finish(who, total, params, peers.get()) ? 0 : 1;
 }
 
 }  // namespace hap::rt

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "runtime/data.h"
+#include "runtime/exactness_check.h"
 #include "runtime/executor.h"
 #include "runtime/optimizer.h"
 #include "runtime/worker_env.h"
@@ -33,13 +34,11 @@ struct TrainOptions {
   // Gradient buckets all-reduced during backward (ExecutorOptions::bucketBytes; <= 0: one
   // bucket after backward).
   int64_t bucketBytes = ExecutorOptions{}.bucketBytes;
-  // The exactness check (tests): run every step on this rank's pieces and, beside it, the
-  // single-device program (the TorchScript module on the whole batch, same seeds, LibTorch's own
-  // optimizer); compare the loss and every gradient each step and the parameters after the last.
+  // The exactness check (exactness_check.h): beside every step, the single-device program on the
+  // whole batch; the loss, every gradient after every reduction, and the parameters and buffers
+  // after every step are compared, each step from the same state.
   bool check = false;
-  // Relative, per tensor and norm-wise: ‖a − b‖₂ ≤ tol · ‖b‖₂ (a gradient's ‖b‖₂ at least 1%
-  // of the model's largest gradient norm, for gradients that are zero up to float noise).
-  double checkTolerance = 1e-5;
+  CheckTolerance checkTolerance;
 };
 
 // Runs the worker. Returns the process exit status (0: success; 1: a check failed). Throws

@@ -53,9 +53,12 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--check", o.check,
-               "Exactness check: run the single-device program beside the plan and compare the loss and gradients "
-               "every step and the parameters at the end (exit 1 when they differ)");
-  app.add_option("--check-tolerance", o.checkTolerance, "Relative tolerance of --check")->capture_default_str();
+               "Exactness check: run the single-device program beside the plan and compare, every step, the loss, "
+               "every gradient after every reduction, and the parameters and buffers after the optimizer step (exit 1 "
+               "when they differ beyond the tolerance: ||a - b|| <= atol * sqrt(n) + rtol * ||b|| per tensor)");
+  app.add_option("--check-rtol", o.checkTolerance.rtol, "Relative tolerance of --check")->capture_default_str();
+  app.add_option("--check-atol", o.checkTolerance.atol, "Absolute tolerance of --check, per element")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -222,7 +222,7 @@ class Importer {
   void visitAggregate(jit::Node* n);
   void visitCall(jit::Node* n);
   void visitOp(jit::Node* n);
-  void emitNode(jit::Node* n, const std::vector<Slot>& in);
+  void emitNode(jit::Node* n, const std::vector<Slot>& given);
 
   Slot& slot(const jit::Value* v);
   // How tensors are passed to an operator: all on meta (shape inference of tensor ops), graph
@@ -818,8 +818,21 @@ void Importer::visitOp(jit::Node* n) {
   emitNode(n, in);
 }
 
-void Importer::emitNode(jit::Node* n, const std::vector<Slot>& in) {
+void Importer::emitNode(jit::Node* n, const std::vector<Slot>& given) {
   const auto& schema = n->schema();
+  std::vector<Slot> in = given;
+  // An in-place op on a tensor folded at import time (a fresh torch.empty(...) or new_empty that
+  // stochastic depth fills with bernoulli_): the tensor becomes a graph constant, a copy of the
+  // folded value, which the op then writes.
+  const c10::AliasInfo* target = schema.arguments().empty() ? nullptr : schema.arguments()[0].alias_info();
+  if (target && target->isWrite() && !in.empty() && in[0].kind == Slot::Kind::Concrete && in[0].iv.isTensor()) {
+    const at::Tensor folded = in[0].iv.toTensor().clone();
+    Slot promoted;
+    promoted.kind = Slot::Kind::Tensor;
+    promoted.iv = real() ? folded : at::empty_like(folded, folded.options().device(at::kMeta));
+    promoted.id = materialize(folded, n->inputs()[0]->debugName(), n);
+    in[0] = std::move(promoted);
+  }
   ir::Node node;
   node.op = n->kind().toQualString();
   node.overload = schema.overload_name();

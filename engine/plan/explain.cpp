@@ -89,6 +89,7 @@ std::string formatSummary(const Plan& p) {
                        p.lpSeconds * 1e3, steps);
   }
   if (!p.balanceNote.empty()) out += "Note: " + p.balanceNote + ".\n";
+  for (const Plan::Replicated& u : p.unsharded) out += "Replicated: " + u.message + ".\n";
   return out;
 }
 

@@ -172,6 +172,13 @@ struct Plan {
     std::string note;  // how it was priced, or why it does not apply
   };
   std::vector<Baseline> baselines;
+  // Ops without a sharding rule, computed replicated on every device: one entry per op, naming
+  // its first node ("no sharding rule for aten::lstm (1 node); planned replicated").
+  struct Replicated {
+    ir::NodeId node = ir::kNone;
+    std::string message;
+  };
+  std::vector<Replicated> unsharded;
   // Search statistics. provenOptimal is false when the beam search produced the program.
   bool provenOptimal = true;
   int64_t expanded = 0, generated = 0, stored = 0;

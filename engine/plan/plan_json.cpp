@@ -155,6 +155,10 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
     history.push_back({{"step", h.step}, {"iteration_seconds", h.seconds}, {"fits", h.fits}});
   doc["balance"] = {{"history", history}, {"lp_solves", p.lpSolves}, {"lp_seconds", p.lpSeconds}};
   if (!p.balanceNote.empty()) doc["balance"]["note"] = p.balanceNote;
+  ojson unsharded = ojson::array();
+  for (const Plan::Replicated& u : p.unsharded)
+    unsharded.push_back({{"node", u.node}, {"where", u.node != ir::kNone ? g.describe(u.node) : ""}, {"message", u.message}});
+  doc["unsharded"] = std::move(unsharded);
   return doc;
 }
 
@@ -306,6 +310,11 @@ Plan planFromJson(const json& doc, const std::string& origin) {
     p.lpSeconds = b.value("lp_seconds", 0.0);
     p.balanceNote = b.value("note", "");
   }
+  if (doc.contains("unsharded"))
+    for (size_t i = 0; i < doc["unsharded"].size(); ++i) {
+      const std::string path = fmt::format("unsharded[{}].", i);
+      p.unsharded.push_back({r.get<int>(doc["unsharded"][i], "node", path), r.get<std::string>(doc["unsharded"][i], "message", path)});
+    }
   return p;
 }
 

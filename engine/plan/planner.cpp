@@ -52,6 +52,7 @@ Plan planOf(const ir::Graph& imported, const synth::Theory& theory, const synth:
   }
   plan.parameters = g.parameterCount();
   plan.nodes = static_cast<int>(g.nodes.size());
+  for (const ir::Diagnostic& d : theory.diagnostics()) plan.unsharded.push_back({d.node, d.message});
   plan.cluster = cluster;
 
   // Steps with exact forms and their times.
@@ -240,10 +241,23 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   if (options.baselines) {
     const BaselineOptions bo{options.cost, options.search};
     const std::vector<double> proportional = ratiosFor(g, cluster, PlanOptions::Ratios::Proportional);
-    plan.baselines.push_back(
-        dataParallelBaseline(theory, cluster, ratiosFor(g, cluster, PlanOptions::Ratios::Even), "dp-ev", bo));
-    plan.baselines.push_back(dataParallelBaseline(theory, cluster, proportional, "dp-cp", bo));
-    plan.baselines.push_back(fsdpBaseline(theory, cluster, proportional, bo));
+    // A baseline whose restrictions admit no program (an op without a rule reading an input that
+    // data parallelism splits) is a row saying so, not a failed plan.
+    auto row = [&](const std::string& name, auto price) {
+      try {
+        plan.baselines.push_back(price());
+      } catch (const synth::SearchError& e) {
+        if (options.search.cancel && options.search.cancel->load()) throw;
+        Plan::Baseline b{name, {}, false, fmt::format("not applicable: {}", e.what())};
+        b.estimate.fits = false;
+        plan.baselines.push_back(std::move(b));
+      }
+    };
+    row("dp-ev", [&] {
+      return dataParallelBaseline(theory, cluster, ratiosFor(g, cluster, PlanOptions::Ratios::Even), "dp-ev", bo);
+    });
+    row("dp-cp", [&] { return dataParallelBaseline(theory, cluster, proportional, "dp-cp", bo); });
+    row("fsdp", [&] { return fsdpBaseline(theory, cluster, proportional, bo); });
     if (options.machineBatchGraph) plan.baselines.push_back(megatronBaseline(*options.machineBatchGraph, cluster, bo));
   }
   return plan;

@@ -1,5 +1,5 @@
-// Shape ops: views and reshapes (view_algebra.h), permutations, expand and repeat, copies,
-// select/slice/narrow, cat/stack, chunk/split/unbind.
+// Shape ops: views and reshapes (view_algebra.h), permutations, expand, broadcast_tensors and
+// repeat, copies, select/slice/narrow, cat/stack, chunk/split/unbind.
 //
 // All of them move elements without arithmetic, so each is exact on a G(d) input when the
 // dimension survives as one dimension whose every device range stays a contiguous range; and all
@@ -250,7 +250,28 @@ void splitRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out)
   appendPartial(n, out);
 }
 
+// broadcast_tensors(tensors): every output is its input expanded to the common shape. A dimension
+// of the common shape shards every output, each input sharded along its aligned dimension where
+// it has the common length there and replicated where it broadcasts (length 1, or absent).
+void broadcastTensorsRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const ir::Value& y = output(g, n);
+  for (int d = 0; d < y.rank(); ++d) {
+    if (!shardable(y, d)) continue;
+    Variant v = makeVariant(dimName(d), {}, std::vector<Rel>(n.outputs.size(), gather(d)));
+    for (ir::ValueId id : n.tensorInputs()) {
+      const ir::Value& x = g.value(id);
+      const int aligned = d - (y.rank() - x.rank());
+      v.inputs.push_back(aligned >= 0 && x.shape[static_cast<size_t>(aligned)] == y.shape[static_cast<size_t>(d)]
+                             ? gather(aligned)
+                             : kIdentity);
+    }
+    out.push_back(std::move(v));
+  }
+  appendPartial(n, out);
+}
+
 constexpr RuleEntry kRules[] = {
+    {"aten::broadcast_tensors", broadcastTensorsRule},
     {"aten::view", viewRule},
     {"aten::reshape", viewRule},
     {"aten::_unsafe_view", viewRule},

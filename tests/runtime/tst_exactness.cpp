@@ -56,9 +56,12 @@ QString writeGridCluster(const QTemporaryDir& dir) {
 }
 
 // Starts rank `rank` of `world` hap-worker processes on `plan` (torchrun environment, loopback).
-QProcess* startWorker(const QString& plan, int rank, int world, int port, int timeoutSeconds, const QStringList& args) {
+QProcess* startWorker(const QString& plan, int rank, int world, int port, int timeoutSeconds, const QStringList& args,
+                      const QString& fault = {}) {
   auto* w = new QProcess;
-  w->setProcessEnvironment(torchrunEnvironment(rank, world, port, timeoutSeconds));
+  QProcessEnvironment env = torchrunEnvironment(rank, world, port, timeoutSeconds);
+  if (!fault.isEmpty()) env.insert("HAP_INJECT_FAULT", fault);
+  w->setProcessEnvironment(env);
   w->setProcessChannelMode(QProcess::MergedChannels);
   w->start(HAP_WORKER_PATH, QStringList{plan} + args);
   return w;
@@ -74,7 +77,7 @@ struct Outcome {
 // Plans `model` (a zoo name, or a .pt file) on `n` ranks with `planArgs`, then runs n workers
 // with --check. `grid`: on writeGridCluster's 2 × 2 machines (n must be 4), else on one machine.
 Outcome runChecked(const QString& model, int n, const QStringList& planArgs, const QStringList& workerArgs = {},
-                   bool grid = false) {
+                   bool grid = false, const QString& fault = {}, int steps = 20) {
   Outcome o;
   QTemporaryDir dir;
   const QString plan = dir.filePath("plan.json");
@@ -90,7 +93,9 @@ Outcome runChecked(const QString& model, int n, const QStringList& planArgs, con
   const int port = hap::rt::freeTcpPort();
   std::vector<QProcess*> workers;
   for (int r = 0; r < n; ++r)
-    workers.push_back(startWorker(plan, r, n, port, 60, QStringList{"--check", "--steps", "20", "--warmup", "0"} + workerArgs));
+    workers.push_back(startWorker(plan, r, n, port, 60,
+                                  QStringList{"--check", "--steps", QString::number(steps), "--warmup", "0"} + workerArgs,
+                                  fault));
   for (QProcess* w : workers) {
     if (!w->waitForFinished(180000)) w->kill(), w->waitForFinished(5000);
     o.exitCodes.push_back(w->exitStatus() == QProcess::NormalExit ? w->exitCode() : -1);
@@ -114,6 +119,41 @@ void expectPass(const Outcome& o) {
 class TstExactness : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // The check cannot be fooled: a run with a bug injected (runtime/fault_injection.h) fails it,
+  // naming what differs, where the same run without the bug passes. The plan synchronises batch
+  // statistics, all-reduces the convolution's replicated weight gradient in buckets and reads the
+  // classifier's weight as column pieces.
+  void checkerCatchesFaults_data() {
+    QTest::addColumn<QString>("fault");
+    QTest::addColumn<QString>("caught");  // the part of the verdict that must show the failure
+    QTest::newRow("no fault") << "" << "";
+    QTest::newRow("doubled all-reduce") << "double-all-reduce" << "gradient error";
+    QTest::newRow("dropped reduction") << "drop-reduction" << "gradient error";
+    QTest::newRow("wrong slice of a parameter") << "wrong-slice" << "gradient error";
+    QTest::newRow("local batch statistics") << "local-batch-stats" << "loss error";
+  }
+  void checkerCatchesFaults() {
+    QFETCH(QString, fault);
+    QFETCH(QString, caught);
+    const QString model = qEnvironmentVariable("HAP_FIXTURE_DIR") + "/conv_bn.pt";
+    const Outcome o = runChecked(model, 2,
+                                 {"--ratios", "0.6,0.4", "--pin", "aten::batch_norm=sync", "--pin", "aten::linear=column",
+                                  "--pin", "aten::_convolution=batch"},
+                                 {}, false, fault, 2);
+    if (fault.isEmpty()) {
+      expectPass(o);
+      return;
+    }
+    QVERIFY2(o.planned, qPrintable("hap plan failed: " + o.planError));
+    for (size_t r = 0; r < o.exitCodes.size(); ++r) {
+      const QString& out = o.outputs[static_cast<int>(r)];
+      QVERIFY2(o.exitCodes[r] == 1 && out.contains("; FAIL"),
+               qPrintable(QString("rank %1 exited %2 with fault %3:\n%4").arg(r).arg(o.exitCodes[r]).arg(fault).arg(out)));
+      const QRegularExpression part(caught + " [^)]*\\), [\\d.e+-]+x the tolerance");
+      QVERIFY2(part.match(out).hasMatch(), qPrintable(QString("the verdict does not blame the %1:\n%2").arg(caught).arg(out)));
+    }
+  }
+
   void models_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<int>("ranks");

@@ -168,6 +168,13 @@ std::vector<SampleEntry> shapeSamples() {
       if (size[k] == -1) size[k] = x[k - (size.size() - x.size())];
     return OpSample{"", "", {{"self", t(x)}, {"other", t(size)}}};
   }));
+  s.push_back(entry("aten::broadcast_tensors", [](Rand& r) {
+    const ir::Shape x = anyShape(r, 1, 4);
+    std::vector<TensorSpec> parts{t(x)};
+    for (int64_t k = 0, n = r.range(1, 2); k < n; ++k) parts.push_back(t(r.broadcastable(x)));
+    std::shuffle(parts.begin(), parts.end(), r.generator());
+    return OpSample{"", "", {{"tensors", parts}}};
+  }));
   s.push_back(entry("aten::repeat", [](Rand& r) {
     const ir::Shape x = anyShape(r, 1, 3);
     std::vector<int64_t> repeats;
