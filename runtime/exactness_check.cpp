@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/script.h>
 #include <torch/torch.h>
@@ -17,13 +19,42 @@
 namespace hap::rt {
 namespace {
 
+// Makes every floating dtype argument of `block`'s ops (to(x, float32), zeros(..., dtype=float32))
+// name `dtype`, as the executor does for a run in that dtype (ExecutorOptions::floating).
+void rewriteDtypes(torch::jit::Block* block, torch::jit::Graph& graph, at::ScalarType dtype) {
+  for (torch::jit::Node* node : block->nodes()) {
+    for (torch::jit::Block* inner : node->blocks()) rewriteDtypes(inner, graph, dtype);
+    const c10::FunctionSchema* schema = node->maybeSchema();
+    if (!schema) continue;
+    for (size_t i = 0; i < node->inputs().size() && i < schema->arguments().size(); ++i) {
+      if (schema->arguments()[i].name() != "dtype") continue;
+      const c10::optional<c10::IValue> value = torch::jit::toIValue(node->inputs()[i]);
+      if (!value || !value->isInt() || !at::isFloatingType(static_cast<at::ScalarType>(value->toInt()))) continue;
+      torch::jit::WithInsertPoint at(node);
+      node->replaceInput(i, graph.insertConstant(static_cast<int64_t>(dtype)));
+    }
+  }
+}
+
 // The single-device program: the module (in `dtype`: float64 for the shadow of exact values),
 // its parameters and buffers by qualified name, and LibTorch's own optimizer over the parameters.
 class Reference {
  public:
   Reference(const std::string& modelPath, const OptimizerOptions& o, c10::Device device, at::ScalarType dtype)
       : module_(loadModuleOn(modelPath, device)), device_(device), dtype_(dtype), clipNorm_(o.clipNorm) {
-    if (dtype != at::kFloat) module_.to(dtype);
+    // Module::to(dtype) would convert integer buffers too (an index table): floating ones only.
+    // The graphs' floating dtype constants name `dtype` too (with the default dtype the caller
+    // sets, factories without one make it).
+    if (dtype != at::kFloat) {
+      at::NoGradGuard noGrad;
+      for (const auto& p : module_.named_parameters(/*recurse=*/true))
+        if (p.value.is_floating_point()) p.value.set_data(p.value.to(dtype));
+      for (const auto& b : module_.named_buffers(/*recurse=*/true))
+        if (b.value.is_floating_point()) b.value.set_data(b.value.to(dtype));
+      for (const torch::jit::Module& m : module_.modules())
+        for (const torch::jit::Method& method : m.get_methods())
+          rewriteDtypes(method.graph()->block(), *method.graph(), dtype);
+    }
     // The graph executor's optimisations (profiling, fusion) may reorder random draws from the
     // second call on: the reference runs the module's graph as written.
     torch::jit::setGraphExecutorOptimize(false);
@@ -79,15 +110,15 @@ class Reference {
 
 // The worst comparison of one kind so far: the largest error relative to its bound (over 1 fails).
 struct Worst {
-  double relative = 0;  // ‖a − b‖₂ / ‖b‖₂ of the worst tensor (for the report)
-  double ratio = 0;     // ‖a − b‖₂ / (atol·√n + rtol·‖b‖₂); > 1 fails
+  double relative = 0;  // ‖a − b‖₂ / (‖b‖₂ + atol·√n) of the worst tensor (for the report)
+  double ratio = 0;     // ‖a − b‖₂ over its bound; > 1 fails
   std::string name;
   int64_t step = 0;
-  void note(double diff, double ref, double bound, const std::string& tensor, int64_t at) {
+  void note(double diff, double scale, double bound, const std::string& tensor, int64_t at) {
     const double r = bound > 0 ? diff / bound : (diff > 0 ? INFINITY : 0);
     if (r <= ratio) return;
     ratio = r;
-    relative = diff / std::max(ref, 1e-30);
+    relative = diff / std::max(scale, 1e-30);
     name = tensor;
     step = at;
   }
@@ -96,103 +127,113 @@ struct Worst {
 }  // namespace
 
 struct ExactnessCheck::Impl {
-  Reference reference;  // the single-device program as the model file has it (float32)
-  Reference exact;      // the same in float64: the values both programs approximate
-  bool shadowed = true;  // the float64 shadow draws what the float32 program draws (see compareGradients)
+  // The single-device program in the run's dtype; in float32, also its float64 shadow (the values
+  // both float32 programs approximate).
+  Reference reference;
+  std::unique_ptr<Reference> shadow;
+  bool shadowed = false;  // the shadow draws what the float32 program draws (compareGradients)
   CheckTolerance tolerance;
   int programRank;
   Communicator& program;
   Communicator& world;
   Worst loss, gradients, parameters, buffers;
 
-  Impl(const std::string& modelPath, const OptimizerOptions& o, c10::Device device, CheckTolerance t, int rank,
-       Communicator& p, Communicator& w)
-      : reference(modelPath, o, device, at::kFloat),
-        exact(modelPath, o, device, at::kDouble),
-        tolerance(t),
-        programRank(rank),
-        program(p),
-        world(w) {}
-
-  // Compares every tensor of `local` (this rank's pieces, as `like` cuts them) with the matching
-  // pieces of the float64 values `exactFull(i)`, against the float32 single-device program's own
-  // distance from them (`singleFull(i)`): the squared norms, summed over the ranks for cut
-  // tensors, give the norm-wise verdict of each whole tensor (the header's tolerance).
-  template <class Exact, class Single>
-  void compare(const std::vector<LocalParameter>& like, const std::vector<at::Tensor>& local, Exact exactFull,
-               Single singleFull, Worst& worst, int64_t step) {
-    if (like.empty()) return;
-    at::Tensor sums = at::zeros({static_cast<int64_t>(like.size()), 4}, at::kDouble);
-    for (size_t i = 0; i < like.size(); ++i) {
-      const LocalParameter& p = like[i];
-      // A replicated tensor is counted once (rank 0's), a cut one on every rank (its piece).
-      if (p.replicated() && programRank != 0) continue;
-      const at::Tensor ref = pieceOf(p, exactFull(i), programRank).to(at::kCPU, at::kDouble);
-      const at::Tensor single = pieceOf(p, singleFull(i), programRank).to(at::kCPU, at::kDouble);
-      const at::Tensor got = local[i].detach().to(at::kCPU, at::kDouble);
-      const int64_t row = static_cast<int64_t>(i);
-      sums[row][0] = (got - ref).pow(2).sum().item<double>();
-      sums[row][1] = ref.pow(2).sum().item<double>();
-      sums[row][2] = (single - ref).pow(2).sum().item<double>();
-      sums[row][3] = static_cast<double>(ref.numel());
-    }
-    program.allReduce(sums);
-    for (size_t i = 0; i < like.size(); ++i) {
-      const int64_t row = static_cast<int64_t>(i);
-      const double diff = std::sqrt(sums[row][0].item<double>());
-      const double ref = std::sqrt(sums[row][1].item<double>());
-      const double single = shadowed ? std::sqrt(sums[row][2].item<double>()) : 0;
-      const double n = sums[row][3].item<double>();
-      const bool integral = !local[i].is_floating_point();
-      worst.note(diff, ref, integral ? 0 : bound(ref, single, n), like[i].name, step);
+  Impl(const std::string& modelPath, const OptimizerOptions& o, c10::Device device, at::ScalarType dtype,
+       CheckTolerance t, int rank, Communicator& p, Communicator& w)
+      : reference(modelPath, o, device, dtype), tolerance(t), programRank(rank), program(p), world(w) {
+    if (dtype == at::kFloat) {
+      shadow = std::make_unique<Reference>(modelPath, o, device, at::kDouble);
+      shadowed = true;
     }
   }
-  double bound(double ref, double single, double n) const {
-    return std::max(tolerance.noise * single, tolerance.rtol * ref) + tolerance.atol * std::sqrt(n);
+
+  // The values the run is compared with: the float64 shadow's where it stands for them, else
+  // the reference's.
+  Reference& truth() { return shadowed ? *shadow : reference; }
+
+  // Compares every tensor of `local` (this rank's pieces, as `like` cuts them), consolidated,
+  // with `truthFull(i)`, and (with a shadow) the float32 reference's `singleFull(i)`'s own
+  // distance from it, under the header's tolerance. Every rank reaches the same verdicts (the
+  // pieces are all-gathered, in `like`'s order on every rank).
+  template <class Truth, class Single>
+  void compare(const std::vector<LocalParameter>& like, const std::vector<at::Tensor>& local, Truth truthFull,
+               Single singleFull, Worst& worst, int64_t step) {
+    for (size_t i = 0; i < like.size(); ++i) {
+      const at::Tensor got = gatherFull(program, like[i], local[i].detach()).to(at::kCPU, at::kDouble);
+      const at::Tensor ref = truthFull(i).detach().to(at::kCPU, at::kDouble);
+      if (!local[i].is_floating_point()) {
+        worst.note(at::equal(got, ref) ? 0 : 1, 1, 0, like[i].name, step);
+        continue;
+      }
+      const double diff = (got - ref).norm().item<double>();
+      const double norm = ref.norm().item<double>();
+      double own = 0;
+      if (shadowed) {
+        const at::Tensor single = singleFull(i).detach().to(at::kCPU, at::kDouble);
+        own = (single - ref).norm().item<double>();
+      }
+      const double limit = bound(norm, own, static_cast<double>(ref.numel()));
+      if (std::getenv("HAP_DEBUG_CHECK") && diff > limit && programRank == 0)
+        std::cerr << fmt::format("check: {} at step {}: error {:.3g} over its bound {:.3g} (norm {:.3g}{})\n",
+                                 like[i].name, step + 1, diff, limit, norm,
+                                 shadowed ? fmt::format(", float32's own error {:.3g}", own) : "");
+      worst.note(diff, norm + tolerance.atol * std::sqrt(static_cast<double>(ref.numel())), limit, like[i].name, step);
+    }
+  }
+  double bound(double norm, double own, double n) const {
+    return std::max(tolerance.noise * own, tolerance.rtol * norm) + tolerance.atol * std::sqrt(n);
   }
 };
 
 ExactnessCheck::ExactnessCheck(const std::string& modelPath, const OptimizerOptions& optimizer, c10::Device device,
-                               CheckTolerance tolerance, int programRank, Communicator& program, Communicator& world)
-    : impl_(std::make_unique<Impl>(modelPath, optimizer, device, tolerance, programRank, program, world)) {}
+                               at::ScalarType dtype, CheckTolerance tolerance, int programRank, Communicator& program,
+                               Communicator& world)
+    : impl_(std::make_unique<Impl>(modelPath, optimizer, device, dtype, tolerance, programRank, program, world)) {}
 
 ExactnessCheck::~ExactnessCheck() = default;
+
+CheckTolerance CheckTolerance::forDtype(at::ScalarType dtype) {
+  if (dtype == at::kDouble) return {0, 1e-7, 1e-7};
+  return {10, 1e-5, 1e-6};
+}
 
 void ExactnessCheck::compareGradients(int64_t step, uint64_t seed, const std::vector<at::Tensor>& wholeBatch,
                                       const at::Tensor& partialLoss, const std::vector<LocalParameter>& params) {
   Impl& m = *impl_;
   at::manual_seed(seed);
   const double single = m.reference.forwardBackward(wholeBatch);
-  at::manual_seed(seed);
-  const double exact = m.exact.forwardBackward(wholeBatch);
-  // The shadow stands for the exact values only if it draws the same random numbers (the same
-  // dropout masks): its loss then lies within float32 rounding of the float32 program's. Where it
-  // does not, the check falls back to fixed tolerances, and says so.
-  if (std::abs(single - exact) > 1e-3 * std::max(std::abs(exact), 1.0)) m.shadowed = false;
+  double exact = single;
+  if (m.shadow) {
+    at::manual_seed(seed);
+    exact = m.shadow->forwardBackward(wholeBatch);
+    // The shadow stands for the exact values only if it draws the same random numbers (the same
+    // dropout masks): its loss then lies within float32 rounding of the float32 program's. Where
+    // it does not, the check falls back to rtol and atol against the float32 program, and says so.
+    if (std::abs(single - exact) > 1e-3 * std::max(std::abs(exact), 1.0)) m.shadowed = false;
+  }
   at::Tensor global = partialLoss.detach().to(at::kCPU, at::kDouble).reshape({1}).clone();
   m.world.allReduce(global);
-  const double reference = m.shadowed ? exact : single;
-  m.loss.note(std::abs(global.item<double>() - reference), std::abs(reference),
-              m.bound(std::abs(reference), m.shadowed ? std::abs(single - exact) : 0, 1), "loss", step);
+  const double truth = m.shadowed ? exact : single;
+  m.loss.note(std::abs(global.item<double>() - truth), std::abs(truth) + m.tolerance.atol,
+              m.bound(std::abs(truth), m.shadowed ? std::abs(single - exact) : 0, 1), "loss", step);
   std::vector<at::Tensor> grads;
   for (const LocalParameter& p : params)
     grads.push_back(p.value.grad().defined() ? p.value.grad() : at::zeros_like(p.value));
   auto gradientOf = [&](Reference& r) {
-    return [&](size_t i) {
+    return [&r, &params](size_t i) {
       const at::Tensor& g = r.parameter(params[i].name).grad();
       return g.defined() ? g : at::zeros(params[i].fullShape, params[i].value.options());
     };
   };
-  m.compare(params, grads, m.shadowed ? gradientOf(m.exact) : gradientOf(m.reference), gradientOf(m.reference),
-            m.gradients, step);
+  m.compare(params, grads, gradientOf(m.truth()), gradientOf(m.reference), m.gradients, step);
 }
 
 void ExactnessCheck::compareState(int64_t step, const std::vector<LocalParameter>& params,
                                   const std::vector<LocalBuffer>& buffers) {
   Impl& m = *impl_;
   m.reference.step();
-  m.exact.step();
-  Reference& truth = m.shadowed ? m.exact : m.reference;
+  if (m.shadow) m.shadow->step();
+  Reference& truth = m.truth();
   std::vector<at::Tensor> values;
   for (const LocalParameter& p : params) values.push_back(p.value);
   m.compare(params, values, [&](size_t i) { return truth.parameter(params[i].name).detach(); },
@@ -203,14 +244,15 @@ void ExactnessCheck::compareState(int64_t step, const std::vector<LocalParameter
             [&](size_t i) { return m.reference.buffer(buffers[i].name); }, m.buffers, step);
   // The next step starts from the run's state on every side.
   at::NoGradGuard noGrad;
+  std::vector<Reference*> references{&m.reference};
+  if (m.shadow) references.push_back(m.shadow.get());
   for (const LocalParameter& p : params) {
     const at::Tensor full = gatherFull(m.program, p, p.value.detach());
-    m.reference.parameter(p.name).detach().copy_(full);
-    m.exact.parameter(p.name).detach().copy_(full);
+    for (Reference* r : references) r->parameter(p.name).detach().copy_(full);
   }
   for (const LocalBuffer& b : buffers) {
     const at::Tensor full = gatherFull(m.program, b, b.value);
-    for (Reference* r : {&m.reference, &m.exact}) {
+    for (Reference* r : references) {
       at::Tensor target = r->buffer(b.name);
       target.copy_(full);
     }
@@ -253,13 +295,15 @@ bool ExactnessCheck::finish(const std::string& who, int64_t steps, const std::ve
     if (all[k] > 1) s += fmt::format(", {:.3g}x the tolerance", all[k]);
     return s;
   };
-  std::cout << fmt::format("check {}: {}, {}, {}, {} after {} steps (each from the same state, against float64; "
-                           "tolerance {}), replicas {}; {}\n",
+  std::cout << fmt::format("check {}: {}, {}, {}, {} after {} steps ({}, each from the same state; tolerance {}), "
+                           "replicas {}; {}\n",
                            who, part("loss", 0), part("gradient", 1), part("parameter", 2), part("buffer", 3), steps,
+                           m.shadow ? "float32 against float64" : "in float64 on both sides",
                            m.shadowed ? fmt::format("{:g}x float32's own error, rtol {:g}, atol {:g}", m.tolerance.noise,
                                                     m.tolerance.rtol, m.tolerance.atol)
-                                      : fmt::format("rtol {:g}, atol {:g}: the float64 program drew other random numbers",
-                                                    m.tolerance.rtol, m.tolerance.atol),
+                           : m.shadow ? fmt::format("rtol {:g}, atol {:g}: the float64 shadow drew other random numbers",
+                                                    m.tolerance.rtol, m.tolerance.atol)
+                                      : fmt::format("rtol {:g}, atol {:g}", m.tolerance.rtol, m.tolerance.atol),
                            all[8] == 0 ? "bit-identical" : "DIFFER", ok ? "PASS" : "FAIL")
             << std::flush;
   return ok;

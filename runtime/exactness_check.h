@@ -10,24 +10,29 @@
 // and at the end that replicated copies are bit-identical on every rank.
 //
 // Each step is checked from the same state: after the comparison the reference takes the run's
-// parameters and buffers, so a float difference of one step (a max-pool or ReLU tie decided the
-// other way by a reordered sum) is judged in that step and never compounds over the next ones.
+// parameters and buffers, so a float difference of one step never compounds over the next ones.
 //
-// Tolerance. Both programs compute in float32 and approximate the same exact values; a float64
-// shadow of the single-device program (the module in float64, same seeds) stands for those. A
-// tensor a of the run passes when its distance from the float64 values x is within what float32
-// itself costs there, or a relative bound, over norms (torch.testing's form, where single
-// elements are float noise):
-//     ‖a − x‖₂ ≤ max(noise·‖s − x‖₂, rtol·‖x‖₂) + atol·√n
-// with s the float32 single-device program's tensor and n its elements. The first term admits
-// the float noise of sums that cancel (a gradient that is zero in exact arithmetic, such as a
-// bias followed by a batch norm), which no fixed tolerance separates from a bug; a wrong program
-// is off by far more than float32's own error. Integer buffers must be equal. Where the float64
-// shadow draws other random numbers than the float32 program (their losses differ beyond float
-// rounding), the check compares with the float32 program under rtol and atol alone, and says so.
+// Precision. By default both programs compute in float64 (ExecutorOptions::floating; the module's
+// floating tensors and dtype constants converted alike), where a tie decided the other way by
+// rounding (a ReLU or max-pool input within float32 rounding of its threshold, which changes
+// every gradient upstream of it) does not happen, and a wrong program stands out by many orders
+// of magnitude. A tensor a passes against the reference x when, over norms (torch.testing's form,
+// where single elements are float noise),
+//     ‖a − x‖₂ ≤ rtol·‖x‖₂ + atol·√n        (n elements; float64: rtol = atol = 1e-7)
+// The check can also run in the model's float32 (`--check-dtype float32`): then both float32
+// programs are compared with a float64 shadow of the single-device program (same seeds), which
+// stands for the exact values, and a tensor passes when
+//     ‖a − x‖₂ ≤ max(noise·‖s − x‖₂, rtol·‖x‖₂) + atol·√n   (noise 10, rtol 1e-5, atol 1e-6)
+// with s the float32 single-device tensor: the first term admits sums that cancel (a gradient
+// that is zero in exact arithmetic, such as a bias followed by a batch norm). In float32 a rare
+// tie decided the other way can still fail a correct run (the verdict names the step); where
+// the shadow draws other random numbers than the float32 program (their losses differ beyond
+// rounding), the comparison is with the float32 program under rtol and atol alone, and says so.
+// Integer buffers must be equal.
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
 
 #include <memory>
 #include <string>
@@ -41,17 +46,21 @@ namespace hap::rt {
 class Communicator;
 
 struct CheckTolerance {
-  double noise = 10;  // times the float32 single-device program's own distance from float64
-  double rtol = 1e-5;  // relative (about 80 ulp of float32: the reordered sums of a distributed run)
-  double atol = 1e-6;  // absolute, per element
+  double noise = 0;   // times the float32 single-device program's own distance from float64
+  double rtol = 1e-7;  // relative
+  double atol = 1e-7;  // absolute, per element
+  // The defaults of a check in `dtype` (float64, or float32 against the float64 shadow).
+  static CheckTolerance forDtype(at::ScalarType dtype);
 };
 
 class ExactnessCheck {
  public:
   // `programRank`: this rank's place among the program's ranks (whose pieces the parameters
   // hold); `program` their communicator, `world` every rank's.
+  // `dtype`: what the run computes in (its ExecutorOptions::floating, or float32).
   ExactnessCheck(const std::string& modelPath, const OptimizerOptions& optimizer, c10::Device device,
-                 CheckTolerance tolerance, int programRank, Communicator& program, Communicator& world);
+                 at::ScalarType dtype, CheckTolerance tolerance, int programRank, Communicator& program,
+                 Communicator& world);
   ~ExactnessCheck();
 
   // After the run's backward and every reduction, before its optimizer step: runs the reference

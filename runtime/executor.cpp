@@ -76,6 +76,11 @@ struct Executor::Impl {
       : plan(p), g(planned), comm(c), options(o) {}
 
   double now() const { return std::chrono::duration<double>(Clock::now() - epoch).count(); }
+  // A tensor as this run computes it: on the device, floating ones in ExecutorOptions::floating.
+  at::Tensor computed(const at::Tensor& t) const {
+    const bool cast = options.floating != at::ScalarType::Undefined && t.is_floating_point();
+    return t.to(options.device, cast ? options.floating : t.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
+  }
 
   [[noreturn]] void fail(const plan::PlanStep& s, const std::string& what) const {
     throw RuntimeError(fmt::format("rank {}: {}: {}", rank, g.describe(s.node), what));
@@ -187,7 +192,7 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
         full = whole.narrow(p.dim, shifted, length);
       }
     }
-    p.value = full.to(options.device, /*non_blocking=*/false, /*copy=*/true).contiguous().set_requires_grad(true);
+    p.value = computed(full).contiguous().set_requires_grad(true);
     if (p.replicated() && !u.sfb) bucketed.push_back(static_cast<int>(parameters.size()));
     parameterIndex.emplace(v, static_cast<int>(parameters.size()));
     parameters.push_back(std::move(p));
@@ -209,7 +214,7 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
       b.lengths = u.cut->lengths;
       full = localPiece(full, b.dim, b.lengths, rank);
     }
-    b.value = full.to(options.device, /*non_blocking=*/false, /*copy=*/true).contiguous();
+    b.value = computed(full).contiguous();
     bufferIndex.emplace(v, static_cast<int>(buffers.size()));
     buffers.push_back(std::move(b));
   }
@@ -217,13 +222,13 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
     auto found = tensors.values.find(v);
     if (found == tensors.values.end())
       throw RuntimeError(fmt::format("rank {}: no data for constant '{}' of the model", rank, g.value(v).name));
-    sources.emplace(v, found->second.detach().to(options.device));
+    sources.emplace(v, computed(found->second.detach()));
   }
 }
 
 void Executor::Impl::plant(const std::vector<plan::PlanStep>& planSteps, const ts::ModelTensors& tensors) {
   rank = comm.rank();
-  const KernelContext kernelContext{rank, options.device, &plan.replication, options.machine};
+  const KernelContext kernelContext{rank, options.device, &plan.replication, options.machine, options.floating};
   if (comm.size() != static_cast<int>(plan.devices.size()))
     throw RuntimeError(fmt::format("the plan is for {} ranks, but WORLD_SIZE is {}; start one worker per plan device",
                                    plan.devices.size(), comm.size()));
@@ -383,8 +388,8 @@ at::Tensor Executor::forward(const std::vector<at::Tensor>& batch) {
   m.spans.clear();
   std::vector<at::Tensor> onDevice;
   const std::vector<at::Tensor>* pieces = &batch;
-  if (!m.options.device.is_cpu()) {
-    for (const at::Tensor& t : batch) onDevice.push_back(t.to(m.options.device));
+  if (!m.options.device.is_cpu() || m.options.floating != at::ScalarType::Undefined) {
+    for (const at::Tensor& t : batch) onDevice.push_back(m.computed(t));
     pieces = &onDevice;
   }
   for (CompiledStep& c : m.steps) {

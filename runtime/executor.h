@@ -21,6 +21,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
 
 #include <cstdint>
 #include <memory>
@@ -49,6 +50,10 @@ struct ExecutorOptions {
   // draw the global batch's numbers and keep this machine's rows, so that the machines together
   // draw what the single-device program draws.
   int machine = 0;
+  // The dtype every floating tensor is computed in (parameters, buffers, constants, batch pieces,
+  // and the ops' dtype arguments), or Undefined for the model's own. The exactness check runs in
+  // float64 (exactness_check.h), where ties decided the other way by float32 rounding vanish.
+  at::ScalarType floating = at::ScalarType::Undefined;
 };
 
 class Executor {

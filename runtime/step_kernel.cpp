@@ -164,6 +164,11 @@ struct StepKernel::Impl {
     throw RuntimeError(fmt::format("rank {}: {}: {}", context.rank, g.describe(step.node), what));
   }
   bool replicated() const { return context.replication && context.replication->replicated(); }
+  // The dtype value v has in this run (KernelContext::floating for floating values).
+  at::ScalarType typeOf(ir::ValueId v) const {
+    const at::ScalarType type = ts::toScalarType(g.value(v).dtype);
+    return context.floating != at::ScalarType::Undefined && at::isFloatingType(type) ? context.floating : type;
+  }
   int machines() const { return replicated() ? context.replication->machines : 1; }
 
   ir::Shape localShape(const Operand& o) const {
@@ -237,17 +242,33 @@ struct StepKernel::Impl {
     }
     return result;
   }
-  // The argument stack with the operands filled in.
+  // The argument stack with the operands filled in. A list of optional tensors (aten::index's
+  // indices) keeps its Nones in their places.
   std::vector<c10::IValue> stackWith(const std::vector<at::Tensor>& in) const {
     std::vector<c10::IValue> args = stack;
+    const ir::Node& n = g.node(step.node);
     for (size_t a = 0; a < args.size(); ++a) {
       const int slot = argTensorSlot[a];
-      if (slot >= 0 && argTensorCount[a] < 0) args[a] = in[static_cast<size_t>(slot)];
-      else if (slot >= 0) {
+      if (slot < 0) continue;
+      if (argTensorCount[a] < 0) {
+        args[a] = in[static_cast<size_t>(slot)];
+        continue;
+      }
+      const ir::Arg& arg = n.args[a];
+      if (arg.type.find("Optional") == std::string::npos && arg.type.find('?') == std::string::npos) {
         c10::List<at::Tensor> list;
         for (int k = 0; k < argTensorCount[a]; ++k) list.push_back(in[static_cast<size_t>(slot + k)]);
         args[a] = list;
+        continue;
       }
+      c10::List<c10::optional<at::Tensor>> list;
+      int next = 0;
+      const int size = argTensorCount[a] + static_cast<int>(arg.noneAt.size());
+      for (int k = 0; k < size; ++k) {
+        if (std::find(arg.noneAt.begin(), arg.noneAt.end(), k) != arg.noneAt.end()) list.push_back(c10::nullopt);
+        else list.push_back(in[static_cast<size_t>(slot + next++)]);
+      }
+      args[a] = list;
     }
     return args;
   }
@@ -330,6 +351,11 @@ void StepKernel::Impl::compile() {
       // Off the CPU, a device argument (a traced "cpu", a factory's None) names this device.
       const bool deviceArg = a.type.find("Device") != std::string::npos;  // Device, Optional[Device]
       stack.push_back(deviceArg && !context.device.is_cpu() ? c10::IValue(context.device) : constantValue(a));
+      // A floating dtype argument (to(x, float32), zeros(..., dtype=float32)) names the run's.
+      if (context.floating != at::ScalarType::Undefined && a.name == "dtype")
+        if (const int64_t* code = std::get_if<int64_t>(&a.constant);
+            code && at::isFloatingType(static_cast<at::ScalarType>(*code)))
+          stack.back() = static_cast<int64_t>(context.floating);
       argTensorSlot.push_back(-1);
       argTensorCount.push_back(0);
     } else {
@@ -535,7 +561,7 @@ std::vector<at::Tensor> StepKernel::Impl::zerosOnGraph(const std::vector<at::Ten
     }
   std::vector<at::Tensor> out;
   for (size_t k = 0; k < outputs.size(); ++k) {
-    const at::ScalarType type = ts::toScalarType(g.value(outputs[k].value).dtype);
+    const at::ScalarType type = typeOf(outputs[k].value);
     at::Tensor z = at::zeros(outputShapes[k], at::TensorOptions().dtype(type).device(context.device));
     if (anchor.defined() && at::isFloatingType(type)) z = z + anchor.to(type);
     out.push_back(z);
@@ -566,8 +592,7 @@ std::vector<at::Tensor> StepKernel::Impl::run(const std::vector<at::Tensor>& in,
     case Adjust::MeanSharded: {
       // The local sum over the global count (an empty piece gives zeros, still on the autograd
       // graph, so every rank runs the same backward collectives).
-      const at::ScalarType type = ts::toScalarType(g.value(outputs[0].value).dtype);
-      out.push_back(in[0].to(type).sum(meanDims, keepdim) / static_cast<double>(globalCount));
+      out.push_back(in[0].to(typeOf(outputs[0].value)).sum(meanDims, keepdim) / static_cast<double>(globalCount));
       break;
     }
     case Adjust::SfbLinear: {
@@ -645,18 +670,7 @@ std::vector<at::Tensor> StepKernel::Impl::run(const std::vector<at::Tensor>& in,
       break;
     }
     default: {
-      std::vector<c10::IValue> args = stack;
-      for (size_t a = 0; a < args.size(); ++a) {
-        const int slot = argTensorSlot[a];
-        if (slot < 0) continue;
-        if (argTensorCount[a] < 0) {
-          args[a] = in[static_cast<size_t>(slot)];
-        } else {
-          c10::List<at::Tensor> list;
-          for (int k = 0; k < argTensorCount[a]; ++k) list.push_back(in[static_cast<size_t>(slot + k)]);
-          args[a] = list;
-        }
-      }
+      std::vector<c10::IValue> args = stackWith(in);
       if (adjust == Adjust::Depthwise) args[static_cast<size_t>(groupsArg)] = in[0].size(inputs[0].rel);  // the channels
       if (adjust == Adjust::RandomPadded)
         for (size_t a = 0; a < args.size(); ++a)
@@ -698,7 +712,7 @@ std::vector<at::Tensor> StepKernel::Impl::run(const std::vector<at::Tensor>& in,
         break;
       }
       if (inplaceOp && !inplaceOnCopy && !out.empty() &&
-          out[0].scalar_type() != ts::toScalarType(g.value(outputs[0].value).dtype)) {
+          out[0].scalar_type() != typeOf(outputs[0].value)) {
         // The out-of-place form changes the dtype (eq_ on floats): in place on a copy from now on.
         inplaceOnCopy = true;
         op = inplaceOp;

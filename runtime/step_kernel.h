@@ -37,6 +37,9 @@ struct KernelContext {
   // ops then draw the global batch's numbers and keep the machine's rows.
   const plan::Replication* replication = nullptr;
   int machine = 0;
+  // ExecutorOptions::floating: the dtype of every floating tensor, the ops' floating dtype
+  // arguments included (Undefined: the model's own).
+  at::ScalarType floating = at::ScalarType::Undefined;
 };
 
 class StepKernel {

@@ -254,6 +254,11 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   Communicator& program = machineComm ? *machineComm : *comm;  // the program's collectives
   ExecutorOptions executorOptions;
   executorOptions.device = comm->device();  // --cuda: this rank's GPU, NCCL's current device
+  if (o.check && !o.checkFloat32) {
+    // The check runs both programs in float64 (exactness_check.h); factories without a dtype too.
+    executorOptions.floating = at::kDouble;
+    c10::set_default_dtype(caffe2::TypeMeta::Make<double>());
+  }
   executorOptions.bucketBytes = o.bucketBytes;
   executorOptions.machine = machine;
   Executor exec(plan, planned, tensors, program, executorOptions);
@@ -276,7 +281,11 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   std::unique_ptr<ExactnessCheck> check;
   std::unique_ptr<BatchSource> wholeSource;
   if (o.check) {
-    check = std::make_unique<ExactnessCheck>(modelPath, o.optimizer, executorOptions.device, o.checkTolerance,
+    const at::ScalarType dtype = o.checkFloat32 ? at::kFloat : at::kDouble;
+    CheckTolerance tolerance = CheckTolerance::forDtype(dtype);
+    if (o.checkRtol) tolerance.rtol = *o.checkRtol;
+    if (o.checkAtol) tolerance.atol = *o.checkAtol;
+    check = std::make_unique<ExactnessCheck>(modelPath, o.optimizer, executorOptions.device, dtype, tolerance,
                                              programRank, program, *comm);
     std::vector<InputPiece> whole = pieces;  // the global batch's shapes
     for (InputPiece& p : whole) {

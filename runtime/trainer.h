@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "runtime/data.h"
@@ -38,7 +39,8 @@ struct TrainOptions {
   // whole batch; the loss, every gradient after every reduction, and the parameters and buffers
   // after every step are compared, each step from the same state.
   bool check = false;
-  CheckTolerance checkTolerance;
+  bool checkFloat32 = false;  // in the model's float32 against a float64 shadow, not in float64
+  std::optional<double> checkRtol, checkAtol;  // overrides of CheckTolerance::forDtype
 };
 
 // Runs the worker. Returns the process exit status (0: success; 1: a check failed). Throws

@@ -53,12 +53,17 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--check", o.check,
-               "Exactness check: run the single-device program beside the plan and compare, every step, the loss, "
-               "every gradient after every reduction, and the parameters and buffers after the optimizer step (exit 1 "
-               "when they differ beyond the tolerance: ||a - b|| <= atol * sqrt(n) + rtol * ||b|| per tensor)");
-  app.add_option("--check-rtol", o.checkTolerance.rtol, "Relative tolerance of --check")->capture_default_str();
-  app.add_option("--check-atol", o.checkTolerance.atol, "Absolute tolerance of --check, per element")
-      ->capture_default_str();
+               "Exactness check: run the single-device program beside the plan, both in float64, and compare, every "
+               "step, the loss, every gradient after every reduction, and the parameters and buffers after the "
+               "optimizer step (exit 1 when a tensor differs beyond ||a - b|| <= rtol * ||b|| + atol * sqrt(n))");
+  std::string checkDtype = "float64";
+  app.add_option("--check-dtype", checkDtype,
+                 "float64 (both programs in float64), or float32 (the model's own, against a float64 shadow of the "
+                 "single-device program)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float64", "float32"}));
+  app.add_option("--check-rtol", o.checkRtol, "Relative tolerance of --check (default 1e-7; float32: 1e-5)");
+  app.add_option("--check-atol", o.checkAtol, "Absolute tolerance of --check, per element (default 1e-7; float32: 1e-6)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -66,6 +71,7 @@ int main(int argc, char** argv) {
   }
   try {
     o.optimizer.kind = hap::rt::parseOptimizerKind(optimizer);
+    o.checkFloat32 = checkDtype == "float32";
     o.bucketBytes = static_cast<int64_t>(bucketMiB * (1 << 20));
     return hap::rt::runWorker(o, hap::rt::WorkerEnv::fromEnvironment());
   } catch (const hap::Error& e) {

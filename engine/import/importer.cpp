@@ -79,6 +79,12 @@ struct Slot {
   }
 };
 
+// Factories whose first argument gives only a dtype, device or shape (never values).
+bool isShapeOnlyFactory(const std::string& op) {
+  return op == "aten::new_zeros" || op == "aten::new_ones" || op == "aten::new_full" || op == "aten::zeros_like" ||
+         op == "aten::ones_like" || op == "aten::full_like";
+}
+
 bool typeHasTensor(const c10::TypePtr& t) {
   if (t->kind() == c10::TypeKind::TensorType) return true;
   for (const auto& c : t->containedTypes())
@@ -252,6 +258,17 @@ class Importer {
   ir::Graph g_;
   std::unordered_map<const jit::Value*, Slot> env_;
   std::unordered_map<const jit::Value*, ir::ValueId> materialized_;
+  // Aliasing. aliasRoot_[v]: the value whose storage v shares (its own id unless v is a view or
+  // an in-place result). writes_: every in-place write, as (node, root written); checkAliasing()
+  // refuses a program that reads a stale alias after such a write.
+  std::vector<ir::ValueId> aliasRoot_;
+  std::vector<std::pair<ir::NodeId, ir::ValueId>> writes_;
+  ir::ValueId aliasRoot(ir::ValueId v) const {
+    return static_cast<size_t>(v) < aliasRoot_.size() && aliasRoot_[static_cast<size_t>(v)] != ir::kNone
+               ? aliasRoot_[static_cast<size_t>(v)]
+               : v;
+  }
+  void checkAliasing() const;
   std::unordered_map<const c10::TensorImpl*, ir::ValueId> attrValues_;  // params/buffers by identity
   at::Generator rng_ = at::detail::createCPUGenerator(0);
   // Qualified path of the module whose method is being walked: the scope of the nodes emitted.
@@ -510,10 +527,12 @@ ir::Arg Importer::makeArg(const c10::Argument& schemaArg, const Slot& s, const j
     a.values = {s.id};
   } else if (s.kind == Slot::Kind::Aggregate) {
     a.kind = ir::Arg::Kind::TensorList;
-    for (const Slot& e : s.items) {
+    for (size_t k = 0; k < s.items.size(); ++k) {
+      const Slot& e = s.items[k];
       if (e.kind == Slot::Kind::Tensor) a.values.push_back(e.id);
       else if (e.iv.isTensor()) a.values.push_back(materialize(e.iv.toTensor(), v->debugName(), n));
-      else if (!e.iv.isNone()) fail(n, fmt::format("unsupported element in list argument '{}'", a.name));
+      else if (e.iv.isNone()) a.noneAt.push_back(static_cast<int>(k));  // its place keeps its meaning
+      else fail(n, fmt::format("unsupported element in list argument '{}'", a.name));
     }
   } else if (s.iv.isTensor()) {
     a.kind = ir::Arg::Kind::Tensor;
@@ -793,6 +812,24 @@ void Importer::visitOp(jit::Node* n) {
     return;
   }
   const std::string op = n->kind().toQualString();
+  // new_zeros(x, size), zeros_like(x), ...: x gives only its dtype (and shape) to a result whose
+  // values are constants; such a factory folds like one made from constants (Swin's attention
+  // mask, built from x.new_zeros and written slice by slice, becomes one constant).
+  if (graphDependent && isShapeOnlyFactory(op) && in[0].kind == Slot::Kind::Tensor) {
+    bool rest = false;
+    for (size_t i = 1; i < in.size(); ++i) rest = rest || in[i].dependsOnGraph();
+    if (!rest) {
+      std::vector<Slot> folded = in;
+      const at::Tensor carrier = in[0].iv.toTensor();
+      folded[0] = Slot::concrete(at::zeros(carrier.sizes(), carrier.options().device(at::kCPU)));
+      std::vector<IValue> shapes = executeMetaWithFallback(n, folded);
+      if (shapes.size() == 1 && shapes[0].isTensor() && shapes[0].toTensor().numel() <= kFoldElements) {
+        std::vector<IValue> outs = execute(n, folded, Pass::AsIs);
+        env_[n->outputs()[0]] = Slot::concrete(outs[0]);
+        return;
+      }
+    }
+  }
   if (!graphDependent && !isRandomOp(op)) {
     // Computed from constants only: fold small results (size arithmetic, index constants); large
     // ones (e.g. zeros of an activation's shape) stay in the graph as factory nodes.
@@ -867,9 +904,24 @@ void Importer::emitNode(jit::Node* n, const std::vector<Slot>& given) {
   for (size_t i = 0; i < outs.size(); ++i)
     env_[n->outputs()[i]] = wrapOutput(outs[i], n->outputs()[i], n, node.outputs);
 
+  // Views (outputs that share an input's storage: view, slice, select, transpose, chunk, ...)
+  // and in-place results alias that input's root.
+  aliasRoot_.resize(g_.values.size(), ir::kNone);
+  for (size_t k = 0; k < schema.returns().size() && k < n->outputs().size(); ++k) {
+    const c10::AliasInfo* alias = schema.returns()[k].alias_info();
+    if (!alias || alias->beforeSets().empty()) continue;
+    for (size_t i = 0; i < args.size() && i < in.size(); ++i) {
+      const c10::AliasInfo* a = args[i].alias_info();
+      if (!a || in[i].kind != Slot::Kind::Tensor || a->beforeSets() != alias->beforeSets()) continue;
+      const ir::ValueId root = aliasRoot(in[i].id);
+      for (ir::ValueId out : node.outputs) aliasRoot_[static_cast<size_t>(out)] = root;
+      break;
+    }
+  }
   if (node.inplace) {
     if (node.outputs.empty()) fail(n, "an in-place op without a tensor result");
     ir::ValueId old = in[0].id;
+    writes_.push_back({static_cast<ir::NodeId>(g_.nodes.size()), aliasRoot(old)});
     g_.value(node.outputs[0]).aliasOf = old;
     // Later readers of the overwritten TorchScript value see the new version.
     env_[n->inputs()[0]] = env_[n->outputs()[0]];
@@ -913,6 +965,7 @@ void Importer::finish(const std::shared_ptr<jit::Graph>& graph) {
     throw ImportError(fmt::format("{}: forward returns {} '{}' unchanged; it must compute a loss",
                                   path_, ir::valueKindName(loss.kind), loss.name));
   g_.loss = s.id;
+  checkAliasing();
 
   // Parameters forward never reads still count toward the model's size: report them.
   int64_t unused = 0;
@@ -929,6 +982,33 @@ void Importer::finish(const std::shared_ptr<jit::Graph>& graph) {
         {ir::Diagnostic::Severity::Warning, ir::kNone,
          fmt::format("{} parameter elements are never used by forward (e.g. {})", unused,
                      fmt::join(names, ", "))});
+}
+
+// The importer runs an in-place op out of place and rebinds the TorchScript value it wrote to its
+// result; other aliases of the written storage (the tensor a view was taken from, other views of
+// it) keep their old values. A program that reads such an alias after the write would compute
+// something else than the module: refused, naming the write and the read.
+void Importer::checkAliasing() const {
+  for (const auto& [write, root] : writes_) {
+    // The runtime writes an in-place op's result back into a buffer (num_batches_tracked.add_),
+    // so later reads of a buffer see the write.
+    if (g_.value(root).kind == ir::ValueKind::Buffer) continue;
+    const ir::ValueId result = g_.node(write).outputs[0];
+    for (size_t j = static_cast<size_t>(write) + 1; j < g_.nodes.size(); ++j) {
+      const ir::Node& reader = g_.node(static_cast<ir::NodeId>(j));
+      for (ir::ValueId u : reader.tensorInputs()) {
+        if (aliasRoot(u) != root || u == result) continue;
+        const ir::Value& value = g_.value(u);
+        const bool stale = value.kind != ir::ValueKind::Activation || value.producer < write;
+        if (!stale) continue;
+        throw ImportError(fmt::format(
+            "{}: node {} writes in place into storage that '{}' shares (a view of it, or the tensor it is a view "
+            "of), and node {} reads '{}' afterwards; HAP runs in-place ops out of place and cannot keep aliases "
+            "in step: write that op out of place (e.g. torch.relu(x) for x.relu_(), or inplace=False)",
+            path_, g_.describe(write), value.name, g_.describe(reader.id), value.name));
+      }
+    }
+  }
 }
 
 ir::Graph Importer::run() {

@@ -73,6 +73,9 @@ struct Arg {
   Kind kind = Kind::Constant;
   std::vector<ValueId> values;  // one for Tensor, any number for TensorList
   Constant constant;            // for Constant
+  // TensorList of optional tensors (aten::index's indices, x[:, idx]): where the Nones stand in
+  // the list, `values` holding the tensors in order around them.
+  std::vector<int> noneAt;
 };
 
 struct SourceLoc {

@@ -123,6 +123,14 @@ class TstExactness : public QObject {
   // naming what differs, where the same run without the bug passes. The plan synchronises batch
   // statistics, all-reduces the convolution's replicated weight gradient in buckets and reads the
   // classifier's weight as column pieces.
+  // torchvision's stochastic depth and timm's drop path (bernoulli_ on fresh tensors) draw
+  // every row's number as the single-device program does, on uneven rows.
+  void stochasticDepth() {
+    const QString model = qEnvironmentVariable("HAP_FIXTURE_DIR") + "/stochastic_depth.pt";
+    expectPass(runChecked(model, 3, {"--ratios", "0.5,0.5,0", "--segments", "none"}, {}, false, {}, 4));
+    expectPass(runChecked(model, 2, {"--ratios", "0.7,0.3", "--pin", "aten::bernoulli_=shard"}, {}, false, {}, 4));
+  }
+
   void checkerCatchesFaults_data() {
     QTest::addColumn<QString>("fault");
     QTest::addColumn<QString>("caught");  // the part of the verdict that must show the failure

@@ -55,6 +55,7 @@ class TstImporter : public QObject {
   void inputOverrideWins();
   void opsFixture();
   void staticControlFlowIsFolded();
+  void randomOpsOnFreshTensors();
   void errors_data();
   void errors();
   void malformedInputOverride();
@@ -224,9 +225,30 @@ void TstImporter::errors_data() {
       << QStringList{"non_scalar.pt: node", "aten::linear", "shape [", "HAP needs a scalar loss"};
   QTest::newRow("tuple forward") << "tuple_out.pt"
                                  << QStringList{"tuple_out.pt", "returns a tuple or list of 2"};
+  QTest::newRow("in-place write into a view read afterwards")
+      << "inplace_view.pt"
+      << QStringList{"inplace_view.pt: node", "aten::relu_", "writes in place into storage", "reads", "afterwards",
+                     "write that op out of place"};
   QTest::newRow("unknown dtype")
       << "bad_dtype.pt"
       << QStringList{"bad_dtype.pt:hap/inputs.json", "inputs[0].dtype", "unknown dtype 'complex999'"};
+}
+
+// Stochastic depth (torchvision) and drop path (timm) fill a fresh tensor in place with
+// bernoulli_: torch.empty of constant sizes becomes a graph constant (x.new_empty a factory
+// node), and the random fill a node of the graph writing it.
+void TstImporter::randomOpsOnFreshTensors() {
+  const ir::Graph g = ts::importModel(fixture("stochastic_depth.pt"));
+  QStringList targets;
+  for (const ir::Node& n : g.nodes) {
+    if (n.op != "aten::bernoulli_") continue;
+    QVERIFY(n.inplace);
+    const ir::Value& target = g.value(n.tensorInputs()[0]);
+    QCOMPARE(target.shape, (ir::Shape{4, 1}));
+    QCOMPARE(g.value(n.outputs[0]).aliasOf, target.id);
+    targets << (target.kind == ir::ValueKind::Constant ? "constant" : QString::fromStdString(g.node(target.producer).op));
+  }
+  QCOMPARE(targets, (QStringList{"constant", "aten::new_empty"}));
 }
 
 void TstImporter::errors() {

@@ -47,13 +47,13 @@ class Builder {
 };
 
 Arg tensor(const std::string& name, ValueId v) {
-  return Arg{name, "Tensor", Arg::Kind::Tensor, {v}, {}};
+  return Arg{name, "Tensor", Arg::Kind::Tensor, {v}, {}, {}};
 }
 Arg tensorList(const std::string& name, std::vector<ValueId> vs) {
-  return Arg{name, "Tensor[]", Arg::Kind::TensorList, std::move(vs), {}};
+  return Arg{name, "Tensor[]", Arg::Kind::TensorList, std::move(vs), {}, {}};
 }
 Arg constant(const std::string& name, const std::string& type, Constant c) {
-  return Arg{name, type, Arg::Kind::Constant, {}, std::move(c)};
+  return Arg{name, type, Arg::Kind::Constant, {}, std::move(c), {}};
 }
 
 // The message of the std::logic_error Graph::check() throws, or "" when it passes.

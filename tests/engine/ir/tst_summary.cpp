@@ -17,10 +17,10 @@ using nlohmann::json;
 namespace {
 
 Arg tensor(const std::string& name, ValueId v) {
-  return Arg{name, "Tensor", Arg::Kind::Tensor, {v}, {}};
+  return Arg{name, "Tensor", Arg::Kind::Tensor, {v}, {}, {}};
 }
 Arg constant(const std::string& name, const std::string& type, Constant c) {
-  return Arg{name, type, Arg::Kind::Constant, {}, std::move(c)};
+  return Arg{name, type, Arg::Kind::Constant, {}, std::move(c), {}};
 }
 
 // Builds graphs by hand, with the costs op_cost would have filled in given explicitly.
