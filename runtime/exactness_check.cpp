@@ -128,9 +128,12 @@ struct Worst {
 
 struct ExactnessCheck::Impl {
   // The single-device program in the run's dtype; in float32, also its float64 shadow (the values
-  // both float32 programs approximate).
-  Reference reference;
+  // both float32 programs approximate). World rank 0 alone holds them and judges; the other ranks
+  // take part in the gathers.
+  std::unique_ptr<Reference> reference;
   std::unique_ptr<Reference> shadow;
+  bool lead = false;
+  bool float32 = false;
   bool shadowed = false;  // the shadow draws what the float32 program draws (compareGradients)
   CheckTolerance tolerance;
   int programRank;
@@ -140,8 +143,10 @@ struct ExactnessCheck::Impl {
 
   Impl(const std::string& modelPath, const OptimizerOptions& o, c10::Device device, at::ScalarType dtype,
        CheckTolerance t, int rank, Communicator& p, Communicator& w)
-      : reference(modelPath, o, device, dtype), tolerance(t), programRank(rank), program(p), world(w) {
-    if (dtype == at::kFloat) {
+      : lead(w.rank() == 0), float32(dtype == at::kFloat), tolerance(t), programRank(rank), program(p), world(w) {
+    if (!lead) return;
+    reference = std::make_unique<Reference>(modelPath, o, device, dtype);
+    if (float32) {
       shadow = std::make_unique<Reference>(modelPath, o, device, at::kDouble);
       shadowed = true;
     }
@@ -149,7 +154,7 @@ struct ExactnessCheck::Impl {
 
   // The values the run is compared with: the float64 shadow's where it stands for them, else
   // the reference's.
-  Reference& truth() { return shadowed ? *shadow : reference; }
+  Reference& truth() { return shadowed ? *shadow : *reference; }
 
   // Compares every tensor of `local` (this rank's pieces, as `like` cuts them), consolidated,
   // with `truthFull(i)`, and (with a shadow) the float32 reference's `singleFull(i)`'s own
@@ -159,7 +164,9 @@ struct ExactnessCheck::Impl {
   void compare(const std::vector<LocalParameter>& like, const std::vector<at::Tensor>& local, Truth truthFull,
                Single singleFull, Worst& worst, int64_t step) {
     for (size_t i = 0; i < like.size(); ++i) {
-      const at::Tensor got = gatherFull(program, like[i], local[i].detach()).to(at::kCPU, at::kDouble);
+      const at::Tensor whole = gatherFull(program, like[i], local[i].detach());
+      if (!lead) continue;
+      const at::Tensor got = whole.to(at::kCPU, at::kDouble);
       const at::Tensor ref = truthFull(i).detach().to(at::kCPU, at::kDouble);
       if (!local[i].is_floating_point()) {
         worst.note(at::equal(got, ref) ? 0 : 1, 1, 0, like[i].name, step);
@@ -173,7 +180,7 @@ struct ExactnessCheck::Impl {
         own = (single - ref).norm().item<double>();
       }
       const double limit = bound(norm, own, static_cast<double>(ref.numel()));
-      if (std::getenv("HAP_DEBUG_CHECK") && diff > limit && programRank == 0)
+      if (std::getenv("HAP_DEBUG_CHECK") && diff > limit)
         std::cerr << fmt::format("check: {} at step {}: error {:.3g} over its bound {:.3g} (norm {:.3g}{})\n",
                                  like[i].name, step + 1, diff, limit, norm,
                                  shadowed ? fmt::format(", float32's own error {:.3g}", own) : "");
@@ -200,52 +207,56 @@ CheckTolerance CheckTolerance::forDtype(at::ScalarType dtype) {
 void ExactnessCheck::compareGradients(int64_t step, uint64_t seed, const std::vector<at::Tensor>& wholeBatch,
                                       const at::Tensor& partialLoss, const std::vector<LocalParameter>& params) {
   Impl& m = *impl_;
-  at::manual_seed(seed);
-  const double single = m.reference.forwardBackward(wholeBatch);
-  double exact = single;
-  if (m.shadow) {
-    at::manual_seed(seed);
-    exact = m.shadow->forwardBackward(wholeBatch);
-    // The shadow stands for the exact values only if it draws the same random numbers (the same
-    // dropout masks): its loss then lies within float32 rounding of the float32 program's. Where
-    // it does not, the check falls back to rtol and atol against the float32 program, and says so.
-    if (std::abs(single - exact) > 1e-3 * std::max(std::abs(exact), 1.0)) m.shadowed = false;
-  }
   at::Tensor global = partialLoss.detach().to(at::kCPU, at::kDouble).reshape({1}).clone();
   m.world.allReduce(global);
-  const double truth = m.shadowed ? exact : single;
-  m.loss.note(std::abs(global.item<double>() - truth), std::abs(truth) + m.tolerance.atol,
-              m.bound(std::abs(truth), m.shadowed ? std::abs(single - exact) : 0, 1), "loss", step);
+  if (m.lead) {
+    at::manual_seed(seed);
+    const double single = m.reference->forwardBackward(wholeBatch);
+    double exact = single;
+    if (m.shadow) {
+      at::manual_seed(seed);
+      exact = m.shadow->forwardBackward(wholeBatch);
+      // The shadow stands for the exact values only if it draws the same random numbers (the same
+      // dropout masks): its loss then lies within float32 rounding of the float32 program's. Where
+      // it does not, the check compares with the float32 program under rtol and atol, and says so.
+      if (std::abs(single - exact) > 1e-3 * std::max(std::abs(exact), 1.0)) m.shadowed = false;
+    }
+    const double truth = m.shadowed ? exact : single;
+    m.loss.note(std::abs(global.item<double>() - truth), std::abs(truth) + m.tolerance.atol,
+                m.bound(std::abs(truth), m.shadowed ? std::abs(single - exact) : 0, 1), "loss", step);
+  }
   std::vector<at::Tensor> grads;
   for (const LocalParameter& p : params)
     grads.push_back(p.value.grad().defined() ? p.value.grad() : at::zeros_like(p.value));
-  auto gradientOf = [&](Reference& r) {
-    return [&r, &params](size_t i) {
-      const at::Tensor& g = r.parameter(params[i].name).grad();
+  auto gradientOf = [&](Reference* r) {
+    return [r, &params](size_t i) {
+      const at::Tensor& g = r->parameter(params[i].name).grad();
       return g.defined() ? g : at::zeros(params[i].fullShape, params[i].value.options());
     };
   };
-  m.compare(params, grads, gradientOf(m.truth()), gradientOf(m.reference), m.gradients, step);
+  m.compare(params, grads, gradientOf(m.lead ? &m.truth() : nullptr), gradientOf(m.reference.get()), m.gradients,
+            step);
 }
 
 void ExactnessCheck::compareState(int64_t step, const std::vector<LocalParameter>& params,
                                   const std::vector<LocalBuffer>& buffers) {
   Impl& m = *impl_;
-  m.reference.step();
-  if (m.shadow) m.shadow->step();
-  Reference& truth = m.truth();
+  std::vector<Reference*> references;
+  if (m.reference) references.push_back(m.reference.get());
+  if (m.shadow) references.push_back(m.shadow.get());
+  for (Reference* r : references) r->step();
+  Reference* truth = m.lead ? &m.truth() : nullptr;
+  Reference* single = m.reference.get();
   std::vector<at::Tensor> values;
   for (const LocalParameter& p : params) values.push_back(p.value);
-  m.compare(params, values, [&](size_t i) { return truth.parameter(params[i].name).detach(); },
-            [&](size_t i) { return m.reference.parameter(params[i].name).detach(); }, m.parameters, step);
+  m.compare(params, values, [&](size_t i) { return truth->parameter(params[i].name).detach(); },
+            [&](size_t i) { return single->parameter(params[i].name).detach(); }, m.parameters, step);
   std::vector<at::Tensor> bufferValues;
   for (const LocalBuffer& b : buffers) bufferValues.push_back(b.value);
-  m.compare(buffers, bufferValues, [&](size_t i) { return truth.buffer(buffers[i].name); },
-            [&](size_t i) { return m.reference.buffer(buffers[i].name); }, m.buffers, step);
+  m.compare(buffers, bufferValues, [&](size_t i) { return truth->buffer(buffers[i].name); },
+            [&](size_t i) { return single->buffer(buffers[i].name); }, m.buffers, step);
   // The next step starts from the run's state on every side.
   at::NoGradGuard noGrad;
-  std::vector<Reference*> references{&m.reference};
-  if (m.shadow) references.push_back(m.shadow.get());
   for (const LocalParameter& p : params) {
     const at::Tensor full = gatherFull(m.program, p, p.value.detach());
     for (Reference* r : references) r->parameter(p.name).detach().copy_(full);
@@ -298,10 +309,10 @@ bool ExactnessCheck::finish(const std::string& who, int64_t steps, const std::ve
   std::cout << fmt::format("check {}: {}, {}, {}, {} after {} steps ({}, each from the same state; tolerance {}), "
                            "replicas {}; {}\n",
                            who, part("loss", 0), part("gradient", 1), part("parameter", 2), part("buffer", 3), steps,
-                           m.shadow ? "float32 against float64" : "in float64 on both sides",
+                           m.float32 ? "float32 against float64" : "in float64 on both sides",
                            m.shadowed ? fmt::format("{:g}x float32's own error, rtol {:g}, atol {:g}", m.tolerance.noise,
                                                     m.tolerance.rtol, m.tolerance.atol)
-                           : m.shadow ? fmt::format("rtol {:g}, atol {:g}: the float64 shadow drew other random numbers",
+                           : m.float32 ? fmt::format("rtol {:g}, atol {:g}: the float64 shadow drew other random numbers",
                                                     m.tolerance.rtol, m.tolerance.atol)
                                       : fmt::format("rtol {:g}, atol {:g}", m.tolerance.rtol, m.tolerance.atol),
                            all[8] == 0 ? "bit-identical" : "DIFFER", ok ? "PASS" : "FAIL")

@@ -1,7 +1,7 @@
 // The exactness check of a run (hap-worker --check; DESIGN.md §3 "Exactness"). Beside the
-// distributed program, every rank runs the single-device program: the TorchScript module on the
+// distributed program, world rank 0 runs the single-device program: the TorchScript module on the
 // whole batch, with the same seeds, stepped by LibTorch's own optimizer (and its float64 shadow,
-// below). The check compares what
+// below); the other ranks hand it their pieces. The check compares what
 // the two optimizers apply, every step:
 //   - the loss;
 //   - every parameter's gradient after every reduction (gradient buckets, sums across machines,
@@ -64,16 +64,17 @@ class ExactnessCheck {
   ~ExactnessCheck();
 
   // After the run's backward and every reduction, before its optimizer step: runs the reference
-  // forward and backward on the whole batch (seed `seed`), clips as the run does, and compares
-  // the global loss (the sum of every rank's `partialLoss`) and every gradient.
+  // forward and backward on the whole batch (seed `seed`; only world rank 0 reads `wholeBatch`),
+  // clips as the run does, and compares the global loss (the sum of every rank's `partialLoss`)
+  // and every gradient. Every rank calls it (and compareState) at the same point.
   void compareGradients(int64_t step, uint64_t seed, const std::vector<at::Tensor>& wholeBatch,
                         const at::Tensor& partialLoss, const std::vector<LocalParameter>& params);
   // After the run's optimizer step: steps the reference, compares parameters and buffers, and
   // gives the reference the run's values for the next step.
   void compareState(int64_t step, const std::vector<LocalParameter>& params, const std::vector<LocalBuffer>& buffers);
   // Checks that replicated copies are bit-identical (on `peers` too: a replicated plan's other
-  // machines, or null), prints this rank's verdict ("check rank R: ... PASS|FAIL") and returns
-  // whether every comparison of every rank passed.
+  // machines, or null), prints this rank's verdict ("check rank R: ... PASS|FAIL"; rank 0's names
+  // the worst tensors) and returns whether every comparison passed.
   bool finish(const std::string& who, int64_t steps, const std::vector<LocalParameter>& params,
               Communicator* peers);
 

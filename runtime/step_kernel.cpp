@@ -8,6 +8,7 @@
 
 #include "engine/import/model_tensors.h"
 #include "engine/ir/segments.h"
+#include "engine/rules/families.h"
 #include "engine/synth/fact.h"
 #include "runtime/collectives.h"
 #include "runtime/fault_injection.h"
@@ -52,21 +53,6 @@ const std::unordered_set<std::string> kReshapeOps = {
     "aten::view",    "aten::reshape",   "aten::_unsafe_view", "aten::flatten",   "aten::unflatten",
     "aten::squeeze", "aten::unsqueeze", "aten::view_as",      "aten::reshape_as"};
 const std::unordered_set<std::string> kExpandOps = {"aten::expand", "aten::broadcast_to", "aten::expand_as"};
-const std::unordered_set<std::string> kDropoutOps = {"aten::dropout", "aten::feature_dropout",
-                                                     "aten::alpha_dropout", "aten::feature_alpha_dropout",
-                                                     "aten::native_dropout"};
-const std::unordered_set<std::string> kClassLosses = {"aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss2d",
-                                                      "aten::cross_entropy_loss"};
-const std::unordered_set<std::string> kPointwiseLosses = {
-    "aten::mse_loss",  "aten::l1_loss", "aten::smooth_l1_loss", "aten::huber_loss", "aten::binary_cross_entropy",
-    "aten::binary_cross_entropy_with_logits"};
-bool isRandomOp(const std::string& op) {
-  static const std::unordered_set<std::string> kRandom = {
-      "aten::bernoulli", "aten::rand",       "aten::randn",        "aten::randint", "aten::rand_like",
-      "aten::randn_like", "aten::randint_like", "aten::normal",   "aten::uniform", "aten::randperm"};
-  return kRandom.count(op) > 0;
-}
-
 // "aten::relu_" -> "aten::relu" (not "aten::__and__").
 std::string baseOp(std::string op) {
   if (op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_') op.pop_back();
@@ -407,7 +393,7 @@ void StepKernel::Impl::compile() {
     };
     momentum = number("momentum");
     eps = number("eps");
-  } else if (kDropoutOps.count(base) || isRandomOp(base)) {
+  } else if (rules::isRandomOp(n.op)) {
     // Every rank draws the single-device op's numbers: full size (the global batch's in a
     // replicated plan), keeping its piece. Where no input is cut and the plan is not replicated,
     // the op itself does that (a partial's pieces share the draws, so dropout of a partial sum is
@@ -461,12 +447,12 @@ void StepKernel::Impl::compile() {
       if (const ir::Arg* keep = n.arg("keepdim"))
         if (const bool* b = std::get_if<bool>(&keep->constant)) keepdim = *b;
     }
-  } else if ((kClassLosses.count(base) || kPointwiseLosses.count(base)) && shardedIn &&
+  } else if (rules::lossKind(base) != rules::LossKind::None && shardedIn &&
              intConstant("reduction", 1) == 1) {
     reductionArg = argIndex("reduction");
     if (reductionArg < 0) fail("a mean loss without a reduction argument");
     const ir::Value& self = g.value(inputs[0].value);
-    if (kPointwiseLosses.count(base)) {
+    if (rules::lossKind(base) == rules::LossKind::Pointwise) {
       adjust = Adjust::PointwiseLossMean;
       globalCount = self.numel();
     } else if (g.value(inputs[1].value).rank() == self.rank()) {

@@ -326,7 +326,9 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     const double norm = o.optimizer.clipNorm > 0 ? optimizer.clipGradients(program) : std::nan("");
     // The check compares what the optimizer applies: the gradients after every reduction and
     // clipping, then the state after the step.
-    if (check) check->compareGradients(it, iterationSeed(o.seed, it), wholeSource->batch(it), partial, params);
+    if (check)
+      check->compareGradients(it, iterationSeed(o.seed, it), lead ? wholeSource->batch(it) : std::vector<at::Tensor>{},
+                              partial, params);
     optimizer.step();
     optimizer.zeroGrad();
     const double optEnd = exec.now();

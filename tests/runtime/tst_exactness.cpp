@@ -77,7 +77,7 @@ struct Outcome {
 // Plans `model` (a zoo name, or a .pt file) on `n` ranks with `planArgs`, then runs n workers
 // with --check. `grid`: on writeGridCluster's 2 × 2 machines (n must be 4), else on one machine.
 Outcome runChecked(const QString& model, int n, const QStringList& planArgs, const QStringList& workerArgs = {},
-                   bool grid = false, const QString& fault = {}, int steps = 20) {
+                   bool grid = false, const QString& fault = {}, int steps = 20, bool check = true) {
   Outcome o;
   QTemporaryDir dir;
   const QString plan = dir.filePath("plan.json");
@@ -92,10 +92,9 @@ Outcome runChecked(const QString& model, int n, const QStringList& planArgs, con
   o.planned = true;
   const int port = hap::rt::freeTcpPort();
   std::vector<QProcess*> workers;
-  for (int r = 0; r < n; ++r)
-    workers.push_back(startWorker(plan, r, n, port, 60,
-                                  QStringList{"--check", "--steps", QString::number(steps), "--warmup", "0"} + workerArgs,
-                                  fault));
+  QStringList args{"--steps", QString::number(steps), "--warmup", "0"};
+  if (check) args << "--check";
+  for (int r = 0; r < n; ++r) workers.push_back(startWorker(plan, r, n, port, 60, args + workerArgs, fault));
   for (QProcess* w : workers) {
     if (!w->waitForFinished(180000)) w->kill(), w->waitForFinished(5000);
     o.exitCodes.push_back(w->exitStatus() == QProcess::NormalExit ? w->exitCode() : -1);
@@ -129,6 +128,54 @@ class TstExactness : public QObject {
     const QString model = qEnvironmentVariable("HAP_FIXTURE_DIR") + "/stochastic_depth.pt";
     expectPass(runChecked(model, 3, {"--ratios", "0.5,0.5,0", "--segments", "none"}, {}, false, {}, 4));
     expectPass(runChecked(model, 2, {"--ratios", "0.7,0.3", "--pin", "aten::bernoulli_=shard"}, {}, false, {}, 4));
+  }
+
+  // Batch norm's running statistics are state: trained with synchronised statistics (running
+  // statistics replicated) or channel-parallel (their pieces), checkpoints and exported models hold
+  // what one device's training leaves, and num_batches_tracked counts the steps.
+  void runningStatisticsInCheckpointsAndExports() {
+    const QString model = qEnvironmentVariable("HAP_FIXTURE_DIR") + "/conv_bn.pt";
+    QTemporaryDir dir;
+    struct Run {
+      QString name;
+      int ranks;
+      QStringList planArgs;
+    };
+    const std::vector<Run> runs = {{"one", 1, {}},
+                                   {"sync", 2, {"--ratios", "0.6,0.4", "--pin", "aten::batch_norm=sync"}},
+                                   {"channel", 3, {"--ratios", "0.5,0.3,0.2", "--pin", "aten::batch_norm=channel"}}};
+    for (const Run& r : runs) {
+      const QString out = dir.filePath(r.name);
+      const Outcome o = runChecked(model, r.ranks, r.planArgs,
+                                   {"--checkpoint-dir", out, "--export", out + "/model.pt", "--lr", "0.1"}, false, {}, 3,
+                                   /*check=*/false);
+      QVERIFY2(o.planned, qPrintable(o.planError));
+      for (size_t k = 0; k < o.exitCodes.size(); ++k)
+        QVERIFY2(o.exitCodes[k] == 0, qPrintable(o.outputs[static_cast<int>(k)]));
+    }
+    const char* script = R"PY(
+import sys, torch
+root = sys.argv[1]
+def buffers(run):
+    module = dict(torch.jit.load(f"{root}/{run}/model.pt").named_buffers())
+    saved = torch.load(f"{root}/{run}/step-3.pt")["buffers"]
+    assert module.keys() == saved.keys(), (module.keys(), saved.keys())
+    for name in module:
+        assert torch.equal(module[name], saved[name]), (run, name)
+    return module
+one = buffers("one")
+assert int(one["bn.num_batches_tracked"]) == 3, one["bn.num_batches_tracked"]
+assert not torch.allclose(one["bn.running_var"], torch.ones(8)), "running statistics were not updated"
+for run in ("sync", "channel"):
+    other = buffers(run)
+    for name in one:
+        assert torch.allclose(other[name].double(), one[name].double(), rtol=1e-4, atol=1e-6), (run, name, other[name], one[name])
+print("ok")
+)PY";
+    QProcess python;
+    python.start(HAP_PYTHON_PATH, {"-c", script, dir.path()});
+    QVERIFY(python.waitForFinished(120000));
+    QVERIFY2(python.exitCode() == 0, qPrintable(python.readAllStandardError()));
   }
 
   void checkerCatchesFaults_data() {
