@@ -48,6 +48,7 @@ struct CompiledStep {
   std::optional<StepKernel> kernel;  // compute steps
   std::vector<Operand> inputs, outputs;  // compute steps: the forms the variant reads and writes
   int inputIndex = -1;  // loads of a forward argument: its place in the batch
+  int writesBuffer = -1;  // an in-place op on a buffer: the buffer its result is written back into
 };
 
 }  // namespace
@@ -245,6 +246,20 @@ void Executor::Impl::plant(const std::vector<plan::PlanStep>& planSteps, const t
       c.communication = c.kernel->communication();
       for (const plan::Form& f : s.inputs) c.inputs.push_back(operand(f));
       for (const plan::Form& f : s.outputs) c.outputs.push_back(operand(f));
+      const ir::Node& n = g.node(s.node);
+      if (n.inplace && !n.outputs.empty()) {
+        ir::ValueId root = n.outputs[0];
+        while (g.value(root).aliasOf != ir::kNone) root = g.value(root).aliasOf;
+        if (g.value(root).kind == ir::ValueKind::Buffer) {
+          c.writesBuffer = bufferIndex.at(root);
+          const LocalBuffer& b = buffers[static_cast<size_t>(c.writesBuffer)];
+          const synth::Rel r = c.outputs[0].rel;
+          if (r == synth::kReduce || r == synth::kIdentitySfb || (!b.replicated() && r != b.dim))
+            fail(s, fmt::format("writes buffer '{}' as {}, which the runtime cannot keep; re-plan with the node "
+                                "pinned to replicate",
+                                b.name, synth::formatRel(r)));
+        }
+      }
       steps.push_back(std::move(c));
       continue;
     }
@@ -346,21 +361,12 @@ void Executor::Impl::runCompute(CompiledStep& c) {
   std::vector<at::Tensor> out = c.kernel->run(in, comm);
   // An in-place op on a buffer (num_batches_tracked.add_(1)) runs out of place like every in-place
   // op; its result is written back, as the single-device op writes it.
-  const ir::Node& n = g.node(c.step->node);
-  if (n.inplace && !out.empty()) {
-    ir::ValueId root = n.outputs[0];
-    while (g.value(root).aliasOf != ir::kNone) root = g.value(root).aliasOf;
-    if (g.value(root).kind == ir::ValueKind::Buffer) {
-      const LocalBuffer& b = buffers[static_cast<size_t>(bufferIndex.at(root))];
-      const Operand& o = c.outputs[0];
-      if (o.rel == synth::kReduce || o.rel == synth::kIdentitySfb || (!b.replicated() && o.rel != b.dim))
-        fail(*c.step, fmt::format("writes buffer '{}' as {}, which the runtime cannot keep; re-plan with the node "
-                                  "pinned to replicate",
-                                  b.name, synth::formatRel(o.rel)));
-      at::NoGradGuard noGrad;
-      at::Tensor target = b.replicated() && synth::isGather(o.rel) ? localPiece(b.value, o.rel, o.lengths, rank) : b.value;
-      target.copy_(out[0]);
-    }
+  if (c.writesBuffer >= 0) {
+    const LocalBuffer& b = buffers[static_cast<size_t>(c.writesBuffer)];
+    const Operand& o = c.outputs[0];
+    at::NoGradGuard noGrad;
+    at::Tensor target = b.replicated() && synth::isGather(o.rel) ? localPiece(b.value, o.rel, o.lengths, rank) : b.value;
+    target.copy_(out[0]);
   }
   for (size_t k = 0; k < out.size(); ++k) env[formKey(c.outputs[k].value, c.outputs[k].rel)] = std::move(out[k]);
 }

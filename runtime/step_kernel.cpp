@@ -119,6 +119,7 @@ struct StepKernel::Impl {
   std::vector<c10::IValue> stack;       // the arguments with constants filled in
   std::vector<int> argTensorSlot;       // per argument: first operand index, or -1 (constant)
   std::vector<int> argTensorCount;      // per argument: operands it takes (a list: several)
+  std::vector<bool> optionalList;       // per argument: a list of optional tensors (Tensor?[])
   std::vector<Operand> inputs, outputs;
   std::vector<std::vector<int64_t>> outputShapes;  // local
   Adjust adjust = Adjust::None;
@@ -232,7 +233,7 @@ struct StepKernel::Impl {
   // indices) keeps its Nones in their places.
   std::vector<c10::IValue> stackWith(const std::vector<at::Tensor>& in) const {
     std::vector<c10::IValue> args = stack;
-    const ir::Node& n = g.node(step.node);
+    const ir::Node& n = g.node(step.node);  // (its args only where a list keeps Nones)
     for (size_t a = 0; a < args.size(); ++a) {
       const int slot = argTensorSlot[a];
       if (slot < 0) continue;
@@ -241,7 +242,7 @@ struct StepKernel::Impl {
         continue;
       }
       const ir::Arg& arg = n.args[a];
-      if (arg.type.find("Optional") == std::string::npos && arg.type.find('?') == std::string::npos) {
+      if (!optionalList[a]) {
         c10::List<at::Tensor> list;
         for (int k = 0; k < argTensorCount[a]; ++k) list.push_back(in[static_cast<size_t>(slot + k)]);
         args[a] = list;
@@ -332,6 +333,7 @@ void StepKernel::Impl::compile() {
   if (!op) fail(fmt::format("no operator {}.{} in this LibTorch", n.op, n.overload));
   // The argument stack with constants filled in, and where the operands go.
   int next = 0;
+  optionalList.assign(n.args.size(), false);
   for (const ir::Arg& a : n.args) {
     if (a.kind == ir::Arg::Kind::Constant) {
       // Off the CPU, a device argument (a traced "cpu", a factory's None) names this device.
@@ -346,6 +348,8 @@ void StepKernel::Impl::compile() {
       argTensorCount.push_back(0);
     } else {
       stack.emplace_back();
+      optionalList[stack.size() - 1] = a.kind == ir::Arg::Kind::TensorList && (a.type.find("Optional") != std::string::npos ||
+                                                                               a.type.find('?') != std::string::npos);
       argTensorSlot.push_back(next);
       argTensorCount.push_back(a.kind == ir::Arg::Kind::TensorList ? static_cast<int>(a.values.size()) : -1);
       next += static_cast<int>(a.values.size());
