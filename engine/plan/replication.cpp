@@ -56,6 +56,15 @@ Replication replicationFor(const ir::Graph& global, const ir::Graph& machine, in
 
   // The data-parallel program over the machines.
   const synth::Theory theory(global);
+  // An op whose batch-cut variant sums statistics over the ranks (batch norm in training) needs a
+  // collective across machines inside the step: each machine's own statistics would differ.
+  for (const ir::Node& n : global.nodes)
+    for (const rules::Variant& v : theory.variants(n.id))
+      if (v.syncBytes > 0)
+        throw NotReplicable(fmt::format(
+            "{}: {} computes statistics over the whole batch (batch norm in training), so the machines cannot "
+            "run independently between gradient sums; plan it with hap plan (HAP's own program) instead",
+            model, global.describe(n.id)));
   const cost::Cluster replicas = replicaCluster(machines);  // outlives the table, which refers to it
   synth::CostTable table(theory, replicas, std::vector<double>(static_cast<size_t>(machines), 1.0 / machines));
   table.restrict(dataParallelRestrictions());
@@ -81,7 +90,7 @@ Replication replicationFor(const ir::Graph& global, const ir::Graph& machine, in
       } else if (k != K::LoadShard && k != K::LoadReplica && k != K::ParamReplicate && k != K::Slice &&
                  k != K::ReplicaToPartial) {
         throw NotReplicable(fmt::format(
-            "{}: {} needs a {} of {} across machines, so the machines cannot run independently between gradient "
+            "{}: {} needs {} of {} across machines, so the machines cannot run independently between gradient "
             "sums; plan it with hap plan (HAP's own program) instead",
             model, global.describe(s.node), synth::conversionName(k), global.value(s.value).name));
       }

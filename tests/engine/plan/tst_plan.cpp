@@ -178,6 +178,23 @@ class TstPlan : public QObject {
     QVERIFY2(message.contains("does not apply"), qPrintable(message));
   }
 
+  // Batch norm in training normalises over the whole batch: machines running the program on their
+  // own rows would each use their own statistics, so the model is not replicable.
+  void batchNormIsNotReplicable() {
+    const std::string path = qEnvironmentVariable("HAP_FIXTURE_DIR").toStdString() + "/conv_bn.pt";
+    const ir::Graph global = ts::importModel(path);
+    ts::ImportOptions half;
+    half.inputOverrides = ts::dividedBatch(global, 2);
+    QString message;
+    try {
+      plan::replicationFor(global, ts::importModel(path, half), 2);
+    } catch (const plan::NotReplicable& e) {
+      message = e.what();
+    }
+    QVERIFY2(message.contains("aten::batch_norm") && message.contains("statistics over the whole batch"),
+             qPrintable(message));
+  }
+
   void jsonRoundTrip() {
     ir::Graph g = zoo("bert");
     plan::Plan p = plan::makePlan(g, cluster(), {});
