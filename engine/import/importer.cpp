@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/script.h>
 
@@ -221,6 +222,15 @@ class Importer {
   void load();
   void bindInputs(const std::shared_ptr<jit::Graph>& graph);
   void walk(jit::Block* block);
+  static int countNodes(const jit::Block* block) {
+    int n = 0;
+    for (const jit::Node* node : block->nodes()) {
+      ++n;
+      for (const jit::Block* b : node->blocks()) n += countNodes(b);
+    }
+    return n;
+  }
+  int walked_ = 0, progressTotal_ = 0;  // for ImportOptions::progress
   void visit(jit::Node* n);
   void visitGetAttr(jit::Node* n);
   void visitIf(jit::Node* n);
@@ -579,7 +589,13 @@ Slot Importer::wrapOutput(const IValue& v, const jit::Value* out, jit::Node* n,
 }
 
 void Importer::walk(jit::Block* block) {
-  for (jit::Node* n : block->nodes()) visit(n);
+  for (jit::Node* n : block->nodes()) {
+    if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
+      throw ImportCancelled(fmt::format("{}: import cancelled", path_));
+    if (options_.progress && progressTotal_ > 0 && (++walked_ & 63) == 0)
+      options_.progress(std::min(walked_, progressTotal_), progressTotal_);
+    visit(n);
+  }
 }
 
 void Importer::visit(jit::Node* n) {
@@ -1020,7 +1036,15 @@ ir::Graph Importer::run() {
     throw ImportError(fmt::format("{}: the module has no forward method: {}", path_, errorText(e)));
   }
   bindInputs(graph);
+  if (options_.progress) {
+    // The progress total: the nodes of forward with every call inlined (what walk() visits).
+    std::shared_ptr<jit::Graph> inlined = graph->copy();
+    jit::Inline(*inlined);
+    progressTotal_ = std::max(1, countNodes(inlined->block()));
+    options_.progress(0, progressTotal_);
+  }
   walk(graph->block());
+  if (options_.progress) options_.progress(progressTotal_, progressTotal_);
   finish(graph);
   ir::annotateCosts(g_);
   g_.check();
@@ -1043,6 +1067,38 @@ at::ScalarType toScalarType(ir::DType t) {
     case ir::DType::Bool: return at::kBool;
   }
   return at::kFloat;
+}
+
+std::vector<ForwardArgument> forwardArguments(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw ImportError(fmt::format("{}: no such file (give the path of a TorchScript .pt file)", path));
+  jit::ExtraFilesMap extra{{kSpecFile, ""}};
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(path, c10::Device(c10::kCPU), extra);
+  } catch (const std::exception& e) {
+    throw ImportError(fmt::format("{}: not a TorchScript archive (write it with torch.jit.save of a traced or "
+                                  "scripted module): {}",
+                                  path, errorText(e)));
+  }
+  ModelSpec spec;
+  if (!extra[kSpecFile].empty()) spec = parseInputsJson(extra[kSpecFile], path + ":" + kSpecFile);
+  std::vector<ForwardArgument> out;
+  try {
+    const auto& args = module.get_method("forward").function().getSchema().arguments();
+    for (size_t i = 1; i < args.size(); ++i) {
+      ForwardArgument a;
+      a.name = args[i].name();
+      a.type = args[i].type()->annotation_str();
+      for (const InputSpec& in : spec.inputs)
+        if (in.name == a.name) a.spec = in;
+      out.push_back(std::move(a));
+    }
+  } catch (const std::exception& e) {
+    throw ImportError(fmt::format("{}: the module has no forward method: {}", path, errorText(e)));
+  }
+  return out;
 }
 
 ir::Graph importModel(const std::string& path, const ImportOptions& options) {

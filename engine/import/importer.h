@@ -10,10 +10,14 @@
 // This header exposes plain engine types only; LibTorch stays inside importer.cpp.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/base/error.h"
 #include "engine/import/input_spec.h"
 #include "engine/ir/graph.h"
 
@@ -33,7 +37,31 @@ struct ImportOptions {
   // Largest total input size, in bytes, of an op that has no meta kernel and is therefore run on
   // CPU zeros. Beyond it the import fails naming the node instead of allocating.
   int64_t cpuFallbackLimitBytes = int64_t{512} << 20;
+  // Raised by another thread to stop the import: the importer polls it between TorchScript nodes
+  // and throws ImportCancelled. May be null. (Loading the archive itself is not interruptible.)
+  const std::atomic<bool>* cancel = nullptr;
+  // Called on the importing thread as nodes are walked: (nodes walked, nodes in the inlined
+  // forward); `done` never exceeds `total`. May be empty.
+  std::function<void(int done, int total)> progress;
 };
+
+// The import was stopped through ImportOptions::cancel.
+class ImportCancelled : public hap::ImportError {
+ public:
+  using hap::ImportError::ImportError;
+};
+
+// One argument of forward, for asking the user for the shapes a file does not give.
+struct ForwardArgument {
+  std::string name;  // "input_ids"
+  std::string type;  // TorchScript type: "Tensor", "Optional[Tensor]", "int"
+  // The file's hap/inputs.json entry for it, when there is one.
+  std::optional<InputSpec> spec;
+};
+
+// forward's arguments (without self), in order. Throws ImportError when the file is not a
+// TorchScript archive with a forward method, InputSpecError for a malformed hap/inputs.json.
+std::vector<ForwardArgument> forwardArguments(const std::string& path);
 
 // Imports `path`. Throws ImportError (file, construct or node named; see README "Errors") or
 // InputSpecError (a malformed or missing input specification).

@@ -2,3 +2,4 @@
 # tests/engine/CMakeLists.txt; paths are relative to tests/engine.
 hap_add_test(tst_cluster cost/tst_cluster.cpp LIBS hap_engine)
 hap_add_test(tst_collective_cost cost/tst_collective_cost.cpp LIBS hap_engine)
+hap_add_test(tst_cluster_yaml cost/tst_cluster_yaml.cpp LIBS hap_engine)

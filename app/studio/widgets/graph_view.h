@@ -1,0 +1,176 @@
+// The graph view: draws a Layout of the imported graph and lets the user explore it (issue 17 §3).
+//
+// The view owns the collapse state. Every change to it (expand, collapse, reveal, direction)
+// requests a new layout from its LayoutJob off the GUI thread; until the result arrives the old
+// drawing stays up with a "Laying out…" overlay, and when it arrives the item the user acted on is
+// kept where it was on screen (or centred, for reveal and select). Selection is the app-wide
+// Selection; the view emits selectionChanged only when the user (or select()) changes it.
+#pragma once
+
+#include <QGraphicsView>
+#include <QHash>
+#include <QPointer>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "app/studio/core/colouring.h"
+#include "app/studio/core/graph_layout.h"
+#include "app/studio/core/scope_tree.h"
+#include "app/studio/core/selection.h"
+#include "engine/ir/graph.h"
+
+class QLabel;
+
+namespace hap::studio {
+
+class LayoutJob;
+class GraphBoxItem;
+class GraphClusterItem;
+class GraphEdgeItem;
+class GraphLegendOverlay;
+
+class GraphView : public QGraphicsView {
+  Q_OBJECT
+
+ public:
+  explicit GraphView(QWidget* parent = nullptr);
+  ~GraphView() override;
+
+  // Shows `graph`: everything collapsed but the root, nothing selected, then lays it out.
+  void setGraph(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const ScopeTree> tree);
+  void clear();
+
+  const ir::Graph* graph() const { return m_graph.get(); }
+  const ScopeTree* scopeTree() const { return m_tree.get(); }
+  // The drawn layout (null before the first one arrives) and the state it was computed for.
+  const Layout* currentLayout() const { return m_layout.get(); }
+  const CollapseState& collapseState() const { return m_state; }
+  const CollapseState& layoutState() const { return m_layoutState; }
+  Selection selection() const { return m_selection; }
+  bool layoutBusy() const;
+  RankDirection direction() const { return m_options.direction; }
+  ColourBy colourBy() const { return m_colourBy; }
+  const NodeColouring& colouring() const { return m_colouring; }
+
+  // Scene-coordinate centre of the box drawing node n (itself or its collapsed scope), of a
+  // collapsed scope's box, of a graph input's box; nullopt when not drawn.
+  std::optional<QPointF> nodeBoxCentre(ir::NodeId n) const;
+  std::optional<QPointF> scopeBoxCentre(ScopeId s) const;
+  std::optional<QPointF> inputBoxCentre(ir::ValueId v) const;
+  // The frame of an expanded scope (its label strip is at the top), or an empty rect.
+  QRectF clusterRect(ScopeId s) const;
+  // The fill a box has now (tests and screenshots check colouring through it).
+  QColor boxFill(int boxIndex) const;
+  // How long building the scene for the last layout took, in milliseconds.
+  double lastSceneBuildMs() const { return m_lastBuildMs; }
+
+  // Draws a layout computed elsewhere for the current graph and collapse state (benchmarks,
+  // tests). Normal use goes through the LayoutJob.
+  void showLayout(std::shared_ptr<const Layout> layout);
+
+  bool exportSvg(const QString& path);
+  bool exportPng(const QString& path);  // at twice the scene's resolution
+  bool exportDot(const QString& path);  // layoutDot: the Graphviz input for what is shown
+
+ public Q_SLOTS:
+  void zoomIn();
+  void zoomOut();
+  void fitToWindow();
+  void actualSize();
+  void fitToSelection();
+  void setDirection(hap::studio::RankDirection direction);
+  void expandAll();
+  void collapseAll();
+  // Collapses every scope whose structureKey occurs more than once (repeated blocks).
+  void collapseRepeatedBlocks();
+  void setExpanded(hap::studio::ScopeId scope, bool expanded);
+  // Expands the node's scope and its ancestors, then selects and centres the node.
+  void reveal(hap::ir::NodeId node);
+  // Selects from outside: a node or scope is revealed first; a value highlights its producer,
+  // consumers and the edges carrying it.
+  void select(hap::studio::Selection selection);
+  void highlightValue(hap::ir::ValueId value);
+  void setColourBy(hap::studio::ColourBy mode);
+  // A colouring computed elsewhere (the plan modes: sharding form, segment, device cost).
+  void setColouring(hap::studio::NodeColouring colouring);
+
+ Q_SIGNALS:
+  void selectionChanged(hap::studio::Selection selection);
+  void layoutFinished();
+  void layoutFailed(QString message);
+  void busyChanged(bool busy);
+
+ protected:
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  // What to keep in place across a relayout.
+  struct Anchor {
+    // Fit: fit to window when readable, else actual size at the start of the graph.
+    enum class Kind { None, Node, Scope, Value, Fit, Keep };
+    Anchor() = default;
+    Anchor(Kind k, int i = -1, bool c = false) : kind(k), id(i), centre(c) {}
+    Kind kind = Kind::None;
+    int id = -1;
+    bool centre = false;      // centre it, rather than keep its viewport position
+    QPointF viewportPos;      // where it was on screen
+    QPointF scenePos;         // Keep: the scene point at the viewport's centre
+  };
+
+  void requestLayout(Anchor anchor);
+  void onLayoutReady(std::shared_ptr<const Layout> layout, quint64 generation);
+  void buildScene(const Layout& layout);
+  void applyAnchor(const Anchor& anchor);
+  void applySelection(bool emitSignal);
+  void setSelectionInternal(Selection s, bool emitSignal);
+  void recolour();
+  void updateOverlays();
+  Anchor anchorForScope(ScopeId s) const;
+  Anchor anchorForNode(ir::NodeId n) const;
+  QGraphicsItem* hitItem(const QPoint& viewPos) const;
+  std::optional<QPointF> centreOfScopeItem(ScopeId s) const;  // box or cluster
+  std::optional<QPointF> centreOfValue(ir::ValueId v) const;  // its producer's or input's box
+  int boxOfNode(ir::NodeId n) const;  // in the drawn layout, or -1
+  int boxOf(LayoutBox::Kind kind, int id) const;
+  QRectF selectionRect() const;
+  void zoomBy(qreal factor);
+  void changeState(const CollapseState& next, Anchor anchor);
+  bool renderTo(QPainter& painter, const QRectF& target);
+
+  std::shared_ptr<const ir::Graph> m_graph;
+  std::shared_ptr<const ScopeTree> m_tree;
+  CollapseState m_state;        // what the user asked for
+  CollapseState m_pendingState; // of the latest layout request
+  CollapseState m_layoutState;  // of the drawn layout
+  LayoutOptions m_options;
+  std::shared_ptr<const Layout> m_layout;
+  Anchor m_pendingAnchor;
+  bool m_firstLayout = true;
+
+  LayoutJob* m_job;
+  QGraphicsScene* m_scene;
+  std::vector<GraphBoxItem*> m_boxItems;        // by box index
+  std::vector<GraphClusterItem*> m_clusterItems;
+  std::vector<GraphEdgeItem*> m_edgeItems;      // by edge index
+  QHash<qint64, int> m_boxByKey;                // (kind, id) -> box index
+
+  Selection m_selection;
+  ColourBy m_colourBy = ColourBy::OpFamily;
+  NodeColouring m_colouring;
+  ir::ValueId m_highlightedValue = -1;  // highlightValue's overlay, cleared by the next selection
+  GraphLegendOverlay* m_legend;
+  QLabel* m_busyLabel;
+  QPoint m_pressPos;
+  bool m_pressed = false;
+  double m_lastBuildMs = 0;
+};
+
+}  // namespace hap::studio

@@ -1,0 +1,575 @@
+#include "app/studio/widgets/main_window.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QSettings>
+#include <QStatusBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "app/studio/core/colouring.h"
+#include "app/studio/core/open_job.h"
+#include "app/studio/widgets/cluster_panel.h"
+#include "app/studio/widgets/error_bar.h"
+#include "app/studio/widgets/find_bar.h"
+#include "app/studio/widgets/graph_view.h"
+#include "app/studio/widgets/inputs_dialog.h"
+#include "app/studio/widgets/properties_panel.h"
+#include "app/studio/widgets/summary_panel.h"
+#include "engine/base/error.h"
+#include "engine/cost/cluster.h"
+#include "engine/ir/summary.h"
+
+namespace hap::studio {
+namespace {
+
+constexpr int kMaxRecent = 10;
+const char* const kRecentKey = "recentFiles";
+
+QString modelFilter() { return QObject::tr("TorchScript models (*.pt *.pth *.zip);;All files (*)"); }
+QString clusterFilter() { return QObject::tr("Cluster inventories (*.yaml *.yml);;All files (*)"); }
+QString planFilter() { return QObject::tr("HAP plans (*.json);;All files (*)"); }
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setObjectName(QStringLiteral("MainWindow"));
+  setAcceptDrops(true);
+  setDockNestingEnabled(true);
+  m_openJob = new OpenJob(this);
+
+  auto* central = new QWidget(this);
+  auto* column = new QVBoxLayout(central);
+  column->setContentsMargins(0, 0, 0, 0);
+  column->setSpacing(0);
+  m_errorBar = new ErrorBar(central);
+  column->addWidget(m_errorBar);
+  m_graphView = new GraphView(central);
+  column->addWidget(m_graphView, 1);
+  m_findBar = new FindBar(central);
+  m_findBar->hide();
+  column->addWidget(m_findBar);
+  setCentralWidget(central);
+
+  createDocks();
+  m_cluster->setDiscardGuard([this] { return confirmDiscardCluster(); });
+  createActions();
+  createMenus();
+
+  m_statusModel = new QLabel(tr("Open a model (Ctrl+O) or drop a .pt file here"), this);
+  statusBar()->addWidget(m_statusModel, 1);
+  m_statusLayout = new QLabel(this);
+  statusBar()->addPermanentWidget(m_statusLayout);
+  m_progress = new QProgressBar(this);
+  m_progress->setMaximumWidth(180);
+  m_progress->setTextVisible(false);
+  m_progress->hide();
+  statusBar()->addPermanentWidget(m_progress);
+  m_cancel = new QToolButton(this);
+  m_cancel->setText(tr("Cancel"));
+  m_cancel->setToolTip(tr("Stop opening the file"));
+  m_cancel->hide();
+  statusBar()->addPermanentWidget(m_cancel);
+  connect(m_cancel, &QToolButton::clicked, m_openJob, &OpenJob::cancel);
+
+  connect(m_openJob, &OpenJob::started, this, [this](const QString& path) {
+    m_statusModel->setText(tr("Opening %1…").arg(QFileInfo(path).fileName()));
+    m_progress->setRange(0, 0);
+    m_progress->show();
+    m_cancel->show();
+  });
+  connect(m_openJob, &OpenJob::progress, this, [this](int done, int total) {
+    m_progress->setRange(0, total);
+    m_progress->setValue(done);
+  });
+  connect(m_openJob, &OpenJob::busyChanged, this, [this](bool busy) {
+    m_progress->setVisible(busy);
+    m_cancel->setVisible(busy);
+  });
+  connect(m_openJob, &OpenJob::modelOpened, this, [this](std::shared_ptr<const ModelDocument> doc) {
+    m_plan.reset();  // a plan belongs to the model it was opened with
+    m_planText->clear();
+    setModel(std::move(doc));
+    addRecent(QString::fromStdString(m_model->path));
+    Q_EMIT modelOpened();
+  });
+  connect(m_openJob, &OpenJob::planOpened, this,
+          [this](std::shared_ptr<const PlanDocument> plan, std::shared_ptr<const ModelDocument> model) {
+            m_plan = std::move(plan);
+            setModel(std::move(model));
+            m_planText->setPlainText(QString::fromStdString(m_plan->summary));
+            addRecent(QString::fromStdString(m_plan->path));
+            updateTitle();
+            Q_EMIT planOpened();
+          });
+  connect(m_openJob, &OpenJob::failed, this, &MainWindow::onOpenFailed);
+
+  connect(m_graphView, &GraphView::selectionChanged, this, &MainWindow::setSelection);
+  connect(m_graphView, &GraphView::busyChanged, this, [this](bool busy) {
+    m_statusLayout->setText(busy ? tr("Laying out…") : QString());
+  });
+  connect(m_properties, &PropertiesPanel::selectionRequested, this, [this](const Selection& s) {
+    m_graphView->select(s);
+    setSelection(s);
+  });
+  connect(m_findBar, &FindBar::matchActivated, this, [this](const Selection& s) {
+    m_graphView->select(s);
+    setSelection(s);
+  });
+  connect(m_summary, &SummaryPanel::scopeActivated, this, [this](const QString& path) {
+    if (!m_model) return;
+    const ScopeId s = m_model->scopes->find(path.toStdString());
+    if (s < 0) return;
+    m_graphView->select(Selection::scope(s));
+    setSelection(Selection::scope(s));
+  });
+  connect(m_cluster, &ClusterPanel::modifiedChanged, this, [this](bool) { updateTitle(); });
+  connect(m_cluster, &ClusterPanel::clusterChanged, this, [this] { updateTitle(); });
+
+  QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  if (!settings.contains(QStringLiteral("window/geometry"))) resize(1400, 900);
+  rebuildRecentMenu();
+  updateTitle();
+}
+
+MainWindow::~MainWindow() = default;
+
+QAction* MainWindow::addAction(const QString& id, const QString& text, const QKeySequence& shortcut) {
+  auto* a = new QAction(text, this);
+  a->setObjectName(id);
+  if (!shortcut.isEmpty()) a->setShortcut(shortcut);
+  QMainWindow::addAction(a);  // shortcuts work wherever focus is in the window, menu shown or not
+  m_actions[id] = a;
+  return a;
+}
+
+QAction* MainWindow::action(const QString& id) const {
+  auto it = m_actions.find(id);
+  return it == m_actions.end() ? nullptr : it->second;
+}
+
+void MainWindow::createDocks() {
+  auto dock = [this](const QString& id, const QString& title, QWidget* w, Qt::DockWidgetArea area) {
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(id);
+    d->setWidget(w);
+    addDockWidget(area, d);
+    return d;
+  };
+  m_summary = new SummaryPanel(this);
+  m_properties = new PropertiesPanel(this);
+  m_cluster = new ClusterPanel(this);
+  m_planText = new QPlainTextEdit(this);
+  m_planText->setReadOnly(true);
+  m_planText->setPlaceholderText(tr("Open a plan (File ▸ Open Plan…) made by hap plan to see its summary here."));
+  m_planText->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_problems = new QListWidget(this);
+  m_problems->setObjectName(QStringLiteral("problems"));
+  m_problems->setWordWrap(true);
+
+  QDockWidget* summary = dock(QStringLiteral("dock.summary"), tr("Model Summary"), m_summary, Qt::LeftDockWidgetArea);
+  QDockWidget* cluster = dock(QStringLiteral("dock.cluster"), tr("Cluster"), m_cluster, Qt::LeftDockWidgetArea);
+  QDockWidget* properties =
+      dock(QStringLiteral("dock.properties"), tr("Properties"), m_properties, Qt::RightDockWidgetArea);
+  QDockWidget* plan = dock(QStringLiteral("dock.plan"), tr("Plan"), m_planText, Qt::RightDockWidgetArea);
+  m_problemsDock = dock(QStringLiteral("dock.problems"), tr("Problems"), m_problems, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(summary, cluster);
+  summary->raise();
+  tabifyDockWidget(properties, plan);
+  properties->raise();
+  resizeDocks({summary, properties}, {420, 380}, Qt::Horizontal);
+  resizeDocks({m_problemsDock}, {110}, Qt::Vertical);
+  m_problemsDock->hide();  // shown when there is something to say (a diagnostic or a failed file)
+
+  connect(m_problems, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+    const int node = item->data(Qt::UserRole).toInt();
+    if (node >= 0 && m_model) {
+      m_graphView->reveal(node);
+      setSelection(Selection::node(node));
+    }
+  });
+}
+
+void MainWindow::createActions() {
+  QAction* a = addAction(QStringLiteral("file.open"), tr("&Open Model…"), QKeySequence::Open);
+  connect(a, &QAction::triggered, this, [this] {
+    QSettings s;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open Model"), s.value("dirs/model").toString(),
+                                                      modelFilter());
+    if (path.isEmpty()) return;
+    s.setValue("dirs/model", QFileInfo(path).absolutePath());
+    openModel(path);
+  });
+  a = addAction(QStringLiteral("file.openCluster"), tr("Open &Cluster…"), QKeySequence(tr("Ctrl+Shift+O")));
+  connect(a, &QAction::triggered, this, [this] {
+    QSettings s;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open Cluster"), s.value("dirs/cluster").toString(),
+                                                      clusterFilter());
+    if (path.isEmpty()) return;
+    s.setValue("dirs/cluster", QFileInfo(path).absolutePath());
+    openCluster(path);
+  });
+  a = addAction(QStringLiteral("file.openPlan"), tr("Open &Plan…"), QKeySequence(tr("Ctrl+Alt+O")));
+  connect(a, &QAction::triggered, this, [this] {
+    QSettings s;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open Plan"), s.value("dirs/plan").toString(),
+                                                      planFilter());
+    if (path.isEmpty()) return;
+    s.setValue("dirs/plan", QFileInfo(path).absolutePath());
+    openPlan(path);
+  });
+  a = addAction(QStringLiteral("file.reload"), tr("&Reload Model"), QKeySequence::Refresh);
+  connect(a, &QAction::triggered, this, [this] {
+    if (m_model) openModel(QString::fromStdString(m_model->path), m_model->inputOverrides);
+  });
+  a = addAction(QStringLiteral("file.exportSvg"), tr("Graph as &SVG…"), QKeySequence(tr("Ctrl+Shift+E")));
+  connect(a, &QAction::triggered, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Graph as SVG"), {}, tr("SVG (*.svg)"));
+    if (!path.isEmpty() && !m_graphView->exportSvg(path)) showError(tr("%1: could not be written").arg(path));
+  });
+  a = addAction(QStringLiteral("file.exportPng"), tr("Graph as &PNG…"));
+  connect(a, &QAction::triggered, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Graph as PNG"), {}, tr("PNG (*.png)"));
+    if (!path.isEmpty() && !m_graphView->exportPng(path)) showError(tr("%1: could not be written").arg(path));
+  });
+  a = addAction(QStringLiteral("file.exportDot"), tr("Graph as &DOT…"));
+  connect(a, &QAction::triggered, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Graph as DOT"), {}, tr("Graphviz (*.dot *.gv)"));
+    if (!path.isEmpty() && !m_graphView->exportDot(path)) showError(tr("%1: could not be written").arg(path));
+  });
+  a = addAction(QStringLiteral("file.quit"), tr("&Quit"), QKeySequence::Quit);
+  a->setMenuRole(QAction::QuitRole);
+  connect(a, &QAction::triggered, this, &QWidget::close);
+
+  a = addAction(QStringLiteral("edit.find"), tr("&Find…"), QKeySequence::Find);
+  connect(a, &QAction::triggered, this, [this] {
+    m_findBar->show();
+    m_findBar->focusAndSelectAll();
+  });
+  m_actions[QStringLiteral("edit.findNext")] = m_findBar->findNextAction();
+  m_actions[QStringLiteral("edit.findPrevious")] = m_findBar->findPreviousAction();
+
+  a = addAction(QStringLiteral("view.zoomIn"), tr("Zoom &In"), QKeySequence::ZoomIn);
+  connect(a, &QAction::triggered, m_graphView, &GraphView::zoomIn);
+  a = addAction(QStringLiteral("view.zoomOut"), tr("Zoom &Out"), QKeySequence::ZoomOut);
+  connect(a, &QAction::triggered, m_graphView, &GraphView::zoomOut);
+  a = addAction(QStringLiteral("view.actualSize"), tr("&Actual Size"), QKeySequence(tr("Ctrl+0")));
+  connect(a, &QAction::triggered, m_graphView, &GraphView::actualSize);
+  a = addAction(QStringLiteral("view.fit"), tr("&Fit to Window"), QKeySequence(tr("Ctrl+9")));
+  connect(a, &QAction::triggered, m_graphView, &GraphView::fitToWindow);
+  a = addAction(QStringLiteral("view.fitSelection"), tr("Fit to &Selection"), QKeySequence(tr("Ctrl+8")));
+  connect(a, &QAction::triggered, m_graphView, &GraphView::fitToSelection);
+  a = addAction(QStringLiteral("view.leftToRight"), tr("&Left to Right"), QKeySequence(tr("Ctrl+K")));
+  a->setCheckable(true);
+  connect(a, &QAction::toggled, this, [this](bool on) {
+    m_graphView->setDirection(on ? RankDirection::LeftToRight : RankDirection::TopToBottom);
+    QSettings().setValue("view/leftToRight", on);
+  });
+  a = addAction(QStringLiteral("view.expandAll"), tr("E&xpand All Scopes"), QKeySequence(tr("Ctrl+Shift+=")));
+  connect(a, &QAction::triggered, m_graphView, &GraphView::expandAll);
+  a = addAction(QStringLiteral("view.collapseAll"), tr("&Collapse All Scopes"), QKeySequence(tr("Ctrl+Shift+-")));
+  connect(a, &QAction::triggered, m_graphView, &GraphView::collapseAll);
+  a = addAction(QStringLiteral("view.collapseRepeated"), tr("Collapse &Repeated Blocks"));
+  connect(a, &QAction::triggered, m_graphView, &GraphView::collapseRepeatedBlocks);
+
+  a = addAction(QStringLiteral("help.about"), tr("&About HAP Studio"));
+  a->setMenuRole(QAction::AboutRole);
+  connect(a, &QAction::triggered, this, [this] {
+    QMessageBox::about(this, tr("About HAP Studio"),
+                       tr("<b>HAP Studio</b> %1<br>Plans SPMD training of PyTorch models on heterogeneous "
+                          "clusters: sharding, collectives and uneven ratios, synthesised and verified.")
+                           .arg(QCoreApplication::applicationVersion()));
+  });
+}
+
+void MainWindow::createMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(action("file.open"));
+  file->addAction(action("file.openCluster"));
+  file->addAction(action("file.openPlan"));
+  m_recentMenu = file->addMenu(tr("Open &Recent"));
+  file->addSeparator();
+  QMenu* templates = file->addMenu(tr("&New Cluster from Template"));
+  for (QAction* t : m_cluster->templateActions()) templates->addAction(t);
+  file->addAction(m_cluster->saveAction());
+  file->addAction(m_cluster->saveAsAction());
+  file->addSeparator();
+  QMenu* exportMenu = file->addMenu(tr("&Export"));
+  exportMenu->addAction(action("file.exportSvg"));
+  exportMenu->addAction(action("file.exportPng"));
+  exportMenu->addAction(action("file.exportDot"));
+  file->addAction(action("file.reload"));
+  file->addSeparator();
+  file->addAction(action("file.quit"));
+
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  edit->addAction(action("edit.find"));
+  edit->addAction(action("edit.findNext"));
+  edit->addAction(action("edit.findPrevious"));
+
+  m_viewMenu = menuBar()->addMenu(tr("&View"));
+  m_viewMenu->addAction(action("view.zoomIn"));
+  m_viewMenu->addAction(action("view.zoomOut"));
+  m_viewMenu->addAction(action("view.actualSize"));
+  m_viewMenu->addAction(action("view.fit"));
+  m_viewMenu->addAction(action("view.fitSelection"));
+  m_viewMenu->addSeparator();
+  m_viewMenu->addAction(action("view.leftToRight"));
+  m_viewMenu->addAction(action("view.expandAll"));
+  m_viewMenu->addAction(action("view.collapseAll"));
+  m_viewMenu->addAction(action("view.collapseRepeated"));
+  QMenu* colour = m_viewMenu->addMenu(tr("Colour &By"));
+  auto* group = new QActionGroup(this);
+  for (ColourBy c : {ColourBy::OpFamily, ColourBy::Scope, ColourBy::Flops, ColourBy::Bytes}) {
+    QAction* a = colour->addAction(colourByName(c));
+    a->setObjectName(QStringLiteral("view.colourBy.%1").arg(static_cast<int>(c)));
+    a->setCheckable(true);
+    a->setChecked(c == ColourBy::OpFamily);
+    group->addAction(a);
+    m_actions[a->objectName()] = a;
+    connect(a, &QAction::triggered, this, [this, c] { m_graphView->setColourBy(c); });
+  }
+  // Sharding form, segment and device cost colour a plan's graph (issue 18); listed, disabled,
+  // until the plan views exist.
+  for (ColourBy c : {ColourBy::ShardingForm, ColourBy::Segment, ColourBy::DeviceCost}) {
+    QAction* a = colour->addAction(colourByName(c));
+    a->setEnabled(false);
+    a->setToolTip(tr("Needs an open plan"));
+  }
+  m_viewMenu->addSeparator();
+  QMenu* panels = m_viewMenu->addMenu(tr("&Panels"));
+  for (QDockWidget* d : findChildren<QDockWidget*>()) panels->addAction(d->toggleViewAction());
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(action("help.about"));
+  if (QSettings().value("view/leftToRight", false).toBool()) action("view.leftToRight")->setChecked(true);
+}
+
+MainWindow::FileKind MainWindow::kindOf(const QString& path) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (suffix == "pt" || suffix == "pth" || suffix == "zip" || suffix == "torchscript") return FileKind::Model;
+  if (suffix == "yaml" || suffix == "yml") return FileKind::Cluster;
+  if (suffix == "json") return FileKind::Plan;
+  return FileKind::Unknown;
+}
+
+void MainWindow::openFile(const QString& path) {
+  switch (kindOf(path)) {
+    case FileKind::Model: openModel(path); break;
+    case FileKind::Cluster: openCluster(path); break;
+    case FileKind::Plan: openPlan(path); break;
+    case FileKind::Unknown:
+      showError(tr("%1: not a file HAP Studio opens (models are .pt, clusters .yaml, plans .json)").arg(path));
+      break;
+  }
+}
+
+void MainWindow::openModel(const QString& path, const std::vector<ts::InputSpec>& inputOverrides) {
+  m_errorBar->hide();
+  m_openJob->openModel(path, inputOverrides);
+}
+
+bool MainWindow::openCluster(const QString& path) {
+  if (!confirmDiscardCluster()) return false;
+  try {
+    const cost::Cluster c = cost::loadCluster(path.toStdString());
+    m_cluster->setCluster(c, path);
+    addRecent(path);
+    m_errorBar->hide();
+    updateTitle();
+    return true;
+  } catch (const Error& e) {
+    showError(QString::fromStdString(e.what()));
+    return false;
+  }
+}
+
+void MainWindow::openPlan(const QString& path, const QString& modelPath) {
+  m_errorBar->hide();
+  m_openJob->openPlan(path, !modelPath.isEmpty() ? modelPath
+                            : m_model            ? QString::fromStdString(m_model->path)
+                                                 : QString());
+}
+
+void MainWindow::onOpenFailed(const QString& path, const OpenError& error) {
+  if (error.kind == OpenError::Kind::Cancelled) {
+    m_statusModel->setText(tr("Opening %1 cancelled").arg(QFileInfo(path).fileName()));
+    return;
+  }
+  if (error.kind == OpenError::Kind::InputsMissing) {
+    // Ask for the shapes (the file has no hap/inputs.json), then import again with them.
+    std::vector<ts::InputSpec> given = m_model && m_model->path == path.toStdString()
+                                           ? m_model->inputOverrides
+                                           : std::vector<ts::InputSpec>{};
+    auto* dialog = new InputsDialog(path, error.arguments, given, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog, path] { openModel(path, dialog->inputs()); });
+    connect(dialog, &QDialog::rejected, this, [this, path] {
+      m_statusModel->setText(tr("%1 not opened: no input shapes").arg(QFileInfo(path).fileName()));
+    });
+    dialog->open();
+    return;
+  }
+  showError(QString::fromStdString(error.message));
+  m_statusModel->setText(m_model ? tr("%1 (the failed file was not opened)")
+                                       .arg(QFileInfo(QString::fromStdString(m_model->path)).fileName())
+                                 : tr("Nothing open"));
+}
+
+void MainWindow::showError(const QString& message) {
+  m_lastError = message;
+  m_errorBar->showMessage(message);
+  auto* item = new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxCritical), message, m_problems);
+  item->setData(Qt::UserRole, -1);
+  m_problemsDock->show();
+  Q_EMIT openFailed(message);
+}
+
+void MainWindow::setModel(std::shared_ptr<const ModelDocument> model) {
+  m_model = std::move(model);
+  m_graphView->setGraph(m_model->graph, m_model->scopes);
+  m_summary->setGraph(m_model->graph);
+  m_properties->setGraph(m_model->graph, m_model->scopes);
+  m_findBar->setGraph(m_model->graph);
+  m_selection = {};
+  const ir::Graph& g = *m_model->graph;
+  m_statusModel->setText(tr("%1 — %2 ops, %3 parameters, imported in %4 s")
+                             .arg(QFileInfo(QString::fromStdString(m_model->path)).fileName())
+                             .arg(g.nodes.size())
+                             .arg(QString::fromStdString(ir::formatCount(static_cast<double>(g.parameterCount()))))
+                             .arg(m_model->importSeconds, 0, 'f', 2));
+  updateProblems();
+  updateTitle();
+}
+
+void MainWindow::updateProblems() {
+  m_problems->clear();
+  if (!m_model) return;
+  const ir::Graph& g = *m_model->graph;
+  for (const ir::Diagnostic& d : g.diagnostics) {
+    const QString text = d.node >= 0 ? QStringLiteral("%1: %2").arg(QString::fromStdString(g.describe(d.node)),
+                                                                      QString::fromStdString(d.message))
+                                     : QString::fromStdString(d.message);
+    auto* item = new QListWidgetItem(
+        style()->standardIcon(d.severity == ir::Diagnostic::Severity::Error ? QStyle::SP_MessageBoxCritical
+                                                                            : QStyle::SP_MessageBoxWarning),
+        text, m_problems);
+    item->setData(Qt::UserRole, d.node);
+  }
+  if (!g.diagnostics.empty()) m_problemsDock->show();
+  m_problemsDock->setWindowTitle(g.diagnostics.empty() ? tr("Problems")
+                                                       : tr("Problems (%1)").arg(g.diagnostics.size()));
+}
+
+void MainWindow::setSelection(const Selection& s) {
+  m_selection = s;
+  m_properties->showSelection(s);
+  if (s.kind == Selection::Kind::Value) m_graphView->highlightValue(s.id);
+}
+
+void MainWindow::updateTitle() {
+  QStringList parts;
+  if (m_model) parts << QFileInfo(QString::fromStdString(m_model->path)).fileName();
+  if (!m_cluster->path().isEmpty() || m_cluster->hasCluster())
+    parts << (m_cluster->path().isEmpty() ? tr("untitled cluster") : QFileInfo(m_cluster->path()).fileName()) +
+                 (m_cluster->isModified() ? QStringLiteral("*") : QString());
+  if (m_plan) parts << QFileInfo(QString::fromStdString(m_plan->path)).fileName();
+  setWindowTitle(parts.isEmpty() ? tr("HAP Studio") : parts.join(QStringLiteral(" · ")) + tr(" — HAP Studio"));
+}
+
+QStringList MainWindow::recentFiles() const { return QSettings().value(kRecentKey).toStringList(); }
+
+void MainWindow::addRecent(const QString& path) {
+  QStringList recent = recentFiles();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(absolute);
+  recent.prepend(absolute);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  QSettings().setValue(kRecentKey, recent);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  m_recentMenu->clear();
+  const QStringList recent = recentFiles();
+  for (int i = 0; i < recent.size(); ++i) {
+    const QString path = recent[i];
+    QAction* a = m_recentMenu->addAction(QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(path));
+    a->setObjectName(QStringLiteral("file.recent.%1").arg(i));
+    connect(a, &QAction::triggered, this, [this, path] { openFile(path); });
+  }
+  if (recent.isEmpty()) m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
+  m_recentMenu->addSeparator();
+  QAction* clear = m_recentMenu->addAction(tr("&Clear Menu"));
+  connect(clear, &QAction::triggered, this, [this] {
+    QSettings().remove(kRecentKey);
+    rebuildRecentMenu();
+  });
+}
+
+bool MainWindow::confirmDiscardCluster() {
+  if (!m_cluster->isModified()) return true;
+  const auto answer = QMessageBox::question(
+      this, tr("Unsaved cluster"), tr("The cluster has unsaved changes. Save them first?"),
+      QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  if (answer == QMessageBox::Cancel) return false;
+  if (answer == QMessageBox::Save) return m_cluster->save();
+  return true;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!confirmDiscardCluster()) {
+    event->ignore();
+    return;
+  }
+  m_openJob->cancel();
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/state"), saveState());
+  event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (!event->mimeData()->hasUrls()) return;
+  for (const QUrl& url : event->mimeData()->urls())
+    if (url.isLocalFile() && kindOf(url.toLocalFile()) != FileKind::Unknown) {
+      event->acceptProposedAction();
+      return;
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  // A model first, so that a plan dropped with it is checked against it.
+  QStringList files;
+  for (const QUrl& url : event->mimeData()->urls())
+    if (url.isLocalFile()) files << url.toLocalFile();
+  std::stable_sort(files.begin(), files.end(),
+                   [](const QString& a, const QString& b) { return kindOf(a) < kindOf(b); });
+  QString model;
+  for (const QString& f : files) {
+    if (kindOf(f) == FileKind::Model) model = f;
+    if (kindOf(f) == FileKind::Plan && !model.isEmpty())
+      openPlan(f, model);  // imports the model as planned
+    else if (kindOf(f) != FileKind::Model || files.filter(QStringLiteral(".json")).isEmpty())
+      openFile(f);
+  }
+  event->acceptProposedAction();
+}
+
+}  // namespace hap::studio

@@ -1,0 +1,452 @@
+// The graph view, offscreen: laying out bert-tiny off the GUI thread, clicking and double-clicking
+// boxes, reveal and select from outside, stale layouts dropped, highlights, colouring, exports,
+// and the scene-building time for 2,000 boxes. Screenshots go to /tmp/shots/.
+#include <QtTest>
+
+#include <QDir>
+#include <QGraphicsScene>
+#include <QImage>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <set>
+
+#include "app/studio/core/layout_job.h"
+#include "app/studio/widgets/graph_scene_item.h"
+#include "app/studio/widgets/graph_view.h"
+#include "engine/import/importer.h"
+
+using namespace hap;
+using namespace hap::studio;
+
+Q_DECLARE_METATYPE(hap::studio::Selection)
+
+namespace {
+
+constexpr int kLayoutTimeoutMs = 20000;
+
+std::shared_ptr<const ir::Graph> loadZoo(const char* file) {
+  return std::make_shared<const ir::Graph>(
+      ts::importModel(qgetenv("HAP_ZOO_DIR").toStdString() + "/" + file));
+}
+
+void shoot(QWidget& w, const QString& name) {
+  QDir().mkpath(QStringLiteral("/tmp/shots"));
+  QVERIFY(w.grab().save(QStringLiteral("/tmp/shots/%1.png").arg(name)));
+}
+
+// `count` relu ops in a chain, in `count / 100` scopes of 100 (so the collapsed layout is small).
+ir::Graph chainGraph(int count) {
+  ir::Graph g;
+  ir::ValueId v = g.addValue(ir::ValueKind::Input, "x", {4, 8}, ir::DType::Float32);
+  g.inputs.push_back(v);
+  for (int i = 0; i < count; ++i) {
+    ir::Node n;
+    n.op = i % 3 == 0 ? "aten::linear" : (i % 3 == 1 ? "aten::relu" : "aten::add");
+    n.scope = "block" + std::to_string(i / 100);
+    ir::Arg a;
+    a.name = "input";
+    a.type = "Tensor";
+    a.kind = ir::Arg::Kind::Tensor;
+    a.values = {v};
+    n.args.push_back(a);
+    v = g.addValue(ir::ValueKind::Activation, "v" + std::to_string(i), {4, 8}, ir::DType::Float32);
+    n.outputs = {v};
+    n.cost.flops = 100.0 * (i + 1);
+    g.addNode(std::move(n));
+  }
+  g.loss = v;
+  return g;
+}
+
+int countBoxes(const Layout& l, LayoutBox::Kind kind) {
+  return static_cast<int>(std::count_if(l.boxes.begin(), l.boxes.end(),
+                                        [&](const LayoutBox& b) { return b.kind == kind; }));
+}
+
+bool hasCluster(const Layout& l, ScopeId s) {
+  return std::any_of(l.clusters.begin(), l.clusters.end(),
+                     [&](const LayoutCluster& c) { return c.scope == s; });
+}
+
+}  // namespace
+
+class TestGraphView : public QObject {
+  Q_OBJECT
+
+ private:
+  std::shared_ptr<const ir::Graph> m_bert;
+  std::shared_ptr<const ScopeTree> m_tree;
+  std::unique_ptr<GraphView> m_view;
+
+  // A fresh view showing bert-tiny, laid out.
+  bool openBert() {
+    m_view = std::make_unique<GraphView>();
+    m_view->resize(1000, 760);
+    m_view->show();
+    if (!QTest::qWaitForWindowExposed(m_view.get())) return false;
+    QSignalSpy finished(m_view.get(), &GraphView::layoutFinished);
+    m_view->setGraph(m_bert, m_tree);
+    return finished.wait(kLayoutTimeoutMs) && m_view->currentLayout();
+  }
+
+  bool waitForLayout() {
+    QSignalSpy finished(m_view.get(), &GraphView::layoutFinished);
+    return finished.wait(kLayoutTimeoutMs);
+  }
+
+  QPoint onScreen(QPointF scenePos) {
+    m_view->centerOn(scenePos);
+    return m_view->mapFromScene(scenePos);
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    qRegisterMetaType<Selection>();
+    m_bert = loadZoo("bert-tiny.pt");
+    m_tree = std::make_shared<const ScopeTree>(*m_bert);
+    QVERIFY(m_tree->find("layers.0") > 0);
+  }
+
+  void layoutJobDeliversOnlyTheLatest() {
+    LayoutJob job;
+    QSignalSpy ready(&job, &LayoutJob::layoutReady);
+    QSignalSpy busy(&job, &LayoutJob::busyChanged);
+    CollapseState state(*m_tree);
+    quint64 last = 0;
+    for (ScopeId s = 1; s < m_tree->size() && s <= 5; ++s) {
+      state.setExpanded(s, true);
+      last = job.request(m_bert, m_tree, state);
+    }
+    QVERIFY(job.busy());
+    QVERIFY(ready.wait(kLayoutTimeoutMs));
+    QTest::qWait(200);  // older results, had they been delivered, would be here by now
+    QCOMPARE(ready.count(), 1);
+    QCOMPARE(ready.at(0).at(1).value<quint64>(), last);
+    const auto layout = ready.at(0).at(0).value<std::shared_ptr<const Layout>>();
+    QVERIFY(layout);
+    const Layout expected = layoutGraph(*m_bert, *m_tree, state);
+    QCOMPARE(layout->boxes.size(), expected.boxes.size());
+    QCOMPARE(layout->clusters.size(), expected.clusters.size());
+    QCOMPARE(layout->edges, expected.edges);
+    QVERIFY(!job.busy());
+    QCOMPARE(busy.count(), 2);
+    QCOMPARE(busy.at(0).at(0).toBool(), true);
+    QCOMPARE(busy.at(1).at(0).toBool(), false);
+
+    // A cancelled request delivers nothing.
+    job.request(m_bert, m_tree, CollapseState(*m_tree));
+    job.cancel();
+    QVERIFY(!job.busy());
+    QVERIFY(!ready.wait(500));
+  }
+
+  void setGraphShowsTheCollapsedGraph() {
+    QVERIFY(openBert());
+    const Layout& l = *m_view->currentLayout();
+    QCOMPARE(countBoxes(l, LayoutBox::Kind::CollapsedScope),
+             static_cast<int>(m_tree->scope(kRootScope).children.size()));
+    QCOMPARE(countBoxes(l, LayoutBox::Kind::Input), static_cast<int>(m_bert->inputs.size()));
+    QVERIFY(l.clusters.empty());
+    QCOMPARE(m_view->collapseState(), CollapseState(*m_tree));
+    QVERIFY(!m_view->layoutBusy());
+    QCOMPARE(m_view->scene()->items().size(), qsizetype(l.boxes.size() + l.edges.size()));
+    shoot(*m_view, QStringLiteral("graph_view_collapsed_opfamily"));
+  }
+
+  void clickSelects() {
+    QVERIFY(openBert());
+    QSignalSpy selected(m_view.get(), &GraphView::selectionChanged);
+    // A top-level op (the loss).
+    const ir::NodeId loss = m_bert->value(m_bert->loss).producer;
+    auto centre = m_view->nodeBoxCentre(loss);
+    QVERIFY(centre);
+    QTest::mouseClick(m_view->viewport(), Qt::LeftButton, {}, onScreen(*centre));
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(selected.at(0).at(0).value<Selection>(), Selection::node(loss));
+    QCOMPARE(m_view->selection(), Selection::node(loss));
+    // Its incoming edge is highlighted.
+    int highlighted = 0;
+    for (QGraphicsItem* item : m_view->scene()->items())
+      if (item->type() == GraphEdgeItem::Type &&
+          static_cast<GraphEdgeItem*>(item)->emphasis() != ItemEmphasis::Normal)
+        ++highlighted;
+    QVERIFY(highlighted >= 1);
+
+    // A collapsed scope, then a graph input.
+    const ScopeId layer = m_tree->find("layers.1");
+    centre = m_view->scopeBoxCentre(layer);
+    QVERIFY(centre);
+    QTest::mouseClick(m_view->viewport(), Qt::LeftButton, {}, onScreen(*centre));
+    QCOMPARE(m_view->selection(), Selection::scope(layer));
+    const ir::ValueId x = m_bert->inputs.front();
+    centre = m_view->inputBoxCentre(x);
+    QVERIFY(centre);
+    QTest::mouseClick(m_view->viewport(), Qt::LeftButton, {}, onScreen(*centre));
+    QCOMPARE(m_view->selection(), Selection::value(x));
+    QCOMPARE(selected.count(), 3);
+
+    // Empty space clears.
+    const QRectF r = m_view->scene()->sceneRect();
+    QTest::mouseClick(m_view->viewport(), Qt::LeftButton, {},
+                      onScreen(r.topLeft() + QPointF(8, 8)));
+    QCOMPARE(m_view->selection(), Selection());
+    QCOMPARE(selected.count(), 4);
+  }
+
+  void doubleClickExpandsAndCollapses() {
+    QVERIFY(openBert());
+    const ScopeId layer = m_tree->find("layers.0");
+    auto centre = m_view->scopeBoxCentre(layer);
+    QVERIFY(centre);
+    const QPoint before = onScreen(*centre);
+    QSignalSpy finished(m_view.get(), &GraphView::layoutFinished);
+    QTest::mouseDClick(m_view->viewport(), Qt::LeftButton, {}, before);
+    QVERIFY(m_view->collapseState().expanded(layer));
+    QVERIFY(finished.wait(kLayoutTimeoutMs));
+    QVERIFY(hasCluster(*m_view->currentLayout(), layer));
+    QVERIFY(!m_view->scopeBoxCentre(layer));
+    QCOMPARE(m_view->layoutState(), m_view->collapseState());
+    // The frame's label strip: double-click collapses it again.
+    const QRectF frame = m_view->clusterRect(layer);
+    QVERIFY(!frame.isEmpty());
+    const QPoint label = onScreen(frame.topLeft() + QPointF(20, 6));
+    shoot(*m_view, QStringLiteral("graph_view_layer0_expanded"));
+    QTest::mouseDClick(m_view->viewport(), Qt::LeftButton, {}, label);
+    QVERIFY(!m_view->collapseState().expanded(layer));
+    QVERIFY(finished.wait(kLayoutTimeoutMs));
+    QVERIFY(m_view->scopeBoxCentre(layer));
+    QVERIFY(!hasCluster(*m_view->currentLayout(), layer));
+  }
+
+  void revealExpandsAncestors() {
+    QVERIFY(openBert());
+    // The deepest node.
+    ir::NodeId deep = 0;
+    for (const ir::Node& n : m_bert->nodes)
+      if (m_tree->scope(m_tree->scopeOfNode(n.id)).depth >
+          m_tree->scope(m_tree->scopeOfNode(deep)).depth)
+        deep = n.id;
+    QVERIFY(m_tree->scope(m_tree->scopeOfNode(deep)).depth >= 2);
+    QSignalSpy selected(m_view.get(), &GraphView::selectionChanged);
+    m_view->reveal(deep);
+    QVERIFY(waitForLayout());
+    for (ScopeId s = m_tree->scopeOfNode(deep); s > kRootScope; s = m_tree->scope(s).parent)
+      QVERIFY(m_view->collapseState().expanded(s));
+    const auto centre = m_view->nodeBoxCentre(deep);
+    QVERIFY(centre);
+    const int box = m_view->currentLayout()->boxOfNode(*m_tree, m_view->layoutState(), deep);
+    QCOMPARE(m_view->currentLayout()->boxes[static_cast<size_t>(box)].kind, LayoutBox::Kind::Op);
+    QCOMPARE(m_view->selection(), Selection::node(deep));
+    QCOMPARE(selected.count(), 1);
+    // Centred (vertically: the scene is narrower than the viewport, so x is Qt's to align).
+    const QPoint onView = m_view->mapFromScene(*centre);
+    QVERIFY(m_view->viewport()->rect().contains(onView));
+    QVERIFY2(std::abs(onView.y() - m_view->viewport()->rect().center().y()) < 40,
+             qPrintable(QStringLiteral("node at (%1, %2), scene %3x%4, view scale %5")
+                            .arg(onView.x()).arg(onView.y())
+                            .arg(m_view->scene()->sceneRect().width())
+                            .arg(m_view->scene()->sceneRect().height())
+                            .arg(m_view->transform().m11())));
+  }
+
+  void selectScopeFromOutside() {
+    QVERIFY(openBert());
+    ScopeId deep = -1;
+    for (const Scope& s : m_tree->scopes())
+      if (s.depth >= 2) deep = s.id;
+    QVERIFY(deep > 0);
+    m_view->select(Selection::scope(deep));
+    QVERIFY(waitForLayout());
+    QVERIFY(m_view->scopeBoxCentre(deep));  // visible, still collapsed
+    QVERIFY(!m_view->collapseState().expanded(deep));
+    QCOMPARE(m_view->selection(), Selection::scope(deep));
+    int selectedBoxes = 0;
+    for (QGraphicsItem* item : m_view->scene()->items())
+      if (item->type() == GraphBoxItem::Type &&
+          static_cast<GraphBoxItem*>(item)->emphasis() == ItemEmphasis::Selected) {
+        ++selectedBoxes;
+        QCOMPARE(static_cast<GraphBoxItem*>(item)->id(), deep);
+      }
+    QCOMPARE(selectedBoxes, 1);
+  }
+
+  void rapidRequestsEndWithTheLatestState() {
+    QVERIFY(openBert());
+    QSignalSpy finished(m_view.get(), &GraphView::layoutFinished);
+    const ScopeId l0 = m_tree->find("layers.0"), l1 = m_tree->find("layers.1");
+    m_view->setExpanded(l0, true);
+    m_view->setExpanded(l1, true);
+    m_view->expandAll();
+    m_view->collapseAll();
+    m_view->setExpanded(l1, true);
+    QVERIFY(m_view->layoutBusy());
+    QVERIFY(finished.wait(kLayoutTimeoutMs));
+    QTest::qWait(300);
+    QCOMPARE(finished.count(), 1);
+    QCOMPARE(m_view->layoutState(), m_view->collapseState());
+    QVERIFY(m_view->collapseState().expanded(l1));
+    QVERIFY(!m_view->collapseState().expanded(l0));
+    QVERIFY(hasCluster(*m_view->currentLayout(), l1));
+    QVERIFY(m_view->scopeBoxCentre(l0));
+  }
+
+  void valueHighlightsProducerAndConsumers() {
+    QVERIFY(openBert());
+    m_view->expandAll();
+    QVERIFY(waitForLayout());
+    shoot(*m_view, QStringLiteral("graph_view_expanded_opfamily"));
+    // An activation with a producer and at least two consumers.
+    ir::ValueId v = -1;
+    for (const ir::Value& value : m_bert->values)
+      if (value.producer >= 0 && value.users.size() >= 2) {
+        v = value.id;
+        break;
+      }
+    QVERIFY(v >= 0);
+    m_view->highlightValue(v);
+    std::set<int> emphasised;
+    for (QGraphicsItem* item : m_view->scene()->items())
+      if (item->type() == GraphBoxItem::Type &&
+          static_cast<GraphBoxItem*>(item)->emphasis() != ItemEmphasis::Normal)
+        emphasised.insert(static_cast<GraphBoxItem*>(item)->id());
+    std::set<int> expected = {m_bert->value(v).producer};
+    for (ir::NodeId u : m_bert->value(v).users) expected.insert(u);
+    QCOMPARE(emphasised, expected);
+    int edges = 0;
+    for (QGraphicsItem* item : m_view->scene()->items())
+      if (item->type() == GraphEdgeItem::Type &&
+          static_cast<GraphEdgeItem*>(item)->emphasis() != ItemEmphasis::Normal)
+        ++edges;
+    QCOMPARE(edges, static_cast<int>(m_bert->value(v).users.size()));
+    m_view->fitToSelection();
+    shoot(*m_view, QStringLiteral("graph_view_value_highlight"));
+  }
+
+  void colourBy() {
+    QVERIFY(openBert());
+    m_view->expandAll();
+    QVERIFY(waitForLayout());
+    m_view->setColourBy(ColourBy::Flops);
+    QCOMPARE(m_view->colourBy(), ColourBy::Flops);
+    const Layout& l = *m_view->currentLayout();
+    // A linear box is darker than a view box.
+    int linear = -1, view = -1;
+    for (size_t i = 0; i < l.boxes.size(); ++i) {
+      if (l.boxes[i].kind != LayoutBox::Kind::Op) continue;
+      const std::string& op = m_bert->node(l.boxes[i].id).op;
+      if (op == "aten::linear") linear = static_cast<int>(i);
+      if (op == "aten::transpose") view = static_cast<int>(i);
+    }
+    QVERIFY(linear >= 0 && view >= 0);
+    QVERIFY(m_view->boxFill(linear).lightnessF() < m_view->boxFill(view).lightnessF());
+    shoot(*m_view, QStringLiteral("graph_view_expanded_flops"));
+    m_view->collapseAll();
+    QVERIFY(waitForLayout());
+    shoot(*m_view, QStringLiteral("graph_view_collapsed_flops"));
+    m_view->setColourBy(ColourBy::Scope);
+    shoot(*m_view, QStringLiteral("graph_view_collapsed_scope"));
+    m_view->setDirection(RankDirection::LeftToRight);
+    QVERIFY(waitForLayout());
+    shoot(*m_view, QStringLiteral("graph_view_collapsed_lr"));
+  }
+
+  void exports() {
+    QVERIFY(openBert());
+    m_view->setExpanded(m_tree->find("layers.0"), true);
+    QVERIFY(waitForLayout());
+    QTemporaryDir dir;
+    const QString svg = dir.filePath(QStringLiteral("g.svg"));
+    const QString png = dir.filePath(QStringLiteral("g.png"));
+    const QString dot = dir.filePath(QStringLiteral("g.dot"));
+    QVERIFY(m_view->exportSvg(svg));
+    QVERIFY(m_view->exportPng(png));
+    QVERIFY(m_view->exportDot(dot));
+    QFile svgFile(svg);
+    QVERIFY(svgFile.open(QIODevice::ReadOnly));
+    const QByteArray svgText = svgFile.readAll();
+    QVERIFY(svgText.startsWith("<?xml") || svgText.startsWith("<svg"));
+    QVERIFY(svgText.contains("layers.0"));
+    QImage image(png);
+    QVERIFY(!image.isNull());
+    const QRectF r = m_view->scene()->sceneRect();
+    QCOMPARE(image.width(), static_cast<int>(std::ceil(r.width() * 2)));
+    image.save(QStringLiteral("/tmp/shots/graph_view_export.png"));
+    QFile dotFile(dot);
+    QVERIFY(dotFile.open(QIODevice::ReadOnly));
+    const QByteArray dotText = dotFile.readAll();
+    QVERIFY(dotText.startsWith("digraph"));
+    QCOMPARE(dotText.toStdString(),
+             layoutDot(*m_bert, *m_tree, m_view->collapseState(), LayoutOptions{}));
+    // Nothing to export without a graph.
+    GraphView empty;
+    QVERIFY(!empty.exportSvg(svg));
+    QVERIFY(!empty.exportPng(png));
+    QVERIFY(!empty.exportDot(dot));
+  }
+
+  void sceneFor2000BoxesBuildsFast() {
+    auto g = std::make_shared<const ir::Graph>(chainGraph(2000));
+    auto tree = std::make_shared<const ScopeTree>(*g);
+    GraphView view;
+    view.resize(1000, 760);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QSignalSpy finished(&view, &GraphView::layoutFinished);
+    view.setGraph(g, tree);
+    QVERIFY(finished.wait(kLayoutTimeoutMs));
+
+    // A grid of 2,000 op boxes in a chain, as dot would place them in 40 columns.
+    auto layout = std::make_shared<Layout>();
+    for (int i = 0; i < 2000; ++i) {
+      LayoutBox b;
+      b.kind = LayoutBox::Kind::Op;
+      b.id = i;
+      b.title = g->node(i).op.substr(6);
+      b.detail = "[4, 8]";
+      b.rect = {(i % 40) * 90.0, (i / 40) * 60.0, 70, 36};
+      layout->boxes.push_back(b);
+      if (i > 0) {
+        LayoutEdge e;
+        e.from = i - 1;
+        e.to = i;
+        e.values = {i};
+        const RectF& a = layout->boxes[static_cast<size_t>(i - 1)].rect;
+        const PointF p0{a.x + 35, a.y + 36}, p3{b.rect.x + 35, b.rect.y};
+        e.points = {p0, {p0.x, p0.y + 10}, {p3.x, p3.y - 10}, p3};
+        layout->edges.push_back(e);
+      }
+    }
+    layout->width = 40 * 90;
+    layout->height = 50 * 60;
+    double best = 1e9;
+    for (int round = 0; round < 3; ++round) {
+      view.showLayout(layout);
+      best = std::min(best, view.lastSceneBuildMs());
+    }
+    QElapsedTimer paint;
+    paint.start();
+    view.fitToWindow();
+    view.grab();
+    const double fitPaintMs = static_cast<double>(paint.nsecsElapsed()) / 1e6;
+    paint.restart();
+    view.actualSize();
+    view.grab();
+    const double actualPaintMs = static_cast<double>(paint.nsecsElapsed()) / 1e6;
+    paint.restart();
+    view.fitToWindow();
+    view.grab();
+    const double fitPaint2Ms = static_cast<double>(paint.nsecsElapsed()) / 1e6;
+    qInfo("second fit-to-window paint %.1f ms", fitPaint2Ms);
+    qInfo("scene for 2000 boxes + 1999 edges: build %.1f ms (best of 3); paint fit-to-window %.1f "
+          "ms, actual size %.1f ms",
+          best, fitPaintMs, actualPaintMs);
+    QVERIFY2(best < 100, qPrintable(QString::number(best)));
+    view.fitToWindow();
+    shoot(view, QStringLiteral("graph_view_2000_fit"));
+  }
+};
+
+QTEST_MAIN(TestGraphView)
+#include "tst_graph_view.moc"
