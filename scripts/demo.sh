@@ -23,3 +23,16 @@ echo "== Train it on 3 local workers: 40 steps of the token sample (resources/da
 echo
 echo "Metrics: $out/bert-3.metrics.jsonl; measured trace (open in Perfetto): $out/bert-3.trace.json"
 echo "Trained model: $out/bert-3-trained.pt. Predicted trace: $hap simulate $out/bert-3.json --trace FILE"
+echo
+studio="$root/build/app/studio/hap-studio"
+if [ -x "$studio" ]; then
+  args=("$root/build/zoo/bert-tiny.pt" --cluster "$root/resources/clusters/local-cpu-3.yaml" --plan "$out/bert-3.json")
+  if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -z "${CI:-}" ]; then
+    echo "== HAP Studio: the model, its cluster and its plan (close the window to finish)"
+    "$studio" "${args[@]}"
+  else
+    echo "== HAP Studio (no display: a picture of its window instead, $out/studio.png)"
+    QT_QPA_PLATFORM=offscreen "$studio" "${args[@]}" --screenshot "$out/studio.png"
+    echo "On a desktop: $studio ${args[*]}"
+  fi
+fi

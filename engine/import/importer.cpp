@@ -312,7 +312,20 @@ void Importer::load() {
 
   jit::ExtraFilesMap extra{{kSpecFile, ""}};
   try {
-    module_ = torch::jit::load(path_, c10::Device(c10::kCPU), extra);
+    // Shapes-only imports may leave the weights unread (meta device): a third of the time for a
+    // 400 MB model. Real runs and ModelTensors need the data.
+    bool loaded = false;
+    if (options_.metaWeights && !real() && !tensors_) {
+      try {
+        module_ = torch::jit::load(path_, c10::Device(c10::kMeta), extra);
+        loaded = true;
+      } catch (const std::exception&) {
+        // Some archives cannot load onto meta (deduplicating equal tensors calls aten::equal, which
+        // has no meta kernel): read the weights after all.
+        extra[kSpecFile] = "";
+      }
+    }
+    if (!loaded) module_ = torch::jit::load(path_, c10::Device(c10::kCPU), extra);
   } catch (const std::exception& e) {
     throw ImportError(fmt::format(
         "{}: not a TorchScript archive (write it with torch.jit.save of a traced or scripted "

@@ -37,6 +37,11 @@ struct ImportOptions {
   // Largest total input size, in bytes, of an op that has no meta kernel and is therefore run on
   // CPU zeros. Beyond it the import fails naming the node instead of allocating.
   int64_t cpuFallbackLimitBytes = int64_t{512} << 20;
+  // Load the module's parameters and buffers on the meta device (shapes only, no data read): for
+  // looking at and planning a model (the app). Ignored for Execution::Real and when the caller
+  // asks for the tensors. An import that needs a weight's values (a folded computation reading a
+  // buffer) fails with ImportError; the caller may retry with real weights.
+  bool metaWeights = false;
   // Raised by another thread to stop the import: the importer polls it between TorchScript nodes
   // and throws ImportCancelled. May be null. (Loading the archive itself is not interruptible.)
   const std::atomic<bool>* cancel = nullptr;

@@ -29,11 +29,25 @@ std::shared_ptr<const ModelDocument> makeDocument(const std::string& path, std::
 
 // The error of a failed import, classified: a missing input specification asks for shapes.
 OpenError importError(const std::exception& e) {
-  if (dynamic_cast<const ts::ImportCancelled*>(&e)) return {OpenError::Kind::Cancelled, e.what()};
+  if (dynamic_cast<const ts::ImportCancelled*>(&e)) return {OpenError::Kind::Cancelled, e.what(), {}};
   const std::string what = e.what();
   if (dynamic_cast<const InputSpecError*>(&e) && what.find("no input specification") != std::string::npos)
-    return {OpenError::Kind::InputsMissing, what};
-  return {OpenError::Kind::Failed, what};
+    return {OpenError::Kind::InputsMissing, what, {}};
+  return {OpenError::Kind::Failed, what, {}};
+}
+
+// The app needs shapes, not weights: import with the weights left unread (a third of the time for a
+// 400 MB model), and read them only for a model whose import needs a weight's values.
+ir::Graph importShapes(const std::string& path, ts::ImportOptions options) {
+  options.metaWeights = true;
+  try {
+    return ts::importModel(path, options);
+  } catch (const ts::ImportCancelled&) {
+    throw;
+  } catch (const ImportError&) {
+    options.metaWeights = false;
+    return ts::importModel(path, options);
+  }
 }
 
 }  // namespace
@@ -46,7 +60,7 @@ ImportResult importDocument(const std::string& path, const std::vector<ts::Input
   options.progress = std::move(progress);
   const auto start = std::chrono::steady_clock::now();
   try {
-    ir::Graph g = ts::importModel(path, options);
+    ir::Graph g = importShapes(path, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return {makeDocument(path, inputOverrides, std::move(g), seconds), {}};
   } catch (const Error& e) {
@@ -61,7 +75,7 @@ ImportResult importDocument(const std::string& path, const std::vector<ts::Input
     return r;
   } catch (const std::exception& e) {
     // The importer promises typed errors for bad input; anything else is still reported, not fatal.
-    return {nullptr, {OpenError::Kind::Failed, fmt::format("{}: {}", path, e.what())}};
+    return {nullptr, {OpenError::Kind::Failed, fmt::format("{}: {}", path, e.what()), {}}};
   }
 }
 
@@ -69,7 +83,7 @@ PlanResult openPlan(const std::string& planPath, const std::string& modelPath, c
                     std::function<void(int, int)> progress) {
   PlanResult r;
   auto fail = [&](std::string message) {
-    r.error = {OpenError::Kind::Failed, std::move(message)};
+    r.error = {OpenError::Kind::Failed, std::move(message), {}};
     return r;
   };
   try {
@@ -87,7 +101,7 @@ PlanResult openPlan(const std::string& planPath, const std::string& modelPath, c
     options.cancel = cancel;
     options.progress = std::move(progress);
     const auto start = std::chrono::steady_clock::now();
-    ir::Graph g = ts::importModel(model, options);
+    ir::Graph g = importShapes(model, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (const std::vector<std::string> problems = plan::verifyPlan(g, *p); !problems.empty())
       return fail(fmt::format("{}: the plan does not verify against {} ({} problems; first: {})", planPath, model,

@@ -177,6 +177,7 @@ void MainWindow::createDocks() {
   m_cluster = new ClusterPanel(this);
   m_planText = new QPlainTextEdit(this);
   m_planText->setReadOnly(true);
+  m_planText->setLineWrapMode(QPlainTextEdit::NoWrap);
   m_planText->setPlaceholderText(tr("Open a plan (File ▸ Open Plan…) made by hap plan to see its summary here."));
   m_planText->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   m_problems = new QListWidget(this);

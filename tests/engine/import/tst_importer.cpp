@@ -6,6 +6,7 @@
 
 #include "engine/base/error.h"
 #include "engine/import/importer.h"
+#include "engine/ir/graph_json.h"
 
 using namespace hap;
 
@@ -51,6 +52,8 @@ class TstImporter : public QObject {
   void zooImports();
   void metaShapesEqualRealShapes_data() { zooImports_data(); }
   void metaShapesEqualRealShapes();
+  void metaWeightsGiveTheSameGraph_data() { zooImports_data(); }
+  void metaWeightsGiveTheSameGraph();
   void bertStructure();
   void inputOverrideWins();
   void opsFixture();
@@ -90,6 +93,17 @@ void TstImporter::zooImports() {
         QVERIFY2(a.type.find("Tensor") == std::string::npos || a.constant.index() == 0,
                  (n.op + " " + a.name).c_str());
   }
+}
+
+// Weights left on the meta device (the app's fast import) change nothing in the graph.
+void TstImporter::metaWeightsGiveTheSameGraph() {
+  QFETCH(QString, model);
+  const std::string path = zooModel(model.toUtf8().constData());
+  ts::ImportOptions fast;
+  fast.metaWeights = true;
+  const std::string withData = ir::toJson(ts::importModel(path)).dump();
+  const std::string withoutData = ir::toJson(ts::importModel(path, fast)).dump();
+  QVERIFY(withData == withoutData);
 }
 
 // Shape inference on meta tensors agrees with a real run of the same graph, value by value.
