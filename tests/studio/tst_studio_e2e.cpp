@@ -28,6 +28,7 @@
 #include "app/studio/widgets/inputs_dialog.h"
 #include "app/studio/widgets/main_window.h"
 #include "app/studio/widgets/properties_panel.h"
+#include "app/studio/widgets/summary_panel.h"
 #include "engine/cost/cluster.h"
 
 using namespace hap;
@@ -45,8 +46,6 @@ void whenDialog(std::function<void(D*)> answer) {
   auto* timer = new QTimer;
   timer->setInterval(20);
   QObject::connect(timer, &QTimer::timeout, [timer, answer] {
-    if (qEnvironmentVariableIsSet("HAP_DEBUG_DIALOGS"))
-      qDebug() << "modal:" << QApplication::activeModalWidget() << QApplication::topLevelWidgets();
     if (auto* d = qobject_cast<D*>(QApplication::activeModalWidget())) {
       timer->stop();
       timer->deleteLater();
@@ -163,6 +162,21 @@ class TstStudioE2e : public QObject {
     QVERIFY2(props.contains(QString::fromStdString(g.node(s.id).scope)), qPrintable(props));
     QTest::keyClick(edit, Qt::Key_Escape);
     QVERIFY(!w.findBar()->isVisible());
+  }
+
+  // Clicking a row of the model summary selects that scope in the graph.
+  void summaryRowSelectsScope() {
+    MainWindow& w = *m_window;
+    QTreeView* table = w.summaryPanel()->view();
+    const QAbstractItemModel* m = table->model();
+    QModelIndex row;
+    for (int r = 0; r < m->rowCount(); ++r)
+      if (m->index(r, 0).data().toString() == "layers.1") row = m->index(r, 0);
+    QVERIFY(row.isValid());
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(row).center());
+    const ScopeId layer = w.model()->scopes->find("layers.1");
+    QTRY_COMPARE(w.graphView()->selection(), Selection::scope(layer));
+    QTRY_VERIFY(propertiesText(w.propertiesPanel()).contains("layers.1"));
   }
 
   // Double-click a collapsed scope to expand it; double-click its frame to collapse it again.

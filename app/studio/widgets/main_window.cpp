@@ -482,6 +482,8 @@ void MainWindow::setSelection(const Selection& s) {
   m_selection = s;
   m_properties->showSelection(s);
   if (s.kind == Selection::Kind::Value) m_graphView->highlightValue(s.id);
+  if (s.kind == Selection::Kind::Scope && m_model)
+    m_summary->selectScope(QString::fromStdString(m_model->scopes->scope(s.id).path));
 }
 
 void MainWindow::updateTitle() {
