@@ -185,6 +185,14 @@ void GraphView::setGraph(std::shared_ptr<const ir::Graph> graph,
   m_tree = std::move(tree);
   m_state = CollapseState(*m_tree);
   m_layoutState = m_pendingState = m_state;
+  dropDrawing();
+  m_colouring = NodeColouring(*m_graph, *m_tree, m_colourBy);
+  m_firstLayout = true;
+  setSelectionInternal({}, true);
+  requestLayout({Anchor::Kind::Fit});
+}
+
+void GraphView::dropDrawing() {
   m_layout.reset();
   m_scene->clear();
   m_boxItems.clear();
@@ -192,10 +200,6 @@ void GraphView::setGraph(std::shared_ptr<const ir::Graph> graph,
   m_edgeItems.clear();
   m_boxByKey.clear();
   m_highlightedValue = -1;
-  m_colouring = NodeColouring(*m_graph, *m_tree, m_colourBy);
-  m_firstLayout = true;
-  setSelectionInternal({}, true);
-  requestLayout({Anchor::Kind::Fit});
 }
 
 void GraphView::clear() {
@@ -203,13 +207,7 @@ void GraphView::clear() {
   m_graph.reset();
   m_tree.reset();
   m_state = m_pendingState = m_layoutState = CollapseState();
-  m_layout.reset();
-  m_scene->clear();
-  m_boxItems.clear();
-  m_clusterItems.clear();
-  m_edgeItems.clear();
-  m_boxByKey.clear();
-  m_highlightedValue = -1;
+  dropDrawing();
   m_colouring = NodeColouring();
   setSelectionInternal({}, true);
   updateOverlays();

@@ -126,6 +126,7 @@ class GraphView : public QGraphicsView {
   };
 
   void requestLayout(Anchor anchor);
+  void dropDrawing();  // the drawn layout and its items
   void onLayoutReady(std::shared_ptr<const Layout> layout, quint64 generation);
   void buildScene(const Layout& layout);
   void applyAnchor(const Anchor& anchor);

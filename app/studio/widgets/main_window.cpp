@@ -208,33 +208,26 @@ void MainWindow::createDocks() {
 }
 
 void MainWindow::createActions() {
-  QAction* a = addAction(QStringLiteral("file.open"), tr("&Open Model…"), QKeySequence::Open);
-  connect(a, &QAction::triggered, this, [this] {
-    QSettings s;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open Model"), s.value("dirs/model").toString(),
-                                                      modelFilter());
-    if (path.isEmpty()) return;
-    s.setValue("dirs/model", QFileInfo(path).absolutePath());
-    openModel(path);
-  });
-  a = addAction(QStringLiteral("file.openCluster"), tr("Open &Cluster…"), QKeySequence(tr("Ctrl+Shift+O")));
-  connect(a, &QAction::triggered, this, [this] {
-    QSettings s;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open Cluster"), s.value("dirs/cluster").toString(),
-                                                      clusterFilter());
-    if (path.isEmpty()) return;
-    s.setValue("dirs/cluster", QFileInfo(path).absolutePath());
-    openCluster(path);
-  });
-  a = addAction(QStringLiteral("file.openPlan"), tr("Open &Plan…"), QKeySequence(tr("Ctrl+Alt+O")));
-  connect(a, &QAction::triggered, this, [this] {
-    QSettings s;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open Plan"), s.value("dirs/plan").toString(),
-                                                      planFilter());
-    if (path.isEmpty()) return;
-    s.setValue("dirs/plan", QFileInfo(path).absolutePath());
-    openPlan(path);
-  });
+  // Each Open action remembers its own last folder.
+  auto openAction = [this](const QString& id, const QString& text, const QKeySequence& shortcut,
+                           const QString& title, const QString& filter, std::function<void(const QString&)> open) {
+    QAction* a = addAction(id, text, shortcut);
+    connect(a, &QAction::triggered, this, [this, id, title, filter, open] {
+      QSettings s;
+      const QString key = QStringLiteral("dirs/") + id;
+      const QString path = QFileDialog::getOpenFileName(this, title, s.value(key).toString(), filter);
+      if (path.isEmpty()) return;
+      s.setValue(key, QFileInfo(path).absolutePath());
+      open(path);
+    });
+  };
+  openAction(QStringLiteral("file.open"), tr("&Open Model…"), QKeySequence::Open, tr("Open Model"), modelFilter(),
+             [this](const QString& p) { openModel(p); });
+  openAction(QStringLiteral("file.openCluster"), tr("Open &Cluster…"), QKeySequence(tr("Ctrl+Shift+O")),
+             tr("Open Cluster"), clusterFilter(), [this](const QString& p) { openCluster(p); });
+  openAction(QStringLiteral("file.openPlan"), tr("Open &Plan…"), QKeySequence(tr("Ctrl+Alt+O")), tr("Open Plan"),
+             planFilter(), [this](const QString& p) { openPlan(p); });
+  QAction* a = nullptr;
   a = addAction(QStringLiteral("file.reload"), tr("&Reload Model"), QKeySequence::Refresh);
   connect(a, &QAction::triggered, this, [this] {
     if (m_model) openModel(QString::fromStdString(m_model->path), m_model->inputOverrides);
