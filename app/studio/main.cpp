@@ -6,6 +6,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <memory>
 
 #include "app/studio/widgets/graph_view.h"
 #include "app/studio/widgets/main_window.h"
@@ -67,18 +68,23 @@ int main(int argc, char** argv) {
     window.openModel(model, inputs);
 
   if (parser.isSet(screenshot)) {
+    // The picture is taken once the graph is laid out, or once a file has failed (the window then
+    // shows why); the exit status says whether everything opened.
     const QString file = parser.value(screenshot);
-    auto save = [&window, file] {
+    auto failed = std::make_shared<bool>(false);
+    auto save = [&window, file, failed] {
       QDir().mkpath(QFileInfo(file).absolutePath());
       const bool ok = window.grab().save(file);
-      std::fprintf(ok ? stdout : stderr, "hap-studio: %s %s\n", ok ? "saved" : "could not write",
-                   qPrintable(file));
-      QApplication::exit(ok ? 0 : 1);
+      std::fprintf(ok ? stdout : stderr, "hap-studio: %s %s\n", ok ? "saved" : "could not write", qPrintable(file));
+      if (*failed) std::fprintf(stderr, "hap-studio: %s\n", qPrintable(window.lastError()));
+      QApplication::exit(ok && !*failed ? 0 : 1);
     };
-    // Once the graph is laid out (or at once when nothing is to be opened); a failure is pictured too.
     QObject::connect(window.graphView(), &hap::studio::GraphView::layoutFinished, &window,
                      [save] { QTimer::singleShot(200, save); });
-    QObject::connect(&window, &hap::studio::MainWindow::openFailed, &window, [save] { QTimer::singleShot(200, save); });
+    QObject::connect(&window, &hap::studio::MainWindow::openFailed, &window, [save, failed] {
+      *failed = true;
+      QTimer::singleShot(200, save);
+    });
     if (model.isEmpty() && !parser.isSet(plan)) QTimer::singleShot(300, save);
   }
   return QApplication::exec();
