@@ -314,18 +314,8 @@ void Importer::load() {
   try {
     // Shapes-only imports may leave the weights unread (meta device): a third of the time for a
     // 400 MB model. Real runs and ModelTensors need the data.
-    bool loaded = false;
-    if (options_.metaWeights && !real() && !tensors_) {
-      try {
-        module_ = torch::jit::load(path_, c10::Device(c10::kMeta), extra);
-        loaded = true;
-      } catch (const std::exception&) {
-        // Some archives cannot load onto meta (deduplicating equal tensors calls aten::equal, which
-        // has no meta kernel): read the weights after all.
-        extra[kSpecFile] = "";
-      }
-    }
-    if (!loaded) module_ = torch::jit::load(path_, c10::Device(c10::kCPU), extra);
+    const bool meta = options_.metaWeights && !real() && !tensors_;
+    module_ = torch::jit::load(path_, c10::Device(meta ? c10::kMeta : c10::kCPU), extra);
   } catch (const std::exception& e) {
     throw ImportError(fmt::format(
         "{}: not a TorchScript archive (write it with torch.jit.save of a traced or scripted "
@@ -1116,7 +1106,21 @@ std::vector<ForwardArgument> forwardArguments(const std::string& path) {
 
 ir::Graph importModel(const std::string& path, const ImportOptions& options) {
   at::NoGradGuard noGrad;
-  return Importer(path, options).run();
+  if (!options.metaWeights || options.execution == ImportOptions::Execution::Real) return Importer(path, options).run();
+  try {
+    return Importer(path, options).run();
+  } catch (const ImportCancelled&) {
+    throw;
+  } catch (const InputSpecError&) {
+    throw;
+  } catch (const std::exception&) {
+    // Weights on the meta device are best effort: loading some archives, or folding a computation
+    // that reads a weight's values (DenseNet's), needs the data. Import again with it; a model that
+    // fails for its own reasons fails the same way again, with its own message.
+  }
+  ImportOptions withData = options;
+  withData.metaWeights = false;
+  return Importer(path, withData).run();
 }
 
 ir::Graph importModel(const std::string& path, const ImportOptions& options, ModelTensors& tensors) {

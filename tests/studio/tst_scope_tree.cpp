@@ -198,6 +198,30 @@ class TestScopeTree : public QObject {
 
   // Index components at the top level, parameters of a module that runs no op of its own,
   // interleaved children, and an empty graph.
+  // A model wrapped in one module (a user's `model` plus the loss) opens to its layers, not to one
+  // box; a model that already shows enough at the top level opens fully collapsed.
+  void openingExpandsWrappers() {
+    ir::Graph g;
+    ir::ValueId v = g.addValue(ir::ValueKind::Input, "x", {4, 8}, ir::DType::Float32);
+    g.inputs.push_back(v);
+    for (int layer = 0; layer < 8; ++layer)
+      for (const char* part : {"fc1", "act", "fc2"})
+        v = addOp(g, "aten::linear", "model.layers." + std::to_string(layer) + "." + part, {v}, {4, 8}, 64);
+    addOp(g, "aten::mse_loss", "", {v}, {});
+    ScopeTree t(g);
+    const CollapseState collapsed(t);
+    QCOMPARE(collapsed.drawnBoxes(t, g), 2);  // `model` and the loss
+    const CollapseState opening = CollapseState::opening(t, g);
+    QVERIFY(opening.expanded(t.find("model")));
+    QCOMPARE(opening.drawnBoxes(t, g), 9);  // eight layers and the loss: no layer is opened
+    for (int layer = 0; layer < 8; ++layer)
+      QVERIFY(!opening.expanded(t.find("model.layers." + std::to_string(layer))));
+
+    // bert-tiny shows 11 ops and scopes at the top level: it opens collapsed.
+    const ScopeTree bert(bert_);
+    QVERIFY(CollapseState::opening(bert, bert_) == CollapseState(bert));
+  }
+
   void handBuilt() {
     ir::Graph g;
     ir::ValueId x = g.addValue(ir::ValueKind::Input, "x", {4, 8}, ir::DType::Float32);

@@ -36,18 +36,10 @@ OpenError importError(const std::exception& e) {
   return {OpenError::Kind::Failed, what, {}};
 }
 
-// The app needs shapes, not weights: import with the weights left unread (a third of the time for a
-// 400 MB model), and read them only for a model whose import needs a weight's values.
+// The app needs shapes, not weights: they stay unread where the importer can do without them.
 ir::Graph importShapes(const std::string& path, ts::ImportOptions options) {
   options.metaWeights = true;
-  try {
-    return ts::importModel(path, options);
-  } catch (const ts::ImportCancelled&) {
-    throw;
-  } catch (const ImportError&) {
-    options.metaWeights = false;
-    return ts::importModel(path, options);
-  }
+  return ts::importModel(path, options);
 }
 
 }  // namespace

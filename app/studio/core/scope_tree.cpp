@@ -191,6 +191,35 @@ CollapseState::CollapseState(const ScopeTree& tree)
   expanded_[kRootScope] = true;
 }
 
+int CollapseState::drawnBoxes(const ScopeTree& tree, const ir::Graph& g) const {
+  std::vector<bool> seen(static_cast<size_t>(tree.size()), false);
+  int boxes = 0;
+  for (const ir::Node& n : g.nodes) {
+    const ScopeId r = representative(tree, n.id);
+    if (r < 0) ++boxes;
+    else if (!seen[static_cast<size_t>(r)]) {
+      seen[static_cast<size_t>(r)] = true;
+      ++boxes;
+    }
+  }
+  return boxes;
+}
+
+CollapseState CollapseState::opening(const ScopeTree& tree, const ir::Graph& g, int minBoxes) {
+  CollapseState state(tree);
+  while (state.drawnBoxes(tree, g) < minBoxes) {
+    // The drawn collapsed scope with the most ops: expanding it shows the most.
+    ScopeId best = -1;
+    for (const ir::Node& n : g.nodes) {
+      const ScopeId r = state.representative(tree, n.id);
+      if (r >= 0 && (best < 0 || tree.scope(r).opCount > tree.scope(best).opCount)) best = r;
+    }
+    if (best < 0 || tree.scope(best).opCount < 2) break;
+    state.setExpanded(best, true);
+  }
+  return state;
+}
+
 void CollapseState::setExpanded(ScopeId s, bool on) {
   if (s == kRootScope) return;
   expanded_.at(static_cast<size_t>(s)) = on;

@@ -64,6 +64,14 @@ class CollapseState {
   CollapseState() = default;
   explicit CollapseState(const ScopeTree& tree);  // everything collapsed except the root
 
+  // What a model opens to: collapsed by scope, except that while fewer than `minBoxes` boxes would
+  // be drawn the largest collapsed scope is expanded (a model wrapped in one `model` module, with
+  // the loss beside it, opens to its layers rather than to a single box).
+  static CollapseState opening(const ScopeTree& tree, const ir::Graph& g, int minBoxes = 6);
+  // The number of boxes a drawing of g would hold (ops shown as themselves plus collapsed scopes;
+  // inputs not counted).
+  int drawnBoxes(const ScopeTree& tree, const ir::Graph& g) const;
+
   bool expanded(ScopeId s) const { return s == kRootScope || expanded_.at(static_cast<size_t>(s)); }
   void setExpanded(ScopeId s, bool on);
   void expandAll();

@@ -14,6 +14,7 @@ ErrorBar::ErrorBar(QWidget* parent) : QFrame(parent) {
   layout->setContentsMargins(10, 6, 6, 6);
   m_text = new QLabel(this);
   m_text->setWordWrap(true);
+  m_text->setTextFormat(Qt::PlainText);
   m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(m_text, 1);
   auto* close = new QToolButton(this);
@@ -26,10 +27,17 @@ ErrorBar::ErrorBar(QWidget* parent) : QFrame(parent) {
 }
 
 void ErrorBar::showMessage(const QString& message) {
-  m_text->setText(message);
+  // The first lines say what and where; a long tail (a LibTorch dispatcher dump) goes to the
+  // tooltip and the Problems panel, which keep the whole message.
+  m_message = message;
+  QString shown = message.section(QLatin1Char('\n'), 0, 2);
+  if (shown.size() > 600) shown = shown.left(600) + QStringLiteral("…");
+  else if (shown.size() < message.size()) shown += QStringLiteral(" …");
+  m_text->setText(shown);
+  m_text->setToolTip(message);
   show();
 }
 
-QString ErrorBar::message() const { return m_text->text(); }
+QString ErrorBar::message() const { return m_message; }
 
 }  // namespace hap::studio

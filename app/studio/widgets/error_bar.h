@@ -17,6 +17,7 @@ class ErrorBar : public QFrame {
 
  private:
   QLabel* m_text = nullptr;
+  QString m_message;  // whole
 };
 
 }  // namespace hap::studio

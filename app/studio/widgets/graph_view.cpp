@@ -183,7 +183,7 @@ void GraphView::setGraph(std::shared_ptr<const ir::Graph> graph,
   }
   m_graph = std::move(graph);
   m_tree = std::move(tree);
-  m_state = CollapseState(*m_tree);
+  m_state = CollapseState::opening(*m_tree, *m_graph);
   m_layoutState = m_pendingState = m_state;
   dropDrawing();
   m_colouring = NodeColouring(*m_graph, *m_tree, m_colourBy);
