@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   MainWindow w;
   w.resize(1500, 940);
   w.show();
-  QTest::qWaitForWindowExposed(&w);
+  ok &= QTest::qWaitForWindowExposed(&w);
 
   // 1. A model and a cluster, as `hap-studio MODEL --cluster C` opens them: collapsed by scope.
   w.openCluster(source + "/resources/clusters/a100-p100-4.yaml");
