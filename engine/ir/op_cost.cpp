@@ -72,7 +72,7 @@ const std::unordered_map<std::string_view, OpInfo>& opTable() {
         {"zeros",         "ones",     "full",     "zeros_like", "ones_like", "full_like",
          "new_zeros",     "new_ones", "new_full", "arange",     "linspace",  "eye",
          "scalar_tensor", "rand",     "randn",    "randint",    "rand_like", "randn_like",
-         "randint_like",  "fill",     "zero"});
+         "randint_like",  "fill",     "zero",     "bernoulli",  "uniform",   "normal"});
     add(Family::Copy, 0,
         {"contiguous",
          "clone",

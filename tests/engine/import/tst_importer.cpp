@@ -263,6 +263,8 @@ void TstImporter::randomOpsOnFreshTensors() {
     targets << (target.kind == ir::ValueKind::Constant ? "constant" : QString::fromStdString(g.node(target.producer).op));
   }
   QCOMPARE(targets, (QStringList{"constant", "aten::new_empty"}));
+  // The random fill has a cost formula (bytes written, as a factory): no "no cost formula" warning.
+  for (const ir::Diagnostic& d : g.diagnostics) QVERIFY2(d.message.find("bernoulli") == std::string::npos, d.message.c_str());
 }
 
 void TstImporter::errors() {
