@@ -466,7 +466,7 @@ void MainWindow::updateProblems() {
         text, m_problems);
     item->setData(Qt::UserRole, d.node);
   }
-  if (!g.diagnostics.empty()) m_problemsDock->show();
+  m_problemsDock->setVisible(!g.diagnostics.empty());  // shown while it has something to say
   m_problemsDock->setWindowTitle(g.diagnostics.empty() ? tr("Problems")
                                                        : tr("Problems (%1)").arg(g.diagnostics.size()));
 }
