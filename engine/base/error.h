@@ -26,4 +26,11 @@ class InputSpecError : public Error {
   using Error::Error;
 };
 
+// A forward argument no specification names: the shapes must come from the user (--input, or
+// the app's inputs dialog).
+class MissingInputSpecError : public InputSpecError {
+ public:
+  using InputSpecError::InputSpecError;
+};
+
 }  // namespace hap

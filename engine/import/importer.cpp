@@ -361,7 +361,7 @@ void Importer::bindInputs(const std::shared_ptr<jit::Graph>& graph) {
     auto it = std::find_if(spec_.inputs.begin(), spec_.inputs.end(),
                            [&](const InputSpec& s) { return s.name == name; });
     if (it == spec_.inputs.end())
-      throw InputSpecError(fmt::format(
+      throw MissingInputSpecError(fmt::format(
           "{}: no input specification for forward argument '{}' ({}; pass --input "
           "{}=DIMxDIMx...:DTYPE)",
           path_, name,

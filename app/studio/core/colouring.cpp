@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <unordered_set>
 
 #include "engine/ir/summary.h"
 
@@ -40,12 +39,6 @@ std::string_view baseOpName(std::string_view op) {
 
 bool contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
-}
-
-bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 bool inList(std::string_view s, std::initializer_list<std::string_view> list) {
@@ -90,11 +83,11 @@ OpFamily opFamily(std::string_view op) {
                                         "binary_cross_entropy_with_logits", "kl_div"}))
     return OpFamily::Loss;
   if (contains(n, "conv") || contains(n, "pool")) return OpFamily::Convolution;
-  if (endsWith(n, "_norm") || contains(n, "batch_norm") || contains(n, "layer_norm") ||
+  if (n.ends_with("_norm") || contains(n, "batch_norm") || contains(n, "layer_norm") ||
       contains(n, "group_norm") || contains(n, "instance_norm")) {
-    if (!startsWith(n, "linalg")) return OpFamily::Normalisation;
+    if (!n.starts_with("linalg")) return OpFamily::Normalisation;
   }
-  if (startsWith(n, "embedding")) return OpFamily::Embedding;
+  if (n.starts_with("embedding")) return OpFamily::Embedding;
   if (inList(n, {"relu", "relu6", "gelu", "tanh", "sigmoid", "silu", "hardtanh", "hardsigmoid",
                  "hardswish", "leaky_relu", "elu", "selu", "celu", "mish", "softplus",
                  "softsign", "threshold", "glu", "prelu", "rrelu", "logsigmoid", "tanhshrink",

@@ -30,16 +30,8 @@ std::shared_ptr<const ModelDocument> makeDocument(const std::string& path, std::
 // The error of a failed import, classified: a missing input specification asks for shapes.
 OpenError importError(const std::exception& e) {
   if (dynamic_cast<const ts::ImportCancelled*>(&e)) return {OpenError::Kind::Cancelled, e.what(), {}};
-  const std::string what = e.what();
-  if (dynamic_cast<const InputSpecError*>(&e) && what.find("no input specification") != std::string::npos)
-    return {OpenError::Kind::InputsMissing, what, {}};
-  return {OpenError::Kind::Failed, what, {}};
-}
-
-// The app needs shapes, not weights: they stay unread where the importer can do without them.
-ir::Graph importShapes(const std::string& path, ts::ImportOptions options) {
-  options.metaWeights = true;
-  return ts::importModel(path, options);
+  if (dynamic_cast<const MissingInputSpecError*>(&e)) return {OpenError::Kind::InputsMissing, e.what(), {}};
+  return {OpenError::Kind::Failed, e.what(), {}};
 }
 
 }  // namespace
@@ -50,9 +42,10 @@ ImportResult importDocument(const std::string& path, const std::vector<ts::Input
   options.inputOverrides = inputOverrides;
   options.cancel = cancel;
   options.progress = std::move(progress);
+  options.metaWeights = true;  // the app shows shapes; weights stay unread where the importer can do without
   const auto start = std::chrono::steady_clock::now();
   try {
-    ir::Graph g = importShapes(path, options);
+    ir::Graph g = ts::importModel(path, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return {makeDocument(path, inputOverrides, std::move(g), seconds), {}};
   } catch (const Error& e) {
@@ -90,10 +83,11 @@ PlanResult openPlan(const std::string& planPath, const std::string& modelPath, c
                               "model.sha256); open the right model or re-plan",
                               planPath, model));
     ts::ImportOptions options = plan::importOptionsFor(*p);
+    options.metaWeights = true;
     options.cancel = cancel;
     options.progress = std::move(progress);
     const auto start = std::chrono::steady_clock::now();
-    ir::Graph g = importShapes(model, options);
+    ir::Graph g = ts::importModel(model, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (const std::vector<std::string> problems = plan::verifyPlan(g, *p); !problems.empty())
       return fail(fmt::format("{}: the plan does not verify against {} ({} problems; first: {})", planPath, model,

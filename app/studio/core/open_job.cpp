@@ -24,13 +24,6 @@ void OpenJob::cancel() {
   if (m_cancel) m_cancel->store(true);
 }
 
-void OpenJob::waitForIdle() {
-  // Jobs run on the global pool; each delivers through a queued call to this object, so wait for
-  // the pool and then let the queued deliveries run.
-  QThreadPool::globalInstance()->waitForDone();
-  QCoreApplication::sendPostedEvents(this);
-}
-
 template <class Work, class Deliver>
 void OpenJob::run(const QString& path, Work work, Deliver deliver) {
   cancel();

@@ -25,8 +25,6 @@ class OpenJob : public QObject {
   // Stops the running job; it ends with failed(Cancelled, ...).
   void cancel();
   bool busy() const { return m_running > 0; }
-  // Blocks until no job runs (tests and shutdown).
-  void waitForIdle();
 
  Q_SIGNALS:
   void started(const QString& path);

@@ -67,7 +67,7 @@ void appendValueSignature(std::string& out, const ir::Value& v) {
 }  // namespace
 
 ScopeTree::ScopeTree(const ir::Graph& g) {
-  std::unordered_map<std::string, ScopeId> byPath;
+  std::unordered_map<std::string, ScopeId>& byPath = byPath_;
   Scope root;
   root.id = kRootScope;
   root.label = "(top)";
@@ -175,9 +175,8 @@ ScopeTree::ScopeTree(const ir::Graph& g) {
 }
 
 ScopeId ScopeTree::find(const std::string& path) const {
-  for (const Scope& s : scopes_)
-    if (s.path == path) return s.id;
-  return -1;
+  auto it = byPath_.find(path);
+  return it == byPath_.end() ? -1 : it->second;
 }
 
 bool ScopeTree::contains(ScopeId ancestor, ScopeId s) const {

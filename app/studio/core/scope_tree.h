@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/ir/graph.h"
@@ -54,6 +55,7 @@ class ScopeTree {
  private:
   std::vector<Scope> scopes_;
   std::vector<ScopeId> nodeScope_;
+  std::unordered_map<std::string, ScopeId> byPath_;  // path -> id, every scope
 };
 
 // Which scopes are expanded. The root is always expanded; a scope is visible when all its

@@ -163,7 +163,7 @@ GraphView::GraphView(QWidget* parent)
   connect(m_job, &LayoutJob::layoutReady, this, &GraphView::onLayoutReady);
   connect(m_job, &LayoutJob::busyChanged, this, [this](bool busy) {
     m_busyLabel->setVisible(busy);
-    updateOverlays();
+    positionOverlays();
     Q_EMIT busyChanged(busy);
   });
   connect(m_job, &LayoutJob::failed, this, [this](const QString& message, quint64) {
@@ -210,7 +210,7 @@ void GraphView::clear() {
   dropDrawing();
   m_colouring = NodeColouring();
   setSelectionInternal({}, true);
-  updateOverlays();
+  refreshLegend();
 }
 
 // ---- layout requests ----------------------------------------------------------------------------
@@ -229,7 +229,6 @@ void GraphView::changeState(const CollapseState& next, Anchor anchor) {
   } else if (m_job->busy()) {
     m_pendingAnchor = anchor;  // applied when the outstanding layout arrives
   } else {
-    applySelection(false);
     applyAnchor(anchor);
   }
 }
@@ -244,13 +243,13 @@ void GraphView::showLayout(std::shared_ptr<const Layout> layout) {
   m_layout = std::move(layout);
   m_colouring.fitRange(*m_layout);
   buildScene(*m_layout);
-  applySelection(false);
+  applySelection();
   Anchor anchor = m_pendingAnchor;
   if (m_firstLayout) anchor = {Anchor::Kind::Fit};
   m_firstLayout = false;
   m_pendingAnchor = {};
   applyAnchor(anchor);
-  updateOverlays();
+  refreshLegend();
   Q_EMIT layoutFinished();
 }
 
@@ -413,11 +412,11 @@ void GraphView::setSelectionInternal(Selection s, bool emitSignal) {
   m_highlightedValue = -1;
   const bool changed = !(s == m_selection);
   m_selection = s;
-  applySelection(false);
+  applySelection();
   if (changed && emitSignal) Q_EMIT selectionChanged(m_selection);
 }
 
-void GraphView::applySelection(bool) {
+void GraphView::applySelection() {
   for (GraphBoxItem* b : m_boxItems) b->setEmphasis(ItemEmphasis::Normal);
   for (GraphClusterItem* c : m_clusterItems) c->setEmphasis(ItemEmphasis::Normal);
   for (GraphEdgeItem* e : m_edgeItems) e->setEmphasis(ItemEmphasis::Normal);
@@ -501,7 +500,7 @@ void GraphView::highlightValue(ir::ValueId value) {
   if (!m_graph) return;
   m_highlightedValue =
       value >= 0 && value < static_cast<int>(m_graph->values.size()) ? value : -1;
-  applySelection(false);
+  applySelection();
 }
 
 void GraphView::reveal(ir::NodeId node) {
@@ -587,14 +586,15 @@ void GraphView::recolour() {
     for (size_t i = 0; i < m_boxItems.size() && i < m_layout->boxes.size(); ++i)
       m_boxItems[i]->setFill(fillOf(m_colouring, m_layout->boxes[i]));
   }
-  updateOverlays();
+  refreshLegend();
 }
 
-void GraphView::updateOverlays() {
-  if (m_layout && m_graph)
-    m_legend->setLegend(m_colouring.legend(*m_layout));
-  else
-    m_legend->setLegend({});
+void GraphView::refreshLegend() {
+  m_legend->setLegend(m_layout && m_graph ? m_colouring.legend(*m_layout) : ColourLegend{});
+  positionOverlays();
+}
+
+void GraphView::positionOverlays() {
   const QRect vp = viewport()->geometry();
   m_legend->move(vp.right() - m_legend->width() - 10, vp.top() + 10);
   m_busyLabel->adjustSize();
@@ -785,7 +785,7 @@ void GraphView::keyPressEvent(QKeyEvent* event) {
 
 void GraphView::resizeEvent(QResizeEvent* event) {
   QGraphicsView::resizeEvent(event);
-  updateOverlays();
+  positionOverlays();
 }
 
 // ---- export -------------------------------------------------------------------------------------

@@ -130,10 +130,11 @@ class GraphView : public QGraphicsView {
   void onLayoutReady(std::shared_ptr<const Layout> layout, quint64 generation);
   void buildScene(const Layout& layout);
   void applyAnchor(const Anchor& anchor);
-  void applySelection(bool emitSignal);
+  void applySelection();
   void setSelectionInternal(Selection s, bool emitSignal);
   void recolour();
-  void updateOverlays();
+  void refreshLegend();     // the legend for what is drawn, then positionOverlays()
+  void positionOverlays();  // legend and busy label at the viewport's corners
   Anchor anchorForScope(ScopeId s) const;
   Anchor anchorForNode(ir::NodeId n) const;
   QGraphicsItem* hitItem(const QPoint& viewPos) const;

@@ -551,20 +551,23 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
-  // A model first, so that a plan dropped with it is checked against it.
-  QStringList files;
-  for (const QUrl& url : event->mimeData()->urls())
-    if (url.isLocalFile()) files << url.toLocalFile();
-  std::stable_sort(files.begin(), files.end(),
-                   [](const QString& a, const QString& b) { return kindOf(a) < kindOf(b); });
-  QString model;
-  for (const QString& f : files) {
-    if (kindOf(f) == FileKind::Model) model = f;
-    if (kindOf(f) == FileKind::Plan && !model.isEmpty())
-      openPlan(f, model);  // imports the model as planned
-    else if (kindOf(f) != FileKind::Model || files.filter(QStringLiteral(".json")).isEmpty())
-      openFile(f);
+  // Clusters open at once; a plan opens with the model dropped beside it (imported as planned),
+  // else a model on its own. One model or plan at a time: the last one dropped wins.
+  QString model, plan;
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (!url.isLocalFile()) continue;
+    const QString f = url.toLocalFile();
+    switch (kindOf(f)) {
+      case FileKind::Model: model = f; break;
+      case FileKind::Plan: plan = f; break;
+      case FileKind::Cluster:
+      case FileKind::Unknown: openFile(f); break;
+    }
   }
+  if (!plan.isEmpty())
+    openPlan(plan, model);
+  else if (!model.isEmpty())
+    openModel(model);
   event->acceptProposedAction();
 }
 
