@@ -451,4 +451,28 @@ std::vector<std::string> writeLaunchFolder(const ScriptSpec& spec, const std::st
   return written;
 }
 
+bool hasOption(const std::vector<std::string>& args, std::string_view name) {
+  for (const std::string& a : args)
+    if (a == name || (a.size() > name.size() && a.compare(0, name.size(), name) == 0 && a[name.size()] == '='))
+      return true;
+  return false;
+}
+
+std::vector<std::string> emitLaunchFolder(const plan::Plan& plan, const std::string& planPath,
+                                          const EmitRequest& request) {
+  if (request.masterPort < 1 || request.masterPort > 65535)
+    throw Error(fmt::format("--master-port {}: not a TCP port (1..65535)", request.masterPort));
+  ScriptSpec spec;
+  spec.kind = request.kind;
+  spec.hosts = hostsOf(plan);
+  spec.planFile = fs::path(planPath).filename().string();
+  spec.workerArgs = request.workerArgs;
+  if (!hasOption(spec.workerArgs, "--model") && !plan.modelPath.empty())
+    spec.modelFile = fs::path(plan.modelPath).filename().string();
+  spec.masterPort = request.masterPort;
+  spec.jobName = "hap-" + fs::path(planPath).stem().string();
+  spec.origin = planPath;
+  return writeLaunchFolder(spec, planPath, request.dir, request.force);
+}
+
 }  // namespace hap::rt

@@ -78,4 +78,23 @@ std::vector<ScriptFile> launchScripts(const ScriptSpec& spec);
 std::vector<std::string> writeLaunchFolder(const ScriptSpec& spec, const std::string& planPath,
                                            const std::string& dir, bool force);
 
+// Whether `args` holds option `name`, as "--name" or "--name=value".
+bool hasOption(const std::vector<std::string>& args, std::string_view name);
+
+// `hap launch PLAN --emit KIND DIR`, shared by the CLI and the app.
+struct EmitRequest {
+  ScriptKind kind = ScriptKind::Torchrun;
+  std::string dir;
+  std::vector<std::string> workerArgs;  // hap-worker's arguments after PLAN (and --model)
+  int masterPort = 29500;
+  bool force = false;  // write into a folder that is not empty
+};
+// Writes the launch folder of `plan`, read from the plan file `planPath` (copied into the folder):
+// the scripts of spec.kind for the plan's world devices (plan::worldDevices), passing the model's
+// file name as --model unless the worker arguments name one. Returns the names written, the
+// plan's first. Throws hap::Error for a master port outside 1..65535 and RuntimeError (naming
+// the file) for a plan without devices or a folder that is not empty without `force`.
+std::vector<std::string> emitLaunchFolder(const plan::Plan& plan, const std::string& planPath,
+                                          const EmitRequest& request);
+
 }  // namespace hap::rt

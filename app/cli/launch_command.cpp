@@ -168,18 +168,11 @@ std::string resolveWorker(const std::string& given) {
                           candidates.empty() ? std::string("<build>/app/worker/hap-worker") : candidates[0].string()));
 }
 
-bool hasOption(const std::vector<std::string>& args, std::string_view name) {
-  for (const std::string& a : args)
-    if (a == name || (a.size() > name.size() && a.compare(0, name.size(), name) == 0 && a[name.size()] == '='))
-      return true;
-  return false;
-}
-
 // --steps N, then the arguments after --.
 std::vector<std::string> workerArguments(const LaunchArgs& a) {
   std::vector<std::string> args;
   if (a.steps > 0) {
-    if (hasOption(a.workerArgs, "--steps"))
+    if (rt::hasOption(a.workerArgs, "--steps"))
       throw Error("--steps is given both to hap launch and after --; give it once");
     args = {"--steps", std::to_string(a.steps)};
   }
@@ -270,27 +263,16 @@ int runEmit(const LaunchArgs& a) {
   const std::string& dir = a.emit[1];
   const plan::Plan p = plan::readPlan(a.plan);
   worldSize(p, a);
-  if (a.masterPort < 1 || a.masterPort > 65535)
-    throw Error(fmt::format("--master-port {}: not a TCP port (1..65535)", a.masterPort));
-
-  rt::ScriptSpec spec;
-  spec.kind = *kind;
-  spec.hosts = rt::hostsOf(p);
-  spec.planFile = fs::path(a.plan).filename().string();
-  spec.workerArgs = workerArguments(a);
-  if (!hasOption(spec.workerArgs, "--model") && !p.modelPath.empty())
-    spec.modelFile = fs::path(p.modelPath).filename().string();
-  spec.masterPort = a.masterPort;
-  spec.jobName = "hap-" + fs::path(a.plan).stem().string();
-  spec.origin = a.plan;
-  const std::vector<std::string> written = rt::writeLaunchFolder(spec, a.plan, dir, a.force);
+  rt::EmitRequest request{*kind, dir, workerArguments(a), a.masterPort, a.force};
+  const std::vector<std::string> written = rt::emitLaunchFolder(p, a.plan, request);
+  const bool modelNamed = !rt::hasOption(request.workerArgs, "--model") && !p.modelPath.empty();
 
   std::string names;
   for (const std::string& w : written) names += (names.empty() ? "" : ", ") + w;
   std::cout << fmt::format("Wrote {} files to {}: {}.\n", written.size(), dir, names);
   std::cout << fmt::format("Next: read {}: copy {}hap-worker next to the scripts on every host.\n",
                            (fs::path(dir) / "README.txt").string(),
-                           spec.modelFile.empty() ? std::string() : "the model " + spec.modelFile + " and ");
+                           modelNamed ? "the model " + fs::path(p.modelPath).filename().string() + " and " : std::string());
   return 0;
 }
 

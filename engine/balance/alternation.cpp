@@ -37,6 +37,17 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
     bool fits = true;
     double seconds = 0;
   };
+  synth::SearchListener* listener = options.search.listener;
+  auto started = [&](const std::string& name) {
+    if (listener) listener->onPlanningStep({synth::PlanningStep::Kind::Started, name});
+  };
+  auto finished = [&](const std::string& name, double seconds, bool fits, bool adopted) {
+    if (listener) listener->onPlanningStep({synth::PlanningStep::Kind::Finished, name, seconds, fits, adopted});
+  };
+  // The LP cannot be interrupted; a cancellation is honoured before and after each solve.
+  auto checkCancelled = [&] {
+    if (options.search.cancel && options.search.cancel->load()) throw synth::SearchError("the search was cancelled");
+  };
   auto searchAt = [&](const std::vector<double>& shares, const synth::SearchOptions& so) {
     Searched s;
     s.table = std::make_unique<synth::CostTable>(theory, cluster, shares, options.cost);
@@ -50,8 +61,10 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
   synth::SearchOptions quiet = options.search;  // outlives the futures (their destructors wait)
   quiet.listener = nullptr;
   std::vector<std::future<Searched>> further;
-  for (const Start& start : options.moreStarts)
+  for (const Start& start : options.moreStarts) {
+    started("search from " + start.name);
     further.push_back(std::async(std::launch::async, searchAt, start.shares, std::cref(quiet)));
+  }
 
   AlternationResult best;
   auto adopt = [&best](Searched&& s) {
@@ -61,21 +74,30 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
     best.fits = s.fits;
     best.seconds = s.seconds;
   };
+  started("search");
   adopt(searchAt(startShares, options.search));
   best.history.push_back({"search", best.seconds, best.fits});
+  finished("search", best.seconds, best.fits, true);
   for (size_t i = 0; i < further.size(); ++i) {
     Searched s = further[i].get();  // rethrows the search's error (cancelled, no program)
-    best.history.push_back({"search from " + options.moreStarts[i].name, s.seconds, s.fits});
-    if (better(s.fits, s.seconds, best.fits, best.seconds)) adopt(std::move(s));
+    const std::string name = "search from " + options.moreStarts[i].name;
+    best.history.push_back({name, s.seconds, s.fits});
+    const bool adopted = better(s.fits, s.seconds, best.fits, best.seconds);
+    finished(name, s.seconds, s.fits, adopted);
+    if (adopted) adopt(std::move(s));
   }
   for (int round = 0; round < options.maxRounds; ++round) {
+    checkCancelled();
+    started("lp");
     ShareLpResult lp;
     try {
       lp = optimiseShares(*best.table, best.program, options.cost);
     } catch (const InfeasibleError& e) {
       best.infeasible = e.what();
+      finished("lp", -1, false, false);
       break;
     }
+    checkCancelled();
     ++best.lpSolves;
     best.lpSeconds += lp.solveSeconds;
     auto table = std::make_unique<synth::CostTable>(theory, cluster, lp.shares, options.cost);
@@ -83,18 +105,23 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
     const bool sameFits = fitsMemory(*table, same, options.cost);
     const double sameSeconds = synth::iterationSeconds(*table, same);
     best.history.push_back({"lp", sameSeconds, sameFits});
-    if (!better(sameFits, sameSeconds, best.fits, best.seconds)) break;
+    const bool lpBetter = better(sameFits, sameSeconds, best.fits, best.seconds);
+    finished("lp", sameSeconds, sameFits, lpBetter);
+    if (!lpBetter) break;
     best.table = std::move(table);
     best.program = std::move(same);
     best.fits = sameFits;
     best.seconds = sameSeconds;
 
+    started("search");
     synth::SearchStats stats;
     synth::Program next = synth::search(*best.table, options.search, &stats);
     const bool nextFits = fitsMemory(*best.table, next, options.cost);
     const double nextSeconds = synth::iterationSeconds(*best.table, next);
     best.history.push_back({"search", nextSeconds, nextFits});
-    if (!better(nextFits, nextSeconds, best.fits, best.seconds)) break;
+    const bool searchBetter = better(nextFits, nextSeconds, best.fits, best.seconds);
+    finished("search", nextSeconds, nextFits, searchBetter);
+    if (!searchBetter) break;
     best.program = std::move(next);
     best.fits = nextFits;
     best.seconds = nextSeconds;

@@ -12,6 +12,7 @@
 #include "engine/cost/cluster.h"
 #include "engine/ir/graph.h"
 #include "engine/synth/fact.h"
+#include "engine/synth/memory.h"
 
 namespace hap::plan {
 
@@ -20,6 +21,8 @@ struct PlanDevice {
   std::string machine, host, type;
   double capacityBytes = 0;     // device memory
   double memoryBytes = 0;       // predicted use (memory.h)
+  // memoryBytes by kind; all zero in plans written before the breakdown was recorded.
+  synth::MemoryBreakdown memory;
   double computeSeconds = 0;    // predicted computation per iteration (forward + backward; no
                                 // communication)
   int group = 0;                // devices of one group have one type and the same ratios in
@@ -179,8 +182,10 @@ struct Plan {
     std::string message;
   };
   std::vector<Replicated> unsharded;
-  // Search statistics. provenOptimal is false when the beam search produced the program.
+  // Search statistics. provenOptimal is false when the beam search produced the program, and
+  // notOptimal then says why (synth::SearchStats::notOptimal).
   bool provenOptimal = true;
+  std::string notOptimal;
   int64_t expanded = 0, generated = 0, stored = 0;
   double searchSeconds = 0;
 };

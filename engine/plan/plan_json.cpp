@@ -91,6 +91,10 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
   for (const PlanDevice& d : p.devices)
     devices.push_back({{"rank", d.rank}, {"machine", d.machine}, {"host", d.host}, {"type", d.type},
                        {"capacity_bytes", d.capacityBytes}, {"memory_bytes", d.memoryBytes},
+                       {"memory_breakdown",
+                        {{"parameters", d.memory.parameters}, {"gradients", d.memory.gradients},
+                         {"optimizer", d.memory.optimizer}, {"activations", d.memory.activations},
+                         {"other", d.memory.other}}},
                        {"compute_seconds", d.computeSeconds}, {"group", d.group}});
   doc["cluster"] = {{"name", p.cluster.name}, {"source", p.cluster.source},
                     {"inventory", cost::clusterToJson(p.cluster)}, {"devices", devices}};
@@ -150,6 +154,7 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
   }
   doc["search"] = {{"proven_optimal", p.provenOptimal}, {"expanded", p.expanded}, {"generated", p.generated}, {"stored", p.stored},
                    {"seconds", p.searchSeconds}};
+  if (!p.notOptimal.empty()) doc["search"]["not_optimal"] = p.notOptimal;
   ojson history = ojson::array();
   for (const Plan::HistoryEntry& h : p.history)
     history.push_back({{"step", h.step}, {"iteration_seconds", h.seconds}, {"fits", h.fits}});
@@ -200,9 +205,16 @@ Plan planFromJson(const json& doc, const std::string& origin) {
   for (size_t i = 0; i < devices.size(); ++i) {
     const std::string path = fmt::format("cluster.devices[{}].", i);
     const json& d = devices[i];
+    synth::MemoryBreakdown memory;
+    if (d.contains("memory_breakdown")) {  // absent in plans written before it was recorded
+      const json& m = d["memory_breakdown"];
+      const std::string at = path + "memory_breakdown.";
+      memory = {r.get<double>(m, "parameters", at), r.get<double>(m, "gradients", at),
+                r.get<double>(m, "optimizer", at), r.get<double>(m, "activations", at), r.get<double>(m, "other", at)};
+    }
     p.devices.push_back({r.get<int>(d, "rank", path), r.get<std::string>(d, "machine", path),
                          r.get<std::string>(d, "host", path), r.get<std::string>(d, "type", path),
-                         r.get<double>(d, "capacity_bytes", path), r.get<double>(d, "memory_bytes", path),
+                         r.get<double>(d, "capacity_bytes", path), r.get<double>(d, "memory_bytes", path), memory,
                          r.get<double>(d, "compute_seconds", path), r.get<int>(d, "group", path)});
   }
   if (doc.contains("strategy")) p.strategy = r.get<std::string>(doc, "strategy", "");
@@ -296,6 +308,7 @@ Plan planFromJson(const json& doc, const std::string& origin) {
     p.generated = s.value("generated", int64_t{0});
     p.stored = s.value("stored", int64_t{0});
     p.searchSeconds = s.value("seconds", 0.0);
+    p.notOptimal = s.value("not_optimal", std::string());
   }
   if (doc.contains("balance")) {
     const json& b = doc["balance"];

@@ -100,14 +100,16 @@ Plan planOf(const ir::Graph& imported, const synth::Theory& theory, const synth:
                            st.computationSeconds});
   }
   plan.estimate = estimateOf(table, program, costOptions);
+  const std::vector<synth::MemoryBreakdown> memory = synth::deviceMemoryBreakdown(table, program, costOptions);
   for (int j = 0; j < cluster.size(); ++j) {
     const cost::Device& d = cluster.devices[static_cast<size_t>(j)];
     const cost::Machine& m = cluster.machines[static_cast<size_t>(d.machine)];
     plan.devices.push_back({j, m.name, m.host, cluster.type(j).name, cluster.type(j).memoryBytes,
-                            plan.estimate.memoryBytes[static_cast<size_t>(j)],
+                            plan.estimate.memoryBytes[static_cast<size_t>(j)], memory[static_cast<size_t>(j)],
                             busy[static_cast<size_t>(table.groupOf(j))], table.groupOf(j)});
   }
   plan.provenOptimal = stats.provenOptimal;
+  plan.notOptimal = stats.notOptimal;
   plan.expanded = stats.expanded;
   plan.generated = stats.generated;
   plan.stored = stats.stored;
@@ -243,7 +245,10 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
     const std::vector<double> proportional = ratiosFor(g, cluster, PlanOptions::Ratios::Proportional);
     // A baseline whose restrictions admit no program (an op without a rule reading an input that
     // data parallelism splits) is a row saying so, not a failed plan.
+    synth::SearchListener* listener = options.search.listener;
     auto row = [&](const std::string& name, auto price) {
+      using Step = synth::PlanningStep;
+      if (listener) listener->onPlanningStep({Step::Kind::Started, "baseline " + name});
       try {
         plan.baselines.push_back(price());
       } catch (const synth::SearchError& e) {
@@ -252,13 +257,18 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
         b.estimate.fits = false;
         plan.baselines.push_back(std::move(b));
       }
+      const Plan::Baseline& b = plan.baselines.back();
+      if (listener)
+        listener->onPlanningStep({Step::Kind::Finished, "baseline " + name,
+                                  b.applicable ? b.estimate.iterationSeconds : -1, b.estimate.fits, false});
     };
     row("dp-ev", [&] {
       return dataParallelBaseline(theory, cluster, ratiosFor(g, cluster, PlanOptions::Ratios::Even), "dp-ev", bo);
     });
     row("dp-cp", [&] { return dataParallelBaseline(theory, cluster, proportional, "dp-cp", bo); });
     row("fsdp", [&] { return fsdpBaseline(theory, cluster, proportional, bo); });
-    if (options.machineBatchGraph) plan.baselines.push_back(megatronBaseline(*options.machineBatchGraph, cluster, bo));
+    if (options.machineBatchGraph)
+      row("megatron", [&] { return megatronBaseline(*options.machineBatchGraph, cluster, bo); });
   }
   return plan;
 }

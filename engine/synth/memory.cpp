@@ -37,11 +37,14 @@ std::vector<MemoryTerm> memoryTerms(const CostTable& table, const Program& p, co
         bytes.constant += full;
       }
     }
+    Affine state;
     if (param) {
-      const double state = 1 + options.optimizerStateFactor;  // gradient + optimizer state
-      (sharded ? bytes.perShare : bytes.constant) += full * state;
+      // Gradient + optimizer state, in the parameter's persistent form.
+      (sharded ? state.perShare : state.constant) = full * (1 + options.optimizerStateFactor);
+      bytes.constant += state.constant;
+      bytes.perShare += state.perShare;
     }
-    terms.push_back({v.id, t.valueSegment(v.id), bytes});
+    terms.push_back({v.id, t.valueSegment(v.id), bytes, state});
   }
   std::stable_sort(terms.begin(), terms.end(), [&](const MemoryTerm& a, const MemoryTerm& b) {
     return a.bytes.at(1) > b.bytes.at(1);
@@ -65,6 +68,31 @@ std::vector<double> deviceMemory(const CostTable& table, const Program& p, const
     for (size_t j = 0; j < bytes.size(); ++j) bytes[j] += t.bytes.at(shares[j]);
   }
   return bytes;
+}
+
+std::vector<MemoryBreakdown> deviceMemoryBreakdown(const CostTable& table, const Program& p,
+                                                   const CostOptions& options) {
+  const ir::Graph& g = table.theory().graph();
+  std::vector<MemoryBreakdown> out(static_cast<size_t>(table.cluster().size()));
+  const double gradientPart = 1 / (1 + options.optimizerStateFactor);
+  for (const MemoryTerm& t : memoryTerms(table, p, options)) {
+    const std::vector<double>& shares = table.segmentShares(t.segment);
+    const ir::ValueKind kind = g.value(t.value).kind;
+    for (size_t j = 0; j < out.size(); ++j) {
+      const double bytes = t.bytes.at(shares[j]), state = t.state.at(shares[j]);
+      MemoryBreakdown& m = out[j];
+      if (kind == ir::ValueKind::Parameter) {
+        m.parameters += bytes - state;
+        m.gradients += state * gradientPart;
+        m.optimizer += state * (1 - gradientPart);
+      } else if (kind == ir::ValueKind::Activation) {
+        m.activations += bytes;
+      } else {
+        m.other += bytes;
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace hap::synth

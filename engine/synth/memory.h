@@ -15,6 +15,17 @@ struct MemoryTerm {
   ir::ValueId value;
   int segment;   // the value's segment: its shares scale bytes.perShare
   Affine bytes;
+  Affine state;  // of `bytes`, a parameter's gradient and optimizer state (zero for other values)
+};
+
+// A device's predicted memory by what it holds (the sum is deviceMemory's figure).
+struct MemoryBreakdown {
+  double parameters = 0;   // the parameters' persistent forms
+  double gradients = 0;    // their gradients, in the same forms
+  double optimizer = 0;    // optimizer state (CostOptions::optimizerStateFactor per parameter byte)
+  double activations = 0;  // activations kept for backward
+  double other = 0;        // inputs, buffers and constants
+  double total() const { return parameters + gradients + optimizer + activations + other; }
 };
 
 // One term per value the program keeps, largest full size first.
@@ -24,5 +35,8 @@ std::vector<MemoryTerm> memoryTerms(const CostTable& table, const Program& progr
 Affine total(const std::vector<MemoryTerm>& terms);
 // Bytes per device (rank) at the table's shares.
 std::vector<double> deviceMemory(const CostTable& table, const Program& program, const CostOptions& options);
+// The same by kind, per device.
+std::vector<MemoryBreakdown> deviceMemoryBreakdown(const CostTable& table, const Program& program,
+                                                   const CostOptions& options);
 
 }  // namespace hap::synth

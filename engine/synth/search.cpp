@@ -105,6 +105,12 @@ struct Entry {
   }
 };
 
+// The open list, with read access to its heap for sampling the best open states.
+class OpenList : public std::priority_queue<Entry, std::vector<Entry>, std::greater<>> {
+ public:
+  const std::vector<Entry>& heap() const { return c; }
+};
+
 class Searcher {
  public:
   Searcher(const CostTable& table, const SearchOptions& options)
@@ -160,7 +166,13 @@ class Searcher {
   }
   std::vector<int> partialOf(int32_t i) const;
   [[noreturn]] void noProgram(int32_t deepest) const;
-  void report(int32_t current, double f, bool force);
+  // Reports progress to the listener (at most once per interval unless `force`); `beamLayer`
+  // is the beam search's current layer, best first (null during A*).
+  void report(int32_t current, double f, bool force, const std::vector<int32_t>* beamLayer = nullptr);
+  // The `count` best valid entries of the open list, best first.
+  std::vector<OpenState> sampleOpen(size_t count) const;
+  OpenState openState(int32_t i) const;
+  void finish(SearchStats* stats, bool provenOptimal) const;
 
   const CostTable& table_;
   const Theory& t_;
@@ -170,7 +182,7 @@ class Searcher {
   std::vector<FormMask> arena_;
   std::vector<State> states_;
   std::unordered_set<int32_t, Hash, Equal> index_;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> open_;
+  OpenList open_;
   std::vector<std::vector<ir::ValueId>> inputs_;  // tensorInputs() per node
   std::vector<std::vector<char>> allowed_;        // [node][variant], empty: all (no pins)
   // The heuristic's forest (search.h, docs/synthesis.md): every node is charged at most one of
@@ -192,6 +204,8 @@ class Searcher {
   } culprit_;
   std::chrono::steady_clock::time_point start_, lastReport_;
   int64_t expanded_ = 0, generated_ = 0;
+  double bestComplete_ = -1;  // the cheapest complete program generated so far (-1: none)
+  int32_t deepest_ = 0;       // the deepest position A* expanded
 };
 
 std::vector<int> Searcher::partialOf(int32_t i) const {
@@ -201,7 +215,32 @@ std::vector<int> Searcher::partialOf(int32_t i) const {
   return chosen;
 }
 
-void Searcher::report(int32_t current, double f, bool force) {
+OpenState Searcher::openState(int32_t i) const {
+  const State& s = states_[static_cast<size_t>(i)];
+  return {s.g, s.h, s.k, partialOf(i)};
+}
+
+std::vector<OpenState> Searcher::sampleOpen(size_t count) const {
+  // A best-first walk of the binary heap: a parent is never worse than its children, so the k
+  // best entries are found among the children of the better ones (O(k log k)).
+  const std::vector<Entry>& heap = open_.heap();
+  auto worse = [&](size_t a, size_t b) { return heap[a] > heap[b]; };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(worse)> next(worse);
+  if (!heap.empty()) next.push(0);
+  std::vector<OpenState> out;
+  while (!next.empty() && out.size() < count) {
+    const size_t i = next.top();
+    next.pop();
+    for (size_t c = 2 * i + 1; c <= 2 * i + 2 && c < heap.size(); ++c) next.push(c);
+    const Entry& e = heap[i];
+    const State& s = states_[static_cast<size_t>(e.state)];
+    if (e.f > s.g + s.h + 1e-15) continue;  // superseded by a cheaper path to the same state
+    out.push_back(openState(e.state));
+  }
+  return out;
+}
+
+void Searcher::report(int32_t current, double f, bool force, const std::vector<int32_t>* beamLayer) {
   if (!options_.listener) return;
   auto now = std::chrono::steady_clock::now();
   if (!force && std::chrono::duration<double>(now - lastReport_).count() < options_.progressIntervalSeconds)
@@ -209,14 +248,40 @@ void Searcher::report(int32_t current, double f, bool force) {
   lastReport_ = now;
   SearchProgress p;
   p.expanded = expanded_;
-  p.frontier = static_cast<int64_t>(open_.size());
+  p.frontier = static_cast<int64_t>(beamLayer ? beamLayer->size() : open_.size());
   p.stored = static_cast<int64_t>(states_.size());
   p.boundSeconds = f;
   p.elapsedSeconds = std::chrono::duration<double>(now - start_).count();
+  p.beam = beamLayer != nullptr;
+  p.depth = states_[static_cast<size_t>(current)].k;
+  p.nodes = static_cast<int>(g_.nodes.size());
   p.partial = partialOf(current);
-  if (states_[static_cast<size_t>(current)].k == static_cast<int32_t>(g_.nodes.size()))
-    p.bestSeconds = states_[static_cast<size_t>(current)].g;
+  if (p.depth == p.nodes) bestComplete_ = bestComplete_ < 0 ? states_[static_cast<size_t>(current)].g
+                                                            : std::min(bestComplete_, states_[static_cast<size_t>(current)].g);
+  p.bestSeconds = bestComplete_;
+  if (const int wanted = options_.listener->openStatesWanted(); wanted > 0) {
+    if (beamLayer) {
+      for (size_t i = 0; i < beamLayer->size() && p.open.size() < static_cast<size_t>(wanted); ++i)
+        p.open.push_back(openState((*beamLayer)[i]));
+    } else {
+      p.open = sampleOpen(static_cast<size_t>(wanted));
+    }
+  }
   options_.listener->onProgress(p);
+}
+
+void Searcher::finish(SearchStats* stats, bool provenOptimal) const {
+  if (!stats) return;
+  stats->provenOptimal = provenOptimal;
+  stats->notOptimal =
+      provenOptimal ? std::string()
+                    : fmt::format("A* stored its budget of {} states (--max-states) after expanding {}, at node {} of "
+                                  "{}; the beam search (width {}, --beam-width) found this program",
+                                  options_.maxStates, expanded_, deepest_, g_.nodes.size(), options_.beamWidth);
+  stats->expanded = expanded_;
+  stats->generated = generated_;
+  stats->stored = static_cast<int64_t>(states_.size());
+  stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
 void Searcher::resolvePins() {
@@ -458,12 +523,7 @@ Program Searcher::run(SearchStats* stats) {
     if (top.f > cur.g + cur.h + 1e-15) continue;  // superseded entry
     if (cur.k == n) {
       report(top.state, top.f, true);
-      if (stats) {
-        stats->expanded = expanded_;
-        stats->generated = generated_;
-        stats->stored = static_cast<int64_t>(states_.size());
-        stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-      }
+      finish(stats, true);
       return buildProgram(table_, partialOf(top.state));
     }
     if ((expanded_++ & 1023) == 0) {
@@ -472,10 +532,12 @@ Program Searcher::run(SearchStats* stats) {
       report(top.state, top.f, false);
     }
     deepest = std::max(deepest, cur.k);
+    deepest_ = deepest;
 
     expand(top.state, [&](int32_t id) {
       auto [it, fresh] = index_.insert(id);
       const State& created = states_[static_cast<size_t>(id)];
+      if (created.k == n && (bestComplete_ < 0 || created.g < bestComplete_)) bestComplete_ = created.g;
       if (!fresh) {
         State& old = states_[static_cast<size_t>(*it)];
         if (created.g < old.g - 1e-15) {
@@ -490,7 +552,13 @@ Program Searcher::run(SearchStats* stats) {
       return true;
     });
     if (static_cast<int64_t>(states_.size()) > options_.maxStates) {
-      if (options_.beamWidth > 0) return beam(stats);
+      if (options_.beamWidth > 0) {
+        if (options_.listener) {
+          const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+          options_.listener->onBeamFallback({options_.maxStates, expanded_, options_.beamWidth, deepest, n, elapsed});
+        }
+        return beam(stats);
+      }
       throw SearchError(fmt::format(
           "the search stopped at its memory bound of {} states ({} expanded, at node {} of {}); "
           "raise the bound (--max-states) or allow the beam search (--beam-width)",
@@ -566,13 +634,13 @@ Program Searcher::beam(SearchStats* stats) {
   arena_.assign(width(0), 0);
   states_.push_back({0, 0, 0.0, heuristic(0, arena_.data()), -1, -1});
   std::vector<int32_t> layer{0};
+  bestComplete_ = -1;
   for (int32_t k = 0; k < n; ++k) {
-    if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
-      throw SearchError("the search was cancelled");
     index_.clear();
     std::vector<int32_t> next;
     for (int32_t s : layer) {
-      ++expanded_;
+      if ((expanded_++ & 63) == 0 && options_.cancel && options_.cancel->load(std::memory_order_relaxed))
+        throw SearchError("the search was cancelled");
       expand(s, [&](int32_t id) {
         auto [it, fresh] = index_.insert(id);
         if (fresh) {
@@ -598,15 +666,9 @@ Program Searcher::beam(SearchStats* stats) {
     if (next.size() > static_cast<size_t>(options_.beamWidth)) next.resize(static_cast<size_t>(options_.beamWidth));
     layer = std::move(next);
     const State& front = states_[static_cast<size_t>(layer.front())];
-    report(layer.front(), front.g + front.h, false);
+    report(layer.front(), front.g + front.h, k + 1 == n, &layer);
   }
-  if (stats) {
-    stats->provenOptimal = false;
-    stats->expanded = expanded_;
-    stats->generated = generated_;
-    stats->stored = static_cast<int64_t>(states_.size());
-    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
+  finish(stats, false);
   return buildProgram(table_, partialOf(layer.front()));
 }
 
@@ -621,7 +683,19 @@ Pin parsePin(const std::string& text) {
 
 Program search(const CostTable& table, const SearchOptions& options, SearchStats* stats) {
   if (table.theory().graph().nodes.empty()) throw SearchError("the graph has no nodes to plan");
-  return Searcher(table, options).run(stats);
+  SearchListener* listener = options.listener;
+  if (!listener) return Searcher(table, options).run(stats);
+  SearchStats local;
+  if (!stats) stats = &local;
+  listener->onSearchStarted(table.theory());
+  try {
+    Program p = Searcher(table, options).run(stats);
+    listener->onSearchFinished(*stats, {});
+    return p;
+  } catch (const std::exception& e) {
+    listener->onSearchFinished(*stats, e.what());
+    throw;
+  }
 }
 
 }  // namespace hap::synth

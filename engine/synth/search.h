@@ -27,6 +27,7 @@
 
 #include "engine/base/error.h"
 #include "engine/synth/program.h"
+#include "engine/synth/search_events.h"
 
 namespace hap::synth {
 
@@ -35,24 +36,6 @@ namespace hap::synth {
 class SearchError : public Error {
  public:
   using Error::Error;
-};
-
-struct SearchProgress {
-  int64_t expanded = 0;      // states expanded so far
-  int64_t frontier = 0;      // states waiting in the priority queue
-  int64_t stored = 0;        // distinct states seen
-  double bestSeconds = -1;   // cost of the best complete program found (-1: none yet)
-  double boundSeconds = 0;   // f of the state just expanded: a lower bound on the optimum
-  double elapsedSeconds = 0;
-  // The partial program of the state just expanded: the variant chosen for nodes 0..size-1.
-  std::vector<int> partial;
-};
-
-// Receives progress from the search thread (the CLI prints it; the app forwards it as a signal).
-class SearchListener {
- public:
-  virtual ~SearchListener() = default;
-  virtual void onProgress(const SearchProgress& progress) = 0;
 };
 
 // Pins a node's rule variant: every node whose module scope or op name matches `pattern` (a glob:
@@ -75,7 +58,7 @@ struct SearchOptions {
   int64_t maxStates = 2'000'000;
   int beamWidth = 2000;
   const std::atomic<bool>* cancel = nullptr;  // set to true to stop with a SearchError
-  SearchListener* listener = nullptr;
+  SearchListener* listener = nullptr;  // search_events.h
   double progressIntervalSeconds = 0.1;
   std::vector<Pin> pins;
   // false: h = 0 (uniform-cost search), for tests that check the heuristic never overestimates.
@@ -84,6 +67,7 @@ struct SearchOptions {
 
 struct SearchStats {
   bool provenOptimal = true;  // false when the beam search produced the program
+  std::string notOptimal;     // why not, when not: the budget A* exhausted and the beam's width
   int64_t expanded = 0;
   int64_t generated = 0;
   int64_t stored = 0;

@@ -214,6 +214,17 @@ class TstPlan : public QObject {
     }
     QCOMPARE(back.cluster.network.bandwidth, p.cluster.network.bandwidth);
     QCOMPARE(back.cluster.machines.back().link.latency, p.cluster.machines.back().link.latency);
+    // Each device's memory by kind sums to its predicted total, and survives the round trip; a
+    // plan written before the breakdown was recorded reads as all zero.
+    for (size_t j = 0; j < p.devices.size(); ++j) {
+      const synth::MemoryBreakdown& m = p.devices[j].memory;
+      QVERIFY(m.parameters > 0 && m.gradients > 0 && m.activations > 0);
+      QVERIFY(std::abs(m.total() - p.devices[j].memoryBytes) <= 1e-9 * p.devices[j].memoryBytes);
+      QCOMPARE(back.devices[j].memory.optimizer, m.optimizer);
+    }
+    nlohmann::json old = nlohmann::json::parse(once.dump());
+    for (auto& d : old["cluster"]["devices"]) d.erase("memory_breakdown");
+    QCOMPARE(plan::planFromJson(old, "old.json").devices[0].memory.total(), 0.0);
     // A damaged inventory is named.
     nlohmann::json bad = nlohmann::json::parse(once.dump());
     bad["cluster"]["inventory"]["machines"][0]["count"] = 0;

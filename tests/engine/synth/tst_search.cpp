@@ -103,7 +103,18 @@ void checkOptimal(const ir::Graph& g, int64_t minCombinations) {
 
 struct Recorder : synth::SearchListener {
   std::vector<synth::SearchProgress> events;
+  int openWanted = 0;
+  int started = 0, finished = 0;
+  std::string error;
+  std::vector<synth::BeamFallback> fallbacks;
+  void onSearchStarted(const synth::Theory&) override { ++started; }
   void onProgress(const synth::SearchProgress& p) override { events.push_back(p); }
+  int openStatesWanted() const override { return openWanted; }
+  void onBeamFallback(const synth::BeamFallback& f) override { fallbacks.push_back(f); }
+  void onSearchFinished(const synth::SearchStats&, const std::string& e) override {
+    ++finished;
+    error = e;
+  }
 };
 
 }  // namespace
@@ -309,6 +320,71 @@ class TstSearch : public QObject {
     QCOMPARE(last.bestSeconds, p.seconds);  // the final event carries the complete program
     QCOMPARE(last.partial, p.variantOf);
     for (const synth::SearchProgress& e : r.events) QVERIFY(e.boundSeconds <= p.seconds * (1 + 1e-12));
+  }
+
+  // The listener's other events: search start and end in pairs, the best open states sampled from
+  // the open set (lowest f first, each a real partial program), the beam fallback announced.
+  void reportsOpenStatesAndFallback() {
+    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    cost::Cluster c = smallCluster();
+    synth::Theory t(g);
+    synth::CostTable table(t, c, proportional(c));
+    Recorder r;
+    r.openWanted = 5;
+    synth::SearchOptions o;
+    o.listener = &r;
+    o.progressIntervalSeconds = 0;
+    o.heuristic = false;  // uniform cost: a wide open set to sample from
+    synth::SearchStats stats;
+    synth::Program p = synth::search(table, o, &stats);
+    QCOMPARE(r.started, 1);
+    QCOMPARE(r.finished, 1);
+    QVERIFY(r.error.empty());
+    QVERIFY(stats.notOptimal.empty());
+    bool sampled = false;
+    double lastBest = -1;
+    for (const synth::SearchProgress& e : r.events) {
+      QVERIFY(e.open.size() <= 5);
+      for (size_t i = 0; i < e.open.size(); ++i) {
+        const synth::OpenState& s = e.open[i];
+        QCOMPARE(static_cast<int>(s.partial.size()), s.depth);
+        if (i > 0) QVERIFY(s.f() >= e.open[i - 1].f() - 1e-15);  // best first
+        QVERIFY(s.f() >= e.boundSeconds - 1e-12);  // nothing open below the bound just expanded
+        for (int n = 0; n < s.depth; ++n)
+          QVERIFY(s.partial[static_cast<size_t>(n)] >= 0 &&
+                  s.partial[static_cast<size_t>(n)] < static_cast<int>(t.variants(n).size()));
+      }
+      sampled = sampled || e.open.size() == 5;
+      if (lastBest >= 0) QVERIFY(e.bestSeconds >= 0 && e.bestSeconds <= lastBest);  // never worse
+      if (e.bestSeconds >= 0) lastBest = e.bestSeconds;
+    }
+    QVERIFY(sampled);
+    QCOMPARE(lastBest, p.seconds);
+
+    // A budget too small for A*: the fallback is announced, and the stats say why not optimal.
+    Recorder beam;
+    synth::SearchOptions small;
+    small.listener = &beam;
+    small.maxStates = 5;
+    small.beamWidth = 4;
+    synth::SearchStats beamStats;
+    synth::search(table, small, &beamStats);
+    QCOMPARE(beam.fallbacks.size(), size_t{1});
+    QCOMPARE(beam.fallbacks[0].maxStates, int64_t{5});
+    QCOMPARE(beam.fallbacks[0].beamWidth, 4);
+    QVERIFY(!beamStats.provenOptimal);
+    QVERIFY2(beamStats.notOptimal.find("budget of 5 states") != std::string::npos, beamStats.notOptimal.c_str());
+    QVERIFY(!beam.events.empty() && beam.events.back().beam);
+
+    // A cancelled search ends with its error.
+    Recorder cancelled;
+    std::atomic<bool> flag{true};
+    synth::SearchOptions stop;
+    stop.listener = &cancelled;
+    stop.cancel = &flag;
+    QVERIFY_THROWS_EXCEPTION(synth::SearchError, synth::search(table, stop));
+    QCOMPARE(cancelled.finished, 1);
+    QVERIFY(cancelled.error.find("cancelled") != std::string::npos);
   }
 };
 
