@@ -21,33 +21,11 @@
 #include "app/studio/core/graph_layout.h"
 #include "app/studio/widgets/graph_view.h"
 #include "app/studio/widgets/main_window.h"
+#include "bench/event_loop_watchdog.h"
 
 namespace {
 
-// Measures the longest gap between ticks of a 5 ms timer on the GUI thread.
-class Watchdog : public QObject {
- public:
-  Watchdog() {
-    m_timer.setInterval(5);
-    QObject::connect(&m_timer, &QTimer::timeout, this, [this] {
-      const qint64 now = m_clock.nsecsElapsed();
-      if (m_last >= 0) m_worst = std::max(m_worst, now - m_last);
-      m_last = now;
-    });
-  }
-  void start() {
-    m_worst = 0;
-    m_last = -1;
-    m_clock.start();
-    m_timer.start();
-  }
-  double worstMs() const { return static_cast<double>(m_worst) / 1e6; }
-
- private:
-  QTimer m_timer;
-  QElapsedTimer m_clock;
-  qint64 m_last = -1, m_worst = 0;
-};
+using hap::bench::Watchdog;
 
 struct Figures {
   double open = 0, expand = 0, stallOpen = 0, stallExpand = 0;

@@ -14,7 +14,7 @@ packages=(
   # model zoo export, and the corpus of real architectures (torchvision)
   python3 python3-torch python3-numpy python3-torchvision
   # GUI and its tests
-  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6svgwidgets6 libqt6sql6-sqlite
+  qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqt6svgwidgets6 libqt6sql6-sqlite
   fonts-dejavu-core xvfb xauth
   # planner back ends: LP solvers, graph layout, partitioning
   coinor-libcbc-dev coinor-libclp-dev libgraphviz-dev libmetis-dev

@@ -10,7 +10,7 @@
 #include "engine/cost/cluster.h"
 #include "engine/import/importer.h"
 #include "engine/ir/summary.h"
-#include "engine/plan/planner.h"
+#include "engine/plan/plan_request.h"
 
 namespace hap::cli {
 namespace {
@@ -24,17 +24,13 @@ int runCompare(const CompareArgs& a) {
   ts::ImportOptions importOptions;
   importOptions.metaWeights = true;  // shapes suffice: the weights are not read
   for (const std::string& in : a.inputs) importOptions.inputOverrides.push_back(ts::parseInputArg(in));
-  const ir::Graph g = ts::importModel(a.model, importOptions);
+  auto g = std::make_shared<const ir::Graph>(ts::importModel(a.model, importOptions));
   const cost::Cluster cluster = cost::loadCluster(a.cluster);
-  ts::ImportOptions perMachine = importOptions;
-  perMachine.inputOverrides = ts::dividedBatch(g, static_cast<int>(cluster.machines.size()));
-  const ir::Graph machineBatch = ts::importModel(a.model, perMachine);
-
-  plan::PlanOptions options;
-  options.segments = ir::parseSegmentOptions(a.segments);
-  options.segmentText = a.segments;
-  options.machineBatchGraph = &machineBatch;
-  const plan::Plan p = plan::makePlan(g, cluster, options);
+  // `hap plan`'s planning with the default options but --segments: HAP's plan priced against the
+  // four baselines (the Megatron one at one machine's batch).
+  plan::PlanRequest request;
+  request.segments = a.segments;
+  const plan::Plan p = plan::planModel(std::move(g), importOptions, cluster, request).plan;
 
   struct Row {
     std::string name;

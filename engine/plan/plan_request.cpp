@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "engine/base/error.h"
 #include "engine/import/input_spec.h"
@@ -117,7 +118,29 @@ PlannedModel planModel(std::shared_ptr<const ir::Graph> model, const ts::ImportO
     out.plan = makeMegatronPlan(*model, *machineBatch, cluster, options);
     out.graph = std::move(machineBatch);
   } else {
+    // The Megatron baseline, as `hap compare` prices it, needs the model at one machine's batch.
+    std::optional<ir::Graph> machineBatch;
+    std::string notImported;
+    if (options.strategy == PlanOptions::Strategy::Hap && options.baselines) {
+      ts::ImportOptions perMachine = importOptions;
+      perMachine.inputOverrides = ts::dividedBatch(*model, static_cast<int>(cluster.machines.size()));
+      perMachine.cancel = cancel;
+      try {
+        machineBatch = ts::importModel(model->sourceFile, perMachine);
+        options.machineBatchGraph = &*machineBatch;
+      } catch (const ts::ImportCancelled&) {
+        throw;
+      } catch (const Error& e) {
+        notImported = e.what();
+      }
+    }
     out.plan = makePlan(*model, cluster, options);
+    if (!notImported.empty()) {
+      Plan::Baseline b{"megatron", {}, false,
+                       fmt::format("not applicable: the model does not import at one machine's batch: {}", notImported)};
+      b.estimate.fits = false;
+      out.plan.baselines.push_back(std::move(b));
+    }
     out.graph = std::move(model);
   }
   const std::vector<std::string> problems = verifyPlan(*out.graph, out.plan);

@@ -56,7 +56,8 @@ struct PlannedModel {
 };
 
 // Plans `model` (imported from model->sourceFile with `importOptions`, which a Megatron plan
-// reuses at one machine's batch) on `cluster` as `request` says, and verifies the plan.
+// and the Megatron baseline reuse at one machine's batch) on `cluster` as `request` says, and
+// verifies the plan. HAP's plan with baselines prices all four, as `hap compare` does.
 // `listener` and `cancel` reach every search, LP step and re-import. Throws hap::Error: a
 // malformed request, synth::SearchError (no program, cancelled), NotReplicable (Megatron does not
 // apply), or a plan that fails verification (a bug, said so).

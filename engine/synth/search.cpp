@@ -8,6 +8,8 @@
 #include <queue>
 #include <unordered_set>
 
+#include "engine/ir/segments.h"
+
 namespace hap::synth {
 namespace {
 
@@ -60,27 +62,6 @@ Layout makeLayout(const Theory& t) {
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Whether `text` matches the glob `pattern` (`*` any run, `?` one character).
-bool globMatch(std::string_view pattern, std::string_view text) {
-  size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      resume = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
 
 struct State {
   int32_t k;
@@ -290,6 +271,9 @@ void Searcher::resolvePins() {
   for (const Pin& pin : options_.pins) {
     bool used = false;
     for (const ir::Node& node : g_.nodes) {
+      // A reshard carries its reader's scope, but how a value crosses segments is the planner's
+      // choice, never what a pin on the reader means.
+      if (node.op == ir::kReshardOp) continue;
       if (!globMatch(pin.pattern, node.scope) && !globMatch(pin.pattern, node.op)) continue;
       const auto& variants = t_.variants(node.id);
       auto& mask = allowed_[static_cast<size_t>(node.id)];
@@ -526,7 +510,7 @@ Program Searcher::run(SearchStats* stats) {
       finish(stats, true);
       return buildProgram(table_, partialOf(top.state));
     }
-    if ((expanded_++ & 1023) == 0) {
+    if ((expanded_++ & 127) == 0) {
       if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
         throw SearchError("the search was cancelled");
       report(top.state, top.f, false);
@@ -673,6 +657,26 @@ Program Searcher::beam(SearchStats* stats) {
 }
 
 }  // namespace
+
+bool globMatch(std::string_view pattern, std::string_view text) {
+  size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
 
 Pin parsePin(const std::string& text) {
   const size_t eq = text.rfind('=');

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/base/error.h"
@@ -49,6 +50,8 @@ struct Pin {
 };
 // Parses "PATTERN=VARIANT" (for --pin); throws hap::Error naming the text when malformed.
 Pin parsePin(const std::string& text);
+// Whether `text` matches the pin glob `pattern` (`*` any run of characters, `?` one).
+bool globMatch(std::string_view pattern, std::string_view text);
 
 struct SearchOptions {
   // A* stops after storing this many states (about 40 bytes each plus their forms). Then, when

@@ -23,6 +23,8 @@
 #include "app/studio/widgets/graph_view.h"
 #include "app/studio/widgets/inputs_dialog.h"
 #include "app/studio/widgets/main_window.h"
+#include "app/studio/widgets/plan_panel.h"
+#include "engine/plan/plan_request.h"
 
 using namespace hap::studio;
 
@@ -147,5 +149,48 @@ int main(int argc, char** argv) {
   ok &= opened.wait(30000);
   settle(w);
   ok &= save(w, out + "/no-spec-opened.png");
+
+  // 8. Planning in the app (issue 18): BERT-tiny on the heterogeneous 4-device cluster, then each
+  //    plan view; with HAP_SCREENSHOT_MODEL and HAP_SCREENSHOT_CLUSTER set (e.g. BERT-Base on the
+  //    64-GPU testbed), that model and cluster instead.
+  const QString bigModel = qEnvironmentVariable("HAP_SCREENSHOT_MODEL");
+  const QString bigCluster = qEnvironmentVariable("HAP_SCREENSHOT_CLUSTER");
+  w.openCluster(bigCluster.isEmpty() ? source + "/resources/clusters/a100-p100-4.yaml" : bigCluster);
+  QSignalSpy reopened(&w, &MainWindow::modelOpened);
+  w.openModel(bigModel.isEmpty() ? zoo + "/bert-tiny.pt" : bigModel);
+  ok &= reopened.wait(120000);
+  settle(w);
+  QSignalSpy planned(&w, &MainWindow::planFinished);
+  raiseDock(w, "dock.plan");
+  w.action("plan.plan")->trigger();
+  QTest::qWait(400);
+  ok &= save(w, out + "/plan-searching.png");
+  ok &= !planned.isEmpty() || planned.wait(600000);
+  settle(w);
+  if (QAction* form = w.action(QStringLiteral("view.colourBy.%1").arg(static_cast<int>(ColourBy::ShardingForm))))
+    form->trigger();
+  w.graphView()->fitToWindow();
+  QTest::qWait(150);
+  for (const char* dock : {"search", "stages", "ratios", "baselines", "explain"}) {
+    raiseDock(w, (std::string("dock.") + dock).c_str());
+    QTest::qWait(200);
+    ok &= save(w, out + "/plan-" + dock + ".png");
+  }
+  // A second plan (even ratios) to compare with.
+  w.planPanel()->setRequest([] {
+    hap::plan::PlanRequest r;
+    r.ratios = "even";
+    return r;
+  }());
+  planned.clear();
+  w.action("plan.plan")->trigger();
+  ok &= planned.wait(600000);
+  settle(w);
+  raiseDock(w, "dock.compare");
+  QTest::qWait(200);
+  ok &= save(w, out + "/plan-compare.png");
+  if (QAction* v = w.action(QStringLiteral("view.colourBy.%1").arg(static_cast<int>(ColourBy::Variant)))) v->trigger();
+  QTest::qWait(200);
+  ok &= save(w, out + "/plan-variants.png");
   return ok ? 0 : 1;
 }

@@ -1,5 +1,6 @@
 // "Colour by": op families of known ops, legends that list what is present, the numeric ramp,
-// collapsed-scope aggregates, and the plan hooks fed from outside.
+// collapsed-scope aggregates, the plan hooks fed from outside, and the plan modes (sharding form,
+// rule variant, segment, device cost) of a real plan.
 #include <QtTest>
 
 #include <cmath>
@@ -8,8 +9,10 @@
 
 #include "app/studio/core/colouring.h"
 #include "app/studio/core/graph_layout.h"
+#include "app/studio/core/plan_overlay.h"
 #include "app/studio/core/scope_tree.h"
 #include "engine/import/importer.h"
+#include "tests/studio/plan_fixture.h"
 
 using namespace hap;
 using namespace hap::studio;
@@ -257,6 +260,115 @@ class TestColouring : public QObject {
     std::set<QString> seen;
     for (int m = 0; m < kColourByCount; ++m)
       QVERIFY(seen.insert(colourByName(static_cast<ColourBy>(m))).second);
+    QCOMPARE(colourByName(ColourBy::Variant), QStringLiteral("Rule variant"));
+    // Variant sits next to ShardingForm; all four plan modes need a plan.
+    QCOMPARE(static_cast<int>(ColourBy::Variant), static_cast<int>(ColourBy::ShardingForm) + 1);
+    for (ColourBy m :
+         {ColourBy::ShardingForm, ColourBy::Variant, ColourBy::Segment, ColourBy::DeviceCost})
+      QVERIFY(colourByNeedsPlan(m));
+  }
+
+  // The plan modes of bert-tiny planned on 2 A100 + 2 P100: categories and legends.
+  void planModesOfARealPlan() {
+    const auto doc = testing::planZoo("bert-tiny.pt", "a100-p100-4.yaml");
+    const PlanOverlay overlay(doc);
+    const ir::Graph& g = *doc->imported;
+    const ScopeTree tree(g);
+    const plan::Plan& p = doc->p();
+
+    // Sharding form: "replicated", "sharded dim 0", ..., "partial sum", in that order.
+    const int maxDim = overlay.maxShardedDim();
+    QVERIFY(maxDim >= 0);
+    std::vector<QString> expected{QStringLiteral("replicated")};
+    for (int d = 0; d <= maxDim; ++d) expected.push_back(QStringLiteral("sharded dim %1").arg(d));
+    expected.push_back(QStringLiteral("partial sum"));
+    QCOMPARE(formCategoryLabels(maxDim), expected);
+    const NodeColouring forms = planColouring(overlay, g, tree, ColourBy::ShardingForm);
+    std::vector<int> counts(expected.size(), 0);
+    for (const ir::Node& n : g.nodes) {
+      const plan::PlanStep& s = p.steps[static_cast<size_t>(overlay.node(n.id).computeStep)];
+      const synth::Rel r = s.outputs.front().rel;
+      const int c = forms.nodeCategory(n.id);
+      QCOMPARE(expected[static_cast<size_t>(c)], formCategoryName(r));
+      ++counts[static_cast<size_t>(c)];
+    }
+    // The legend lists exactly the forms present, in category order.
+    std::vector<QString> present;
+    for (size_t c = 0; c < counts.size(); ++c)
+      if (counts[c] > 0) present.push_back(expected[c]);
+    QCOMPARE(labels(forms.legend()), present);
+    QVERIFY(present.size() >= 2);
+    // A collapsed layer: its most frequent form.
+    const ScopeId layer = tree.find("layers.0");
+    std::vector<int> inLayer(expected.size(), 0);
+    for (const ir::Node& n : g.nodes)
+      if (tree.contains(layer, tree.scopeOfNode(n.id)))
+        ++inLayer[static_cast<size_t>(forms.nodeCategory(n.id))];
+    QCOMPARE(forms.scopeCategory(layer),
+             static_cast<int>(std::max_element(inLayer.begin(), inLayer.end()) - inLayer.begin()));
+
+    // Variant: one legend entry per variant the plan uses, each in its fixed colour.
+    const NodeColouring variants = planColouring(overlay, g, tree, ColourBy::Variant);
+    QCOMPARE(variants.mode(), ColourBy::Variant);
+    std::set<std::string> used;
+    for (const plan::PlanStep& s : p.steps)
+      if (s.kind == plan::PlanStep::Kind::Compute &&
+          doc->planned->node(s.node).op != ir::kReshardOp)
+        used.insert(s.variant);
+    QCOMPARE(variants.legend().entries.size(), used.size());
+    for (const auto& [label, colour] : variants.legend().entries) {
+      QVERIFY(used.count(label.toStdString()));
+      QCOMPARE(colour, variantColour(label.toStdString()));
+    }
+    for (const ir::Node& n : g.nodes)
+      QCOMPARE(variants.nodeColour(n.id), variantColour(overlay.node(n.id).variant));
+
+    // Segment: the plan's segment names, every one present.
+    const NodeColouring segments = planColouring(overlay, g, tree, ColourBy::Segment);
+    std::vector<QString> names;
+    for (const plan::Segment& s : p.segments) names.push_back(QString::fromStdString(s.name));
+    QCOMPARE(labels(segments.legend()), names);
+    QVERIFY(names.size() >= 2);
+
+    // Device cost: seconds on a log ramp, the bottleneck by default, a chosen rank on request.
+    const int bottleneck = plan::bottleneckRank(doc->timeline);
+    const NodeColouring cost = planColouring(overlay, g, tree, ColourBy::DeviceCost);
+    const ColourLegend legend = cost.legend();
+    QVERIFY(legend.numeric);
+    QVERIFY(legend.logScale);
+    QVERIFY2(legend.title.contains(QStringLiteral("rank %1").arg(bottleneck)),
+             qPrintable(legend.title));
+    QVERIFY2(legend.minLabel.endsWith(QStringLiteral("s")) &&
+                 legend.maxLabel.endsWith(QStringLiteral("s")),
+             qPrintable(legend.minLabel + QStringLiteral(" / ") + legend.maxLabel));
+    // The ramp spans what could be drawn: every node's time and every collapsed scope's sum.
+    double most = 0;
+    for (const ir::Node& n : g.nodes) {
+      most = std::max(most, overlay.nodeSeconds(n.id, bottleneck));
+      QCOMPARE(cost.nodeValue(n.id), overlay.nodeSeconds(n.id, bottleneck));
+    }
+    for (ScopeId s = 1; s < tree.size(); ++s) most = std::max(most, cost.scopeValue(s));
+    QCOMPARE(legend.max, most);
+    const int other = bottleneck == 0 ? 3 : 0;
+    const NodeColouring costOther = planColouring(overlay, g, tree, ColourBy::DeviceCost, other);
+    QVERIFY(costOther.legend().title.contains(QStringLiteral("rank %1").arg(other)));
+    // A collapsed scope: the sum of its nodes' times.
+    double sum = 0;
+    for (const ir::Node& n : g.nodes)
+      if (tree.contains(layer, tree.scopeOfNode(n.id)))
+        sum += overlay.nodeSeconds(n.id, bottleneck);
+    QVERIFY(std::abs(cost.scopeValue(layer) - sum) <= 1e-12 * sum);
+  }
+
+  // Segments: 12+ colours that stay apart, dark text readable on all.
+  void segmentPaletteCycles() {
+    std::set<QRgb> seen;
+    for (int i = 0; i < 36; ++i) {
+      const QColor c = segmentColour(i);
+      QVERIFY2(seen.insert(c.rgb()).second, qPrintable(QString::number(i)));
+      if (i > 0) QVERIFY(c != segmentColour(i - 1));
+      QVERIFY(luminance(c) > 0.3);
+    }
   }
 };
 

@@ -1,16 +1,27 @@
 // PropertiesModel: what the properties panel shows for a node, a value and a scope of mlp-tiny,
-// with links to producers, consumers and scopes.
+// with links to producers, consumers and scopes; with a plan (bert-tiny on 2 A100 + 2 P100) the
+// node's variant, its input and output forms with every rank's exact lengths, its segment and its
+// predicted time per device, and a value's forms and collectives.
 #include <QAbstractItemModelTester>
 #include <QtTest>
 
 #include <memory>
 
+#include <QDir>
+#include <QTreeView>
+
+#include "app/studio/core/plan_overlay.h"
 #include "app/studio/core/properties_model.h"
+#include "app/studio/widgets/properties_panel.h"
 #include "engine/import/importer.h"
 #include "engine/ir/summary.h"
+#include "tests/studio/plan_fixture.h"
 
 using namespace hap;
+using hap::studio::formatSeconds;
+using hap::studio::PlanDocument;
 using hap::studio::PropertiesModel;
+using hap::studio::PropertiesPanel;
 using hap::studio::ScopeTree;
 using hap::studio::Selection;
 
@@ -30,6 +41,17 @@ QModelIndex row(const QAbstractItemModel& m, const QString& name, const QModelIn
 
 QString valueOf(const QModelIndex& nameIndex) {
   return nameIndex.siblingAtColumn(PropertiesModel::ValueColumn).data().toString();
+}
+
+// "G(0) lengths 3, 3, 2, 0", "I (replicated)", from the plan's own numbers (not formText).
+QString expectedForm(const hap::plan::Form& f) {
+  if (hap::synth::isGather(f.rel)) {
+    QStringList lengths;
+    for (int64_t l : f.lengths) lengths << QString::number(l);
+    return QStringLiteral("G(%1) lengths %2").arg(f.rel).arg(lengths.join(QStringLiteral(", ")));
+  }
+  return f.rel == hap::synth::kReduce ? QStringLiteral("R (partial sum)")
+                                      : QStringLiteral("I (replicated)");
 }
 
 }  // namespace
@@ -207,15 +229,22 @@ class TestPropertiesModel : public QObject {
   // tester sees, and every link points at something that exists.
   void everySelection_data() {
     QTest::addColumn<QString>("file");
-    QTest::newRow("bert-tiny") << QStringLiteral("bert-tiny.pt");
-    QTest::newRow("bert_moe-tiny") << QStringLiteral("bert_moe-tiny.pt");
-    QTest::newRow("vgg19-tiny") << QStringLiteral("vgg19-tiny.pt");
+    QTest::addColumn<bool>("withPlan");
+    QTest::newRow("bert-tiny") << QStringLiteral("bert-tiny.pt") << false;
+    QTest::newRow("bert_moe-tiny") << QStringLiteral("bert_moe-tiny.pt") << false;
+    QTest::newRow("vgg19-tiny") << QStringLiteral("vgg19-tiny.pt") << false;
+    QTest::newRow("bert-tiny with a plan") << QStringLiteral("bert-tiny.pt") << true;
   }
   void everySelection() {
     QFETCH(QString, file);
-    auto g = loadZoo(file.toUtf8().constData());
+    QFETCH(bool, withPlan);
+    std::shared_ptr<const PlanDocument> doc;
+    if (withPlan)
+      doc = hap::studio::testing::planZoo(file.toUtf8().constData(), "a100-p100-4.yaml");
+    auto g = doc ? doc->imported : loadZoo(file.toUtf8().constData());
     auto scopes = std::make_shared<const ScopeTree>(*g);
     m_model->setGraph(g, scopes);
+    m_model->setPlan(doc);
     std::vector<Selection> all;
     for (const ir::Node& n : g->nodes) all.push_back(Selection::node(n.id));
     for (const ir::Value& v : g->values) all.push_back(Selection::value(v.id));
@@ -238,7 +267,158 @@ class TestPropertiesModel : public QObject {
           stack.push_back(i);
         }
       }
+      if (withPlan) QVERIFY(row(*m_model, QStringLiteral("Plan")).isValid());
     }
+  }
+
+  // ---- with a plan ----
+
+  // A column-parallel linear: its variant, segment, every input's and output's form with each
+  // rank's exact length, and its time per device, all equal to its Compute step's.
+  void planRowsOfANode() {
+    const auto doc = hap::studio::testing::planZoo("bert-tiny.pt", "a100-p100-4.yaml");
+    const ir::Graph& g = *doc->imported;
+    const hap::plan::Plan& p = doc->p();
+    auto scopes = std::make_shared<const ScopeTree>(g);
+    m_model->setGraph(doc->imported, scopes);
+    ir::NodeId linear = ir::kNone;
+    for (const ir::Node& n : g.nodes) {
+      const int step = [&] {
+        for (int s : doc->stepsOfNode(n.id))
+          if (p.steps[static_cast<size_t>(s)].kind == hap::plan::PlanStep::Kind::Compute) return s;
+        return -1;
+      }();
+      if (n.op == "aten::linear" && p.steps[static_cast<size_t>(step)].variant == "column") {
+        linear = n.id;
+        break;
+      }
+    }
+    QVERIFY(linear != ir::kNone);
+    m_model->setSelection(Selection::node(linear));
+    QVERIFY(!row(*m_model, QStringLiteral("Plan")).isValid());
+    m_model->setPlan(doc);
+    QCOMPARE(m_model->selection(), Selection::node(linear));  // kept
+    const QModelIndex plan = row(*m_model, QStringLiteral("Plan"));
+    QVERIFY(plan.isValid());
+    const hap::plan::PlanStep* step = nullptr;
+    for (int s : doc->stepsOfNode(linear))
+      if (p.steps[static_cast<size_t>(s)].kind == hap::plan::PlanStep::Kind::Compute)
+        step = &p.steps[static_cast<size_t>(s)];
+    QVERIFY(step);
+    QCOMPARE(valueOf(row(*m_model, QStringLiteral("variant"), plan)), QStringLiteral("column"));
+    const int segment = p.importedNodeSegment[static_cast<size_t>(linear)];
+    QCOMPARE(valueOf(row(*m_model, QStringLiteral("segment"), plan)),
+             QString::fromStdString(p.segments[static_cast<size_t>(segment)].name));
+
+    // Inputs in argument order (input, weight, bias), each with its exact per-rank lengths.
+    const QModelIndex inputs = row(*m_model, QStringLiteral("Input forms"), plan);
+    QVERIFY(inputs.isValid());
+    QCOMPARE(m_model->rowCount(inputs), static_cast<int>(step->inputs.size()));
+    int sharded = 0;
+    for (int r = 0; r < m_model->rowCount(inputs); ++r) {
+      const hap::plan::Form& f = step->inputs[static_cast<size_t>(r)];
+      const QString text = valueOf(m_model->index(r, 0, inputs));
+      QVERIFY2(text.contains(expectedForm(f)),
+               qPrintable(text + QStringLiteral(" / ") + expectedForm(f)));
+      // The imported value (a resharded copy, f.value past the imported values, stands for it).
+      QCOMPARE(PropertiesModel::link(m_model->index(r, 0, inputs)),
+               Selection::value(g.node(linear).tensorInputs()[static_cast<size_t>(r)]));
+      sharded += hap::synth::isGather(f.rel);
+    }
+    QVERIFY(sharded >= 1);  // the weight's rows
+    const QModelIndex outputs = row(*m_model, QStringLiteral("Output forms"), plan);
+    QCOMPARE(m_model->rowCount(outputs), static_cast<int>(step->outputs.size()));
+    const QString out = valueOf(m_model->index(0, 0, outputs));
+    QVERIFY2(out.contains(expectedForm(step->outputs.front())), qPrintable(out));
+    QVERIFY(hap::synth::isGather(step->outputs.front().rel));
+    // Uneven devices: the lengths are not all equal somewhere.
+    qInfo("column linear #%d output: %s", linear, qPrintable(out));
+
+    // Time per device: forward and backward at each device's group.
+    const QModelIndex time = row(*m_model, QStringLiteral("Predicted time"), plan);
+    QCOMPARE(m_model->rowCount(time), static_cast<int>(p.devices.size()));
+    for (int r = 0; r < m_model->rowCount(time); ++r) {
+      const size_t group = static_cast<size_t>(p.devices[static_cast<size_t>(r)].group);
+      const double fwd = step->forwardByGroup[group], bwd = step->backwardByGroup[group];
+      QVERIFY(m_model->index(r, 0, time)
+                  .data()
+                  .toString()
+                  .startsWith(QStringLiteral("rank %1").arg(r)));
+      QCOMPARE(valueOf(m_model->index(r, 0, time)),
+               QStringLiteral("%1 (fwd %2, bwd %3)")
+                   .arg(formatSeconds(fwd + bwd), formatSeconds(fwd), formatSeconds(bwd)));
+    }
+    m_model->setPlan(nullptr);
+    QVERIFY(!row(*m_model, QStringLiteral("Plan")).isValid());
+    QCOMPARE(m_model->selection(), Selection::node(linear));
+  }
+
+  // A value read after an all-reduce: its form, its reads and the collective.
+  void planRowsOfAValue() {
+    const auto doc = hap::studio::testing::planZoo("bert-tiny.pt", "a100-p100-4.yaml");
+    const hap::plan::Plan& p = doc->p();
+    auto scopes = std::make_shared<const ScopeTree>(*doc->imported);
+    m_model->setGraph(doc->imported, scopes);
+    m_model->setPlan(doc);
+    const hap::plan::PlanStep* allReduce = nullptr;
+    for (const hap::plan::PlanStep& s : p.steps)
+      if (s.kind == hap::plan::PlanStep::Kind::Convert && s.instruction == "all-reduce") {
+        allReduce = &s;
+        break;
+      }
+    QVERIFY(allReduce);
+    const ir::ValueId v = allReduce->to.value;
+    m_model->setSelection(Selection::value(v));
+    const QModelIndex plan = row(*m_model, QStringLiteral("Plan"));
+    QVERIFY(plan.isValid());
+    QCOMPARE(valueOf(row(*m_model, QStringLiteral("form"), plan)),
+             QStringLiteral("R (partial sum)"));
+    const QModelIndex reads = row(*m_model, QStringLiteral("Reads"), plan);
+    QCOMPARE(m_model->rowCount(reads), static_cast<int>(doc->imported->value(v).users.size()));
+    const QModelIndex conversions = row(*m_model, QStringLiteral("Conversions"), plan);
+    QVERIFY(conversions.isValid());
+    const QModelIndex ar = row(*m_model, QStringLiteral("all-reduce"), conversions);
+    QVERIFY(ar.isValid());
+    QVERIFY2(valueOf(ar).startsWith(
+                 QStringLiteral("R → I · %1").arg(formatSeconds(allReduce->seconds()))),
+             qPrintable(valueOf(ar)));
+    // The consumer it prepares.
+    QCOMPARE(PropertiesModel::link(ar),
+             Selection::node(doc->stepNode(static_cast<int>(allReduce - p.steps.data()))));
+  }
+
+  // The panel with a plan, for the screenshots.
+  void panelWithAPlan() {
+    const auto doc = hap::studio::testing::planZoo("bert-tiny.pt", "a100-p100-4.yaml");
+    auto scopes = std::make_shared<const ScopeTree>(*doc->imported);
+    PropertiesPanel panel;
+    panel.resize(560, 760);
+    panel.setGraph(doc->imported, scopes);
+    ir::NodeId linear = ir::kNone, norm = ir::kNone;
+    for (const ir::Node& n : doc->imported->nodes) {
+      if (n.op == "aten::linear" && linear == ir::kNone &&
+          doc->p().steps[static_cast<size_t>(doc->stepsOfNode(n.id).back())].variant == "column")
+        linear = n.id;
+      if (n.op == "aten::layer_norm" && norm == ir::kNone && !n.scope.empty() && n.scope != "norm")
+        norm = n.id;
+    }
+    panel.showSelection(Selection::node(linear));
+    panel.setPlan(doc);
+    QCOMPARE(panel.selection(), Selection::node(linear));
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QDir().mkpath(QStringLiteral("/tmp/shots"));
+    panel.view()->scrollToBottom();
+    QVERIFY(panel.grab().save(QStringLiteral("/tmp/shots/overlay_properties_node.png")));
+    panel.showSelection(Selection::node(norm));
+    panel.view()->scrollToBottom();
+    QVERIFY(panel.grab().save(QStringLiteral("/tmp/shots/overlay_properties_norm.png")));
+    const ir::ValueId v = doc->imported->node(norm).tensorInputs().front();
+    panel.showSelection(Selection::value(v));
+    QVERIFY(panel.grab().save(QStringLiteral("/tmp/shots/overlay_properties_value.png")));
+    panel.showSelection(Selection::scope(scopes->find("layers.0")));
+    panel.view()->scrollToBottom();
+    QVERIFY(panel.grab().save(QStringLiteral("/tmp/shots/overlay_properties_scope.png")));
   }
 
  private:

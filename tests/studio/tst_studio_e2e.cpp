@@ -30,40 +30,18 @@
 #include "app/studio/widgets/properties_panel.h"
 #include "app/studio/widgets/summary_panel.h"
 #include "engine/cost/cluster.h"
+#include "tests/studio/ui_driver.h"
 
 using namespace hap;
 using namespace hap::studio;
+using hap::studio::testing::answerFileDialog;
+using hap::studio::testing::whenDialog;
 
 namespace {
 
 QString zoo(const char* name) { return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + name; }
 QString fixture(const char* name) { return qEnvironmentVariable("HAP_FIXTURE_DIR") + "/" + name; }
 QString source(const char* name) { return qEnvironmentVariable("HAP_SOURCE_DIR") + "/" + name; }
-
-// Answers the next modal dialog of type D with `answer` (as a user would, once it is up).
-template <class D>
-void whenDialog(std::function<void(D*)> answer) {
-  auto* timer = new QTimer;
-  timer->setInterval(20);
-  QObject::connect(timer, &QTimer::timeout, [timer, answer] {
-    if (auto* d = qobject_cast<D*>(QApplication::activeModalWidget())) {
-      timer->stop();
-      timer->deleteLater();
-      answer(d);
-    }
-  });
-  timer->start();
-}
-
-void answerFileDialog(const QString& path) {
-  whenDialog<QFileDialog>([path](QFileDialog* d) {
-    // As a user does: type the path into the file name box and press Enter.
-    auto* edit = d->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));
-    QVERIFY(edit);
-    edit->setText(path);
-    QTest::keyClick(edit, Qt::Key_Return);
-  });
-}
 
 // Every node box in the drawn layout that stands for node n: the node itself or its collapsed scope.
 bool waitLaidOut(GraphView* view, QSignalSpy& spy, int timeout = 60000) {

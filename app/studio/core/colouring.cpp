@@ -45,8 +45,19 @@ bool inList(std::string_view s, std::initializer_list<std::string_view> list) {
   return std::find(list.begin(), list.end(), s) != list.end();
 }
 
-QString formatValue(double v, bool bytes) {
-  if (bytes) return QString::fromStdString(ir::formatBytes(static_cast<int64_t>(std::llround(v))));
+QString formatValue(double v, ValueUnit unit) {
+  switch (unit) {
+    case ValueUnit::Bytes:
+      return QString::fromStdString(ir::formatBytes(static_cast<int64_t>(std::llround(v))));
+    case ValueUnit::Seconds: {
+      const double a = std::abs(v);
+      if (a < 1e-6) return QStringLiteral("%1 ns").arg(v * 1e9, 0, 'g', 3);
+      if (a < 1e-3) return QStringLiteral("%1 µs").arg(v * 1e6, 0, 'g', 3);
+      if (a < 1) return QStringLiteral("%1 ms").arg(v * 1e3, 0, 'g', 3);
+      return QStringLiteral("%1 s").arg(v, 0, 'g', 3);
+    }
+    case ValueUnit::Count: break;
+  }
   return QString::fromStdString(ir::formatCount(v));
 }
 
@@ -59,6 +70,7 @@ QString colourByName(ColourBy mode) {
     case ColourBy::Flops: return QStringLiteral("FLOPs");
     case ColourBy::Bytes: return QStringLiteral("Bytes written");
     case ColourBy::ShardingForm: return QStringLiteral("Sharding form");
+    case ColourBy::Variant: return QStringLiteral("Rule variant");
     case ColourBy::Segment: return QStringLiteral("Segment");
     case ColourBy::DeviceCost: return QStringLiteral("Device cost");
   }
@@ -66,7 +78,7 @@ QString colourByName(ColourBy mode) {
 }
 
 bool colourByNeedsPlan(ColourBy mode) {
-  return mode == ColourBy::ShardingForm || mode == ColourBy::Segment ||
+  return mode == ColourBy::ShardingForm || mode == ColourBy::Variant || mode == ColourBy::Segment ||
          mode == ColourBy::DeviceCost;
 }
 
@@ -195,7 +207,7 @@ NodeColouring::NodeColouring(const ir::Graph& g, const ScopeTree& tree, ColourBy
     case ColourBy::Flops:
     case ColourBy::Bytes:
       m_numeric = true;
-      m_bytes = mode == ColourBy::Bytes;
+      m_unit = mode == ColourBy::Bytes ? ValueUnit::Bytes : ValueUnit::Count;
       m_nodeValue.resize(nodes);
       for (size_t n = 0; n < nodes; ++n) {
         const ir::NodeCost& c = g.nodes[n].cost;
@@ -203,6 +215,7 @@ NodeColouring::NodeColouring(const ir::Graph& g, const ScopeTree& tree, ColourBy
       }
       break;
     case ColourBy::ShardingForm:
+    case ColourBy::Variant:
     case ColourBy::Segment:
     case ColourBy::DeviceCost:
       m_needsPlan = true;
@@ -234,12 +247,19 @@ NodeColouring NodeColouring::fromCategories(const ir::Graph& g, const ScopeTree&
 NodeColouring NodeColouring::fromValues(const ir::Graph& g, const ScopeTree& tree, ColourBy mode,
                                         QString title, std::vector<double> nodeValue,
                                         bool logScale, bool bytes) {
+  return fromValues(g, tree, mode, std::move(title), std::move(nodeValue), logScale,
+                    bytes ? ValueUnit::Bytes : ValueUnit::Count);
+}
+
+NodeColouring NodeColouring::fromValues(const ir::Graph& g, const ScopeTree& tree, ColourBy mode,
+                                        QString title, std::vector<double> nodeValue, bool logScale,
+                                        ValueUnit unit) {
   NodeColouring c;
   c.m_mode = mode;
   c.m_title = std::move(title);
   c.m_numeric = true;
   c.m_logScale = logScale;
-  c.m_bytes = bytes;
+  c.m_unit = unit;
   c.m_nodeValue = std::move(nodeValue);
   c.m_nodeValue.resize(g.nodes.size(), kNaN);
   c.aggregate(tree);
@@ -407,8 +427,8 @@ ColourLegend NodeColouring::legendFor(const std::vector<bool>& present) const {
     legend.min = m_min;
     legend.max = m_max;
     legend.logScale = m_logScale;
-    legend.minLabel = formatValue(m_min, m_bytes);
-    legend.maxLabel = formatValue(m_max, m_bytes);
+    legend.minLabel = formatValue(m_min, m_unit);
+    legend.maxLabel = formatValue(m_max, m_unit);
     legend.ramp = rampStops();
     return legend;
   }

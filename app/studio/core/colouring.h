@@ -27,11 +27,13 @@ enum class ColourBy {
   Scope,         // one colour per top-level scope (child of the root)
   Flops,         // forward FLOPs, log ramp
   Bytes,         // bytes written, log ramp
-  ShardingForm,  // plan modes (issue 18): fed through NodeColouring::fromCategories/fromValues
-  Segment,
-  DeviceCost,
+  // Plan modes (issue 18; plan_overlay.h builds them through fromCategories/fromValues):
+  ShardingForm,  // the form of each node's main output: replicated, sharded dim d, partial sum
+  Variant,       // the rule variant each node is computed under
+  Segment,       // the segment (ratio vector) each node belongs to
+  DeviceCost,    // predicted forward + backward time on one device, log ramp
 };
-inline constexpr int kColourByCount = 7;
+inline constexpr int kColourByCount = 8;
 
 QString colourByName(ColourBy mode);  // "Op family", "Module scope", "FLOPs", ...
 // True for the modes that need an open plan (their data comes from outside).
@@ -58,6 +60,9 @@ OpFamily opFamily(std::string_view op);
 QString opFamilyName(OpFamily family);  // "matmul / linear", "shape / view", ...
 QColor opFamilyColour(OpFamily family);  // a light fill from a qualitative palette
 
+// The unit of a numeric colouring's values (how the legend writes the ramp's ends).
+enum class ValueUnit { Count, Bytes, Seconds };
+
 // What a legend shows: categories with swatches, or a numeric ramp with its ends.
 struct ColourLegend {
   QString title;
@@ -65,7 +70,7 @@ struct ColourLegend {
   bool numeric = false;
   double min = 0, max = 0;     // numeric: the values at the ramp's ends
   bool logScale = false;
-  QString minLabel, maxLabel;  // formatted ends ("1.20K", "3.4 MiB")
+  QString minLabel, maxLabel;  // formatted ends ("1.20K", "3.4 MiB", "12.5 µs")
   std::vector<QColor> ramp;    // numeric: evenly spaced stops, low to high
   bool empty() const { return entries.empty() && !numeric; }
 };
@@ -87,6 +92,9 @@ class NodeColouring {
   static NodeColouring fromValues(const ir::Graph& g, const ScopeTree& tree, ColourBy mode,
                                   QString title, std::vector<double> nodeValue, bool logScale,
                                   bool bytes = false);
+  static NodeColouring fromValues(const ir::Graph& g, const ScopeTree& tree, ColourBy mode,
+                                  QString title, std::vector<double> nodeValue, bool logScale,
+                                  ValueUnit unit);
 
   ColourBy mode() const { return m_mode; }
   bool numeric() const { return m_numeric; }
@@ -126,7 +134,7 @@ class NodeColouring {
   ColourBy m_mode = ColourBy::OpFamily;
   bool m_numeric = false;
   bool m_logScale = true;
-  bool m_bytes = false;
+  ValueUnit m_unit = ValueUnit::Count;
   bool m_needsPlan = false;
   QString m_title;
   std::vector<QString> m_labels;  // categorical

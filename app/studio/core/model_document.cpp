@@ -7,7 +7,6 @@
 
 #include "engine/base/error.h"
 #include "engine/import/importer.h"
-#include "engine/plan/explain.h"
 #include "engine/plan/plan_json.h"
 #include "engine/plan/planner.h"
 #include "engine/plan/verifier.h"
@@ -16,11 +15,10 @@ namespace hap::studio {
 namespace {
 
 std::shared_ptr<const ModelDocument> makeDocument(const std::string& path, std::vector<ts::InputSpec> overrides,
-                                                  ir::Graph graph, double seconds) {
+                                                  std::shared_ptr<const ir::Graph> g, double seconds) {
   auto doc = std::make_shared<ModelDocument>();
   doc->path = path;
   doc->inputOverrides = std::move(overrides);
-  auto g = std::make_shared<const ir::Graph>(std::move(graph));
   doc->scopes = std::make_shared<const ScopeTree>(*g);
   doc->graph = std::move(g);
   doc->importSeconds = seconds;
@@ -47,7 +45,7 @@ ImportResult importDocument(const std::string& path, const std::vector<ts::Input
   try {
     ir::Graph g = ts::importModel(path, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return {makeDocument(path, inputOverrides, std::move(g), seconds), {}};
+    return {makeDocument(path, inputOverrides, std::make_shared<const ir::Graph>(std::move(g)), seconds), {}};
   } catch (const Error& e) {
     ImportResult r{nullptr, importError(e)};
     if (r.error.kind == OpenError::Kind::InputsMissing) {
@@ -87,16 +85,12 @@ PlanResult openPlan(const std::string& planPath, const std::string& modelPath, c
     options.cancel = cancel;
     options.progress = std::move(progress);
     const auto start = std::chrono::steady_clock::now();
-    ir::Graph g = ts::importModel(model, options);
+    auto g = std::make_shared<const ir::Graph>(ts::importModel(model, options));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (const std::vector<std::string> problems = plan::verifyPlan(g, *p); !problems.empty())
+    if (const std::vector<std::string> problems = plan::verifyPlan(*g, *p); !problems.empty())
       return fail(fmt::format("{}: the plan does not verify against {} ({} problems; first: {})", planPath, model,
                               problems.size(), problems.front()));
-    auto doc = std::make_shared<PlanDocument>();
-    doc->path = planPath;
-    doc->summary = plan::formatSummary(*p);
-    doc->plan = std::move(p);
-    r.plan = std::move(doc);
+    r.plan = makePlanDocument(std::move(*p), g, planPath, std::filesystem::path(planPath).filename().string());
     r.model = makeDocument(model, options.inputOverrides, std::move(g), seconds);
     return r;
   } catch (const Error& e) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "app/studio/core/plan_document.h"
 #include "app/studio/core/scope_tree.h"
 #include "engine/import/importer.h"
 #include "engine/import/input_spec.h"
@@ -23,12 +24,6 @@ struct ModelDocument {
   std::shared_ptr<const ir::Graph> graph;
   std::shared_ptr<const ScopeTree> scopes;
   double importSeconds = 0;
-};
-
-struct PlanDocument {
-  std::string path;
-  std::shared_ptr<const plan::Plan> plan;
-  std::string summary;  // plan::formatSummary
 };
 
 // Why opening a file failed, for the app to choose what to offer: the message is the CLI's

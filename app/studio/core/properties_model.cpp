@@ -83,6 +83,20 @@ void PropertiesModel::setGraph(std::shared_ptr<const ir::Graph> graph,
   m_graph = std::move(graph);
   m_scopes = std::move(scopes);
   m_selection = {};
+  // A plan stays only while it is a plan of this graph.
+  if (m_overlay && (!m_graph || m_overlay->nodeCount() != static_cast<int>(m_graph->nodes.size())))
+    m_overlay.reset();
+  build();
+  endResetModel();
+}
+
+void PropertiesModel::setPlan(std::shared_ptr<const PlanDocument> plan) {
+  beginResetModel();
+  m_overlay.reset();
+  if (plan && plan->imported && m_graph && plan->imported->nodes.size() == m_graph->nodes.size()) {
+    auto overlay = std::make_shared<const PlanOverlay>(std::move(plan));
+    if (!overlay->empty()) m_overlay = std::move(overlay);
+  }
   build();
   endResetModel();
 }
@@ -239,6 +253,8 @@ void PropertiesModel::buildNode(const ir::Node& n) {
     add(group, qs(g.value(v).name), typeText(g.value(v)), Selection::value(v),
         tr("%L1 elements").arg(g.value(v).numel()));
 
+  if (m_overlay) buildNodePlan(n, inputs);
+
   std::vector<const ir::Diagnostic*> diagnostics;
   for (const ir::Diagnostic& d : g.diagnostics)
     if (d.node == n.id) diagnostics.push_back(&d);
@@ -279,6 +295,7 @@ void PropertiesModel::buildValue(const ir::Value& v) {
   int group = add(-1, tr("Consumers"), QString::number(v.users.size()));
   for (ir::NodeId u : v.users)
     add(group, QStringLiteral("#%1").arg(u), nodeLabel(g.node(u)), Selection::node(u));
+  if (m_overlay) buildValuePlan(v);
 }
 
 void PropertiesModel::buildScope(const Scope& s) {
@@ -320,6 +337,195 @@ void PropertiesModel::buildScope(const Scope& s) {
           Selection::scope(c), qs(child.path));
     }
   }
+  if (m_overlay) buildScopePlan(s);
+}
+
+// ---- plan rows ----------------------------------------------------------------------------------
+
+namespace {
+
+// "0.412 ms (fwd 0.137 ms, bwd 0.275 ms)".
+QString timeText(double forward, double backward) {
+  return PropertiesModel::tr("%1 (fwd %2, bwd %3)")
+      .arg(formatSeconds(forward + backward), formatSeconds(forward), formatSeconds(backward));
+}
+
+// "G(1) → I · 21.0 µs (fwd 10.0 µs, bwd 11.0 µs)".
+QString conversionRow(const PlanOverlay& o, const plan::PlanStep& s) {
+  if (s.kind == plan::PlanStep::Kind::Compute) {
+    const double comm = s.forwardCommunication + s.backwardCommunication;
+    return PropertiesModel::tr("into segment %1 · %2")
+        .arg(o.segmentName(s.segment),
+             comm > 0 ? timeText(s.forwardCommunication, s.backwardCommunication)
+                      : PropertiesModel::tr("free"));
+  }
+  return QStringLiteral("%1 → %2 · %3")
+      .arg(relText(s.from.rel), relText(s.to.rel),
+           s.seconds() > 0 ? timeText(s.forwardSeconds, s.backwardSeconds)
+                           : PropertiesModel::tr("free"));
+}
+
+}  // namespace
+
+void PropertiesModel::buildNodePlan(const ir::Node& n,
+                                    const std::vector<std::pair<QString, ir::ValueId>>& inputs) {
+  const PlanOverlay& o = *m_overlay;
+  const ir::Graph& g = *m_graph;
+  const PlanNodeInfo& info = o.node(n.id);
+  const plan::Plan& p = o.plan();
+  const int bottleneck = o.bottleneckRank();
+  if (info.computeStep < 0) {
+    add(-1, tr("Plan"), tr("no step computes this node"));
+    return;
+  }
+  const plan::PlanStep& step = p.steps[static_cast<size_t>(info.computeStep)];
+  const int planRow = add(-1, tr("Plan"),
+                          tr("%1 · %2 on rank %3")
+                              .arg(qs(info.variant), formatSeconds(o.nodeSeconds(n.id, bottleneck)))
+                              .arg(bottleneck));
+  add(planRow, tr("variant"), qs(info.variant), {},
+      step.sfb ? tr("sufficient-factor broadcasting: the weight's gradient is formed from gathered "
+                    "factors")
+               : QString());
+  add(planRow, tr("segment"), o.segmentName(info.segment));
+
+  int group = add(planRow, tr("Input forms"), QString::number(inputs.size()));
+  for (const auto& [name, v] : inputs) {
+    const PlanEdgeInfo* e = o.edge(v, n.id);
+    if (!e || !e->hasReadForm) {
+      add(group, name, valueName(g.value(v)), Selection::value(v));
+      continue;
+    }
+    QStringList via;
+    for (int c : e->conversions) {
+      const QString glyph = conversionGlyph(p.steps[static_cast<size_t>(c)]);
+      if (!glyph.isEmpty()) via << conversionText(p.steps[static_cast<size_t>(c)]);
+    }
+    // The form first: value names are long, and the row's name already says which argument.
+    QString text = formText(e->read);
+    if (!via.isEmpty()) text += tr(" · after %1").arg(via.join(QStringLiteral(", ")));
+    add(group, name, text, Selection::value(v),
+        QStringLiteral("%1: %2").arg(valueName(g.value(v)), text));
+  }
+  group = add(planRow, tr("Output forms"), QString::number(step.outputs.size()));
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    const plan::Form& f = step.outputs[i];
+    const bool known = f.value >= 0 && static_cast<size_t>(f.value) < g.values.size();
+    const QString text =
+        known ? QStringLiteral("%1 · %2").arg(formText(f), valueName(g.value(f.value)))
+              : formText(f);
+    add(group, QString::number(i), text, known ? Selection::value(f.value) : Selection{}, text);
+  }
+
+  // The conversions that prepare its inputs, in program order.
+  // (Not the ones that change nothing a reader sees: plain loads, reshards that move nothing.)
+  std::vector<int> conversions;
+  for (int e : info.edges)
+    for (int c : o.edges()[static_cast<size_t>(e)].conversions)
+      if (!conversionGlyph(p.steps[static_cast<size_t>(c)]).isEmpty()) conversions.push_back(c);
+  std::sort(conversions.begin(), conversions.end());
+  if (!conversions.empty()) {
+    group = add(planRow, tr("Conversions before it"), QString::number(conversions.size()));
+    for (int c : conversions) {
+      const plan::PlanStep& s = p.steps[static_cast<size_t>(c)];
+      const ir::ValueId v = s.kind == plan::PlanStep::Kind::Convert ? s.to.value : ir::kNone;
+      const QString name = conversionText(s);
+      QString text = conversionRow(o, s);
+      if (v >= 0 && static_cast<size_t>(v) < g.values.size())
+        text = QStringLiteral("%1 · %2").arg(text, valueName(g.value(v)));
+      add(group, name, text,
+          v >= 0 && static_cast<size_t>(v) < g.values.size() ? Selection::value(v) : Selection{},
+          text);
+    }
+  }
+
+  group = add(planRow, tr("Predicted time"), tr("forward + backward, per device"));
+  for (int r = 0; r < o.rankCount(); ++r)
+    add(group, o.rankName(r),
+        timeText(info.forwardByRank[static_cast<size_t>(r)],
+                 info.backwardByRank[static_cast<size_t>(r)]));
+}
+
+void PropertiesModel::buildValuePlan(const ir::Value& v) {
+  const PlanOverlay& o = *m_overlay;
+  const ir::Graph& g = *m_graph;
+  const plan::Plan& p = o.plan();
+  const std::vector<const PlanEdgeInfo*> reads = o.readsOf(v.id);
+  const plan::Form* produced = o.producedForm(v.id);
+  int collectives = 0;
+  for (const PlanEdgeInfo* e : reads) collectives += e->collectives;
+  const int planRow =
+      add(-1, tr("Plan"),
+          produced ? formText(*produced)
+                   : (reads.empty() ? tr("not read")
+                                    : tr("%n read(s)", nullptr, static_cast<int>(reads.size()))));
+  if (produced) add(planRow, tr("form"), formText(*produced), {}, formCategoryName(produced->rel));
+  if (!reads.empty()) {
+    const int group = add(planRow, tr("Reads"), QString::number(reads.size()));
+    for (const PlanEdgeInfo* e : reads) {
+      QString text = e->hasReadForm ? formText(e->read) : tr("unknown");
+      if (e->resharded) text += tr(" · resharded into its segment");
+      add(group, QStringLiteral("#%1 %2").arg(e->consumer).arg(qs(g.node(e->consumer).op)), text,
+          Selection::node(e->consumer), nodeLabel(g.node(e->consumer)));
+    }
+  }
+  int count = 0;
+  for (const PlanEdgeInfo* e : reads)
+    for (int c : e->conversions)
+      count += !conversionGlyph(p.steps[static_cast<size_t>(c)]).isEmpty();
+  if (count == 0) return;
+  const int group =
+      add(planRow, tr("Conversions"), tr("%1, %n communicating", nullptr, collectives).arg(count));
+  for (const PlanEdgeInfo* e : reads)
+    for (int c : e->conversions) {
+      const plan::PlanStep& s = p.steps[static_cast<size_t>(c)];
+      if (conversionGlyph(s).isEmpty()) continue;
+      const QString text = tr("%1 · for #%2 %3")
+                               .arg(conversionRow(o, s))
+                               .arg(e->consumer)
+                               .arg(qs(g.node(e->consumer).op));
+      add(group, conversionText(s), text, Selection::node(e->consumer), text);
+    }
+}
+
+void PropertiesModel::buildScopePlan(const Scope& s) {
+  const PlanOverlay& o = *m_overlay;
+  const ir::Graph& g = *m_graph;
+  std::map<std::string, int> variants;
+  std::vector<int> segments;
+  std::vector<double> forward(static_cast<size_t>(o.rankCount()), 0), backward = forward;
+  for (const ir::Node& n : g.nodes) {
+    if (!m_scopes->contains(s.id, m_scopes->scopeOfNode(n.id))) continue;
+    const PlanNodeInfo& info = o.node(n.id);
+    if (info.computeStep < 0) continue;
+    ++variants[info.variant];
+    if (std::find(segments.begin(), segments.end(), info.segment) == segments.end())
+      segments.push_back(info.segment);
+    for (size_t r = 0; r < forward.size(); ++r) {
+      forward[r] += info.forwardByRank[r];
+      backward[r] += info.backwardByRank[r];
+    }
+  }
+  if (variants.empty()) return;
+  const int bottleneck = o.bottleneckRank();
+  const int planRow = add(-1, tr("Plan"),
+                          tr("%1 on rank %2")
+                              .arg(formatSeconds(forward[static_cast<size_t>(bottleneck)] +
+                                                 backward[static_cast<size_t>(bottleneck)]))
+                              .arg(bottleneck));
+  QStringList names;
+  for (int seg : segments) names << o.segmentName(seg);
+  add(planRow, segments.size() == 1 ? tr("segment") : tr("segments"),
+      names.join(QStringLiteral(", ")), {}, names.join(QStringLiteral(", ")));
+  std::vector<std::pair<std::string, int>> sorted(variants.begin(), variants.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  int group = add(planRow, tr("Variants"), QString::number(sorted.size()));
+  for (const auto& [name, count] : sorted) add(group, qs(name), tr("%n node(s)", nullptr, count));
+  group = add(planRow, tr("Predicted time"), tr("its nodes' computation, per device"));
+  for (int r = 0; r < o.rankCount(); ++r)
+    add(group, o.rankName(r),
+        timeText(forward[static_cast<size_t>(r)], backward[static_cast<size_t>(r)]));
 }
 
 const std::vector<int>& PropertiesModel::childrenOf(int item) const {

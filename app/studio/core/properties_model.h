@@ -4,13 +4,18 @@
 // Top-level rows are single properties ("op", "scope", "source") or groups ("Inputs", "Outputs",
 // "Cost", "Consumers", ...) whose children are the items. A row that names another node, value or
 // scope carries it in LinkKindRole/LinkIdRole (see link()), so a view can make it clickable.
-// The model is rebuilt (reset) on every setSelection/setGraph; it holds no state beyond that.
+// The model is rebuilt (reset) on every setSelection/setGraph/setPlan; it holds no state beyond
+// that. With a plan (issue 18 item 3) a node adds a "Plan" group (variant, segment, input and
+// output forms with every rank's exact length, conversions before it, predicted time per
+// device), a value its forms and the collectives on it, a scope its segments and time per device.
 #pragma once
 
 #include <QAbstractItemModel>
 #include <memory>
 #include <vector>
 
+#include "app/studio/core/plan_document.h"
+#include "app/studio/core/plan_overlay.h"
 #include "app/studio/core/scope_tree.h"
 #include "app/studio/core/selection.h"
 #include "engine/ir/graph.h"
@@ -32,6 +37,10 @@ class PropertiesModel : public QAbstractItemModel {
 
   // `scopes` may be null: scope selections then show nothing and scope rows carry no link.
   void setGraph(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const ScopeTree> scopes);
+  // The plan whose rows to add (null: none). It must be a plan of the graph (same node count),
+  // otherwise it is ignored. Keeps the selection.
+  void setPlan(std::shared_ptr<const PlanDocument> plan);
+  const PlanOverlay* planOverlay() const { return m_overlay.get(); }
   // Shows `selection`; an empty or out-of-range one shows nothing.
   void setSelection(Selection selection);
   Selection selection() const { return m_selection; }
@@ -72,11 +81,15 @@ class PropertiesModel : public QAbstractItemModel {
   void buildNode(const ir::Node& n);
   void buildValue(const ir::Value& v);
   void buildScope(const Scope& s);
+  void buildNodePlan(const ir::Node& n, const std::vector<std::pair<QString, ir::ValueId>>& inputs);
+  void buildValuePlan(const ir::Value& v);
+  void buildScopePlan(const Scope& s);
   Selection scopeLink(const std::string& path) const;
   const std::vector<int>& childrenOf(int item) const;
 
   std::shared_ptr<const ir::Graph> m_graph;
   std::shared_ptr<const ScopeTree> m_scopes;
+  std::shared_ptr<const PlanOverlay> m_overlay;  // null without a plan
   Selection m_selection;
   std::vector<Item> m_items;
   std::vector<int> m_topLevel;

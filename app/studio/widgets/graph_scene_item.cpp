@@ -4,6 +4,8 @@
 #include <QPainterPathStroker>
 #include <QStyleOptionGraphicsItem>
 
+#include <QtMath>
+
 #include <cmath>
 
 #include "app/studio/core/colouring.h"
@@ -35,6 +37,16 @@ const QFont& detailFont() {
   return f;
 }
 
+const QFont& edgeLabelFont() {
+  static const QFont f = [] {
+    QFont font(QStringLiteral("Sans Serif"));
+    font.setPixelSize(9);
+    font.setBold(true);
+    return font;
+  }();
+  return f;
+}
+
 const QFont& clusterFont() {
   static const QFont f = [] {
     QFont font(QStringLiteral("Sans Serif"));
@@ -50,6 +62,9 @@ const QColor kEdge(0x9aa0a6);
 }  // namespace
 
 QColor graphAccentColour() { return QColor(0x1a73e8); }
+QColor graphMarkColour() {
+  return QColor(0xf29900);
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -86,6 +101,12 @@ void GraphBoxItem::setEmphasis(ItemEmphasis e) {
   update();
 }
 
+void GraphBoxItem::setMarked(bool marked) {
+  if (marked == m_marked) return;
+  m_marked = marked;
+  update();
+}
+
 void GraphBoxItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
   const qreal lod = option->levelOfDetailFromTransform(painter->worldTransform());
   const bool detailed = lod >= kTextLod;
@@ -119,6 +140,12 @@ void GraphBoxItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
     painter->setPen(inner);
     painter->setBrush(Qt::NoBrush);
     painter->drawRoundedRect(m_rect.adjusted(2.5, 2.5, -2.5, -2.5), radius - 2, radius - 2);
+  }
+  if (m_marked) {
+    // Outside the box, so the fill (the colouring) stays readable; thick enough to see zoomed out.
+    painter->setPen(QPen(graphMarkColour(), detailed ? 3.5 : 6.0));
+    painter->setBrush(Qt::NoBrush);
+    painter->drawRoundedRect(m_rect.adjusted(-3, -3, 3, 3), radius + 3, radius + 3);
   }
   if (!detailed) return;
 
@@ -218,13 +245,48 @@ GraphEdgeItem::GraphEdgeItem(int edgeIndex, const LayoutEdge& edge) : m_edgeInde
     const bool last = i + 3 >= pts.size();
     m_path.cubicTo(qp(pts[i]), qp(pts[i + 1]), last ? base : qp(pts[i + 2]));
   }
-  m_bounds = m_path.boundingRect().united(m_arrow.boundingRect()).adjusted(-3, -3, 3, 3);
+  updateBounds();
+}
+
+void GraphEdgeItem::updateBounds() {
+  QRectF r = m_path.boundingRect().united(m_arrow.boundingRect()).adjusted(-3, -3, 3, 3);
+  if (!m_labelRect.isEmpty()) r = r.united(m_labelRect.adjusted(-1, -1, 1, 1));
+  m_bounds = r;
 }
 
 QPainterPath GraphEdgeItem::shape() const {
   QPainterPathStroker stroker;
   stroker.setWidth(6);
-  return stroker.createStroke(m_path);
+  QPainterPath p = stroker.createStroke(m_path);
+  if (!m_labelRect.isEmpty()) p.addRoundedRect(m_labelRect, 4, 4);
+  return p;
+}
+
+void GraphEdgeItem::setPlanStyle(const QColor& stroke, bool dashed, const QString& label,
+                                 bool communicates) {
+  prepareGeometryChange();
+  m_stroke = stroke;
+  m_dashed = dashed;
+  m_communicates = communicates;
+  m_label = label;
+  m_labelRect = {};
+  if (!m_label.isEmpty() && !m_path.isEmpty()) {
+    const QFontMetricsF fm(edgeLabelFont());
+    const qreal w = fm.horizontalAdvance(m_label) + 8, h = fm.height() + 2;
+    // Beside the middle of the edge, on its right (seen along the edge), so that neither the
+    // line nor the frames' labels (top-left of each frame) hide it.
+    const qreal at = m_path.percentAtLength(m_path.length() / 2);
+    const QPointF mid = m_path.pointAtPercent(at);
+    const qreal angle = qDegreesToRadians(m_path.angleAtPercent(at));
+    const QPointF tangent(std::cos(angle), -std::sin(angle));  // y down
+    QPointF normal(-tangent.y(), tangent.x());
+    if (normal.x() < 0 || (std::abs(normal.x()) < 1e-6 && normal.y() < 0)) normal = -normal;
+    const qreal reach = std::abs(normal.x()) * w / 2 + std::abs(normal.y()) * h / 2 + 3;
+    const QPointF centre = mid + normal * reach;
+    m_labelRect = QRectF(centre.x() - w / 2, centre.y() - h / 2, w, h);
+  }
+  updateBounds();
+  update();
 }
 
 void GraphEdgeItem::setEmphasis(ItemEmphasis e) {
@@ -238,13 +300,27 @@ void GraphEdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
   const qreal lod = option->levelOfDetailFromTransform(painter->worldTransform());
   painter->setRenderHint(QPainter::Antialiasing, lod >= kTextLod);
   const bool strong = m_emphasis != ItemEmphasis::Normal;
-  const QColor colour = strong ? graphAccentColour() : kEdge;
-  painter->setPen(QPen(colour, strong ? 2.0 : 1.1, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+  const bool planned = m_stroke.isValid();
+  const QColor colour = strong ? graphAccentColour() : (planned ? m_stroke : kEdge);
+  QPen pen(colour, strong ? 2.0 : (planned ? 1.5 : 1.1), Qt::SolidLine, Qt::RoundCap,
+           Qt::RoundJoin);
+  if (m_dashed) pen.setDashPattern({4, 3});
+  painter->setPen(pen);
   painter->setBrush(Qt::NoBrush);
   painter->drawPath(m_path);
   painter->setPen(Qt::NoPen);
   painter->setBrush(colour);
   painter->drawPolygon(m_arrow);
+  if (m_labelRect.isEmpty() || lod < kTextLod) return;
+  // The label: a pill over the middle of the edge, dark for communication, light for local work.
+  const QColor fill = m_communicates ? QColor(0x4a2c8f) : QColor(0xffffff);
+  const QColor text = m_communicates ? QColor(0xffffff) : QColor(0x4a2c8f);
+  painter->setPen(QPen(strong ? graphAccentColour() : QColor(0x4a2c8f), strong ? 1.5 : 1.0));
+  painter->setBrush(fill);
+  painter->drawRoundedRect(m_labelRect, m_labelRect.height() / 2, m_labelRect.height() / 2);
+  painter->setPen(text);
+  painter->setFont(edgeLabelFont());
+  painter->drawText(m_labelRect, Qt::AlignCenter | Qt::TextSingleLine, m_label);
 }
 
 }  // namespace hap::studio

@@ -20,6 +20,8 @@ enum class ItemEmphasis { Normal, Highlighted, Selected };
 
 // The accent used for selection and highlights.
 QColor graphAccentColour();
+// The outline of boxes marked by GraphView::highlightNodes (the compare view's changed nodes).
+QColor graphMarkColour();
 
 class GraphBoxItem : public QGraphicsItem {
  public:
@@ -39,6 +41,9 @@ class GraphBoxItem : public QGraphicsItem {
   void setFill(const QColor& fill);
   void setEmphasis(ItemEmphasis e);
   ItemEmphasis emphasis() const { return m_emphasis; }
+  // A thick orange outline, independent of the emphasis.
+  void setMarked(bool marked);
+  bool marked() const { return m_marked; }
 
  private:
   int m_boxIndex;
@@ -48,6 +53,7 @@ class GraphBoxItem : public QGraphicsItem {
   QString m_title, m_detail;
   QColor m_fill, m_text;
   ItemEmphasis m_emphasis = ItemEmphasis::Normal;
+  bool m_marked = false;
 };
 
 class GraphClusterItem : public QGraphicsItem {
@@ -89,12 +95,26 @@ class GraphEdgeItem : public QGraphicsItem {
   void setEmphasis(ItemEmphasis e);
   ItemEmphasis emphasis() const { return m_emphasis; }
 
+  // The plan overlay: the stroke colour of the value's form (invalid: the default grey), a dashed
+  // line for a read after a conversion, and a small label on the middle of the edge (a dark pill
+  // for communication, a light one for local conversions). The tooltip is QGraphicsItem's.
+  void setPlanStyle(const QColor& stroke, bool dashed, const QString& label, bool communicates);
+  QString label() const { return m_label; }
+  bool dashed() const { return m_dashed; }
+  QColor stroke() const { return m_stroke; }
+
  private:
+  void updateBounds();
+
   int m_edgeIndex;
   QPainterPath m_path;
   QPolygonF m_arrow;
   QRectF m_bounds;
   ItemEmphasis m_emphasis = ItemEmphasis::Normal;
+  QColor m_stroke;  // invalid: the default
+  bool m_dashed = false, m_communicates = false;
+  QString m_label;
+  QRectF m_labelRect;  // centred on the path's midpoint
 };
 
 }  // namespace hap::studio

@@ -11,13 +11,16 @@
 #include <QScrollBar>
 #include <QSvgGenerator>
 #include <QWheelEvent>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "app/studio/core/layout_job.h"
 #include "app/studio/widgets/graph_scene_item.h"
+#include "engine/ir/summary.h"
 
 namespace hap::studio {
 
@@ -44,7 +47,8 @@ QColor fillOf(const NodeColouring& c, const LayoutBox& b) {
 
 }  // namespace
 
-// The colour legend, top-right over the viewport: swatches for categories, a ramp for numbers.
+// The colour legend, top-right over the viewport: swatches for categories, a ramp for numbers;
+// with a plan, a key to the edges below (form colours, dashed conversions, collective labels).
 class GraphLegendOverlay : public QWidget {
  public:
   explicit GraphLegendOverlay(QWidget* parent) : QWidget(parent) {
@@ -54,9 +58,11 @@ class GraphLegendOverlay : public QWidget {
     setFont(f);
   }
 
-  void setLegend(ColourLegend legend) {
+  // `edgeForms` empty: no edge key.
+  void setLegend(ColourLegend legend, std::vector<std::pair<QString, QColor>> edgeForms = {}) {
     m_legend = std::move(legend);
-    setVisible(!m_legend.empty());
+    m_edgeForms = std::move(edgeForms);
+    setVisible(!m_legend.empty() || !m_edgeForms.empty());
     resize(sizeHint());
     update();
   }
@@ -76,6 +82,17 @@ class GraphLegendOverlay : public QWidget {
         w = std::max(w, kSwatch + 6 + fm.horizontalAdvance(e.first));
         h += kRow;
       }
+    }
+    if (!m_edgeForms.empty()) {
+      h += kGap + fm.height();
+      w = std::max(w, QFontMetrics(bold).horizontalAdvance(edgeTitle()));
+      for (const auto& e : m_edgeForms) {
+        w = std::max(w, kLine + 6 + fm.horizontalAdvance(e.first));
+        h += kRow;
+      }
+      w = std::max({w, kLine + 6 + fm.horizontalAdvance(dashedText()),
+                    kLine + 6 + fm.horizontalAdvance(pillText())});
+      h += 2 * kRow;
     }
     return {w + 2 * kPad, h + kPad};
   }
@@ -114,23 +131,68 @@ class GraphLegendOverlay : public QWidget {
       if (m_legend.logScale)
         p.drawText(QRect(kPad, y, width() - 2 * kPad, fm.height()), Qt::AlignHCenter,
                    QStringLiteral("log"));
-      return;
+      y += fm.height();
+    } else {
+      for (const auto& [label, colour] : m_legend.entries) {
+        const QRectF sw(kPad, y + (kRow - kSwatch) / 2.0, kSwatch, kSwatch);
+        p.setPen(colour.darker(145));
+        p.setBrush(colour);
+        p.drawRoundedRect(sw, 2, 2);
+        p.setPen(QColor(0x3c4043));
+        p.drawText(QRect(kPad + kSwatch + 6, y, width() - kPad * 2 - kSwatch - 6, kRow),
+                   Qt::AlignLeft | Qt::AlignVCenter, label);
+        y += kRow;
+      }
     }
-    for (const auto& [label, colour] : m_legend.entries) {
-      const QRectF sw(kPad, y + (kRow - kSwatch) / 2.0, kSwatch, kSwatch);
-      p.setPen(colour.darker(145));
-      p.setBrush(colour);
-      p.drawRoundedRect(sw, 2, 2);
+    if (m_edgeForms.empty()) return;
+    y += kGap;
+    p.setPen(QColor(0xe8eaed));
+    p.drawLine(kPad, y - kGap / 2, width() - kPad, y - kGap / 2);
+    p.setFont(bold);
+    p.setPen(QColor(0x202124));
+    p.drawText(QRect(kPad, y, width() - 2 * kPad, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+               edgeTitle());
+    y += fm.height();
+    p.setFont(font());
+    auto line = [&](const QColor& c, bool dashed) {
+      QPen pen(c, 2.0, Qt::SolidLine, Qt::FlatCap);
+      if (dashed) pen.setDashPattern({3, 2});
+      p.setPen(pen);
+      p.drawLine(QPointF(kPad, y + kRow / 2.0), QPointF(kPad + kLine, y + kRow / 2.0));
+    };
+    auto text = [&](const QString& t) {
       p.setPen(QColor(0x3c4043));
-      p.drawText(QRect(kPad + kSwatch + 6, y, width() - kPad * 2 - kSwatch - 6, kRow),
-                 Qt::AlignLeft | Qt::AlignVCenter, label);
+      p.drawText(QRect(kPad + kLine + 6, y, width() - kPad * 2 - kLine - 6, kRow),
+                 Qt::AlignLeft | Qt::AlignVCenter, t);
       y += kRow;
+    };
+    for (const auto& [label, colour] : m_edgeForms) {
+      line(colour, false);
+      text(label);
     }
+    line(QColor(0x5f6368), true);
+    text(dashedText());
+    QFont small = font();
+    small.setPixelSize(9);
+    small.setBold(true);
+    const QRectF pill(kPad, y + 2, kLine, kRow - 4);
+    p.setPen(QColor(0x4a2c8f));
+    p.setBrush(QColor(0x4a2c8f));
+    p.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2);
+    p.setPen(Qt::white);
+    p.setFont(small);
+    p.drawText(pill, Qt::AlignCenter, QStringLiteral("AG"));
+    p.setFont(font());
+    text(pillText());
   }
 
  private:
-  static constexpr int kPad = 8, kSwatch = 11, kRow = 17, kRampHeight = 10;
+  static QString edgeTitle() { return GraphView::tr("Edges (value form)"); }
+  static QString dashedText() { return GraphView::tr("read after a conversion"); }
+  static QString pillText() { return GraphView::tr("collective (hover for details)"); }
+  static constexpr int kPad = 8, kSwatch = 11, kRow = 17, kRampHeight = 10, kGap = 8, kLine = 24;
   ColourLegend m_legend;
+  std::vector<std::pair<QString, QColor>> m_edgeForms;
 };
 
 GraphView::GraphView(QWidget* parent)
@@ -169,6 +231,14 @@ GraphView::GraphView(QWidget* parent)
   connect(m_job, &LayoutJob::failed, this, [this](const QString& message, quint64) {
     Q_EMIT layoutFailed(message);
   });
+  m_variantWatcher = new QFutureWatcher<std::shared_ptr<const VariantNames>>(this);
+  connect(m_variantWatcher, &QFutureWatcherBase::finished, this, [this] {
+    if (!m_graph || m_variantsFor != m_graph.get() || m_variantWatcher->future().resultCount() == 0)
+      return;
+    auto names = m_variantWatcher->result();
+    if (names && m_graph && names->size() == m_graph->nodes.size()) m_ruleVariants = names;
+    if (m_variantElapsed) m_ruleVariantsMs = *m_variantElapsed;
+  });
 }
 
 GraphView::~GraphView() = default;
@@ -181,12 +251,20 @@ void GraphView::setGraph(std::shared_ptr<const ir::Graph> graph,
     clear();
     return;
   }
+  const bool sameGraph = graph == m_graph;
   m_graph = std::move(graph);
   m_tree = std::move(tree);
   m_state = CollapseState::opening(*m_tree, *m_graph);
   m_layoutState = m_pendingState = m_state;
   dropDrawing();
-  m_colouring = NodeColouring(*m_graph, *m_tree, m_colourBy);
+  if (!sameGraph) {
+    m_ruleVariants.reset();
+    m_variantsFor = nullptr;
+  }
+  m_partialVariants.clear();
+  m_highlightedNodes.clear();
+  if (m_plan && m_plan->imported->nodes.size() != m_graph->nodes.size()) setPlan(nullptr);
+  rebuildColouring();
   m_firstLayout = true;
   setSelectionInternal({}, true);
   requestLayout({Anchor::Kind::Fit});
@@ -208,6 +286,11 @@ void GraphView::clear() {
   m_tree.reset();
   m_state = m_pendingState = m_layoutState = CollapseState();
   dropDrawing();
+  if (m_plan) setPlan(nullptr);
+  m_partialVariants.clear();
+  m_highlightedNodes.clear();
+  m_ruleVariants.reset();
+  m_variantsFor = nullptr;
   m_colouring = NodeColouring();
   setSelectionInternal({}, true);
   refreshLegend();
@@ -250,6 +333,9 @@ void GraphView::showLayout(std::shared_ptr<const Layout> layout) {
   m_pendingAnchor = {};
   applyAnchor(anchor);
   refreshLegend();
+  // The variant names of "Compute under variant": once per graph, after the first drawing so as
+  // not to compete with it.
+  if (!m_ruleVariants && m_variantsFor != m_graph.get()) startRuleVariants();
   Q_EMIT layoutFinished();
 }
 
@@ -287,6 +373,8 @@ void GraphView::buildScene(const Layout& layout) {
     m_boxItems.push_back(item);
     m_boxByKey.insert(boxKey(b.kind, b.id), static_cast<int>(i));
   }
+  annotateEdges();
+  applyMarks();
   m_lastBuildMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
 }
 
@@ -570,8 +658,300 @@ void GraphView::setDirection(RankDirection direction) {
 
 void GraphView::setColourBy(ColourBy mode) {
   m_colourBy = mode;
-  m_colouring = m_graph ? NodeColouring(*m_graph, *m_tree, mode) : NodeColouring();
+  m_partialVariants.clear();
+  rebuildColouring();
   recolour();
+}
+
+void GraphView::rebuildColouring() {
+  if (!m_graph || !m_tree) {
+    m_colouring = NodeColouring();
+    return;
+  }
+  if (!m_partialVariants.empty())
+    m_colouring =
+        variantColouring(*m_graph, *m_tree, m_partialVariants, tr("Partial program (variant)"));
+  else if (m_overlay && colourByNeedsPlan(m_colourBy))
+    m_colouring = planColouring(*m_overlay, *m_graph, *m_tree, m_colourBy, m_costRank);
+  else
+    m_colouring = NodeColouring(*m_graph, *m_tree, m_colourBy);
+}
+
+// ---- plan overlay -------------------------------------------------------------------------------
+
+void GraphView::setPlan(std::shared_ptr<const PlanDocument> plan) {
+  if (plan && (!plan->plan || !plan->imported ||
+               (m_graph && plan->imported->nodes.size() != m_graph->nodes.size())))
+    plan.reset();  // not a plan of this graph
+  const bool had = m_overlay != nullptr;
+  m_plan = std::move(plan);
+  m_overlay = m_plan ? std::make_shared<const PlanOverlay>(m_plan) : nullptr;
+  if (m_overlay && m_overlay->empty()) m_overlay.reset(), m_plan.reset();
+  const bool has = m_overlay != nullptr;
+  if (m_overlay && (m_costRank >= m_overlay->rankCount())) m_costRank = -1;
+  bool modeChanged = false;
+  if (has && !m_planSeen) {
+    m_planSeen = true;
+    modeChanged = m_colourBy != ColourBy::ShardingForm;
+    m_colourBy = ColourBy::ShardingForm;
+  } else if (!has && colourByNeedsPlan(m_colourBy)) {
+    modeChanged = true;
+    m_colourBy = ColourBy::OpFamily;
+  }
+  rebuildColouring();
+  recolour();
+  annotateEdges();
+  if (had != has) Q_EMIT planModesAvailableChanged(has);
+  if (modeChanged) Q_EMIT colourByChanged(m_colourBy);
+}
+
+bool GraphView::colourByAvailable(ColourBy mode) const {
+  return !colourByNeedsPlan(mode) || m_overlay != nullptr;
+}
+
+int GraphView::costDevice() const {
+  if (!m_overlay) return -1;
+  return m_costRank >= 0 ? m_costRank : m_overlay->bottleneckRank();
+}
+
+void GraphView::setCostDevice(int rank) {
+  m_costRank = rank < 0 || (m_overlay && rank >= m_overlay->rankCount()) ? -1 : rank;
+  if (m_colourBy == ColourBy::DeviceCost && m_partialVariants.empty()) {
+    rebuildColouring();
+    recolour();
+  }
+}
+
+void GraphView::setPartialVariants(std::vector<std::string> variantByNode) {
+  const bool any = std::any_of(variantByNode.begin(), variantByNode.end(),
+                               [](const std::string& v) { return !v.empty(); });
+  // A program where nothing is decided yet still shows as a partial program (all neutral).
+  m_partialVariants = variantByNode.empty() ? std::vector<std::string>{} : std::move(variantByNode);
+  if (!any && !m_partialVariants.empty() && m_graph)
+    m_partialVariants.resize(m_graph->nodes.size());
+  rebuildColouring();
+  recolour();
+}
+
+void GraphView::highlightNodes(const std::vector<ir::NodeId>& nodes) {
+  m_highlightedNodes = nodes;
+  applyMarks();
+}
+
+void GraphView::applyMarks() {
+  std::vector<bool> marked(m_boxItems.size(), false);
+  if (m_layout && m_graph)
+    for (ir::NodeId n : m_highlightedNodes) {
+      const int b = boxOfNode(n);
+      if (b >= 0) marked[static_cast<size_t>(b)] = true;
+    }
+  for (size_t i = 0; i < m_boxItems.size(); ++i) m_boxItems[i]->setMarked(marked[i]);
+}
+
+bool GraphView::boxMarked(int boxIndex) const {
+  return boxIndex >= 0 && boxIndex < static_cast<int>(m_boxItems.size()) &&
+         m_boxItems[static_cast<size_t>(boxIndex)]->marked();
+}
+
+QString GraphView::edgeLabel(int edgeIndex) const {
+  return edgeIndex >= 0 && edgeIndex < static_cast<int>(m_edgeNotes.size())
+             ? m_edgeNotes[static_cast<size_t>(edgeIndex)].label
+             : QString();
+}
+
+QString GraphView::edgeToolTip(int edgeIndex) const {
+  return edgeIndex >= 0 && edgeIndex < static_cast<int>(m_edgeNotes.size())
+             ? m_edgeNotes[static_cast<size_t>(edgeIndex)].toolTip
+             : QString();
+}
+
+bool GraphView::edgeConverted(int edgeIndex) const {
+  return edgeIndex >= 0 && edgeIndex < static_cast<int>(m_edgeNotes.size()) &&
+         m_edgeNotes[static_cast<size_t>(edgeIndex)].converted;
+}
+
+void GraphView::annotateEdges() {
+  m_edgeNotes.clear();
+  const bool show = m_overlay && m_layout && m_graph &&
+                    m_overlay->nodeCount() == static_cast<int>(m_graph->nodes.size());
+  if (!show) {
+    for (GraphEdgeItem* e : m_edgeItems) {
+      e->setPlanStyle({}, false, {}, false);
+      e->setToolTip({});
+    }
+    refreshLegend();
+    return;
+  }
+  const plan::Plan& p = m_overlay->plan();
+  m_edgeNotes.resize(m_edgeItems.size());
+  for (size_t i = 0; i < m_edgeItems.size() && i < m_layout->edges.size(); ++i) {
+    const LayoutEdge& le = m_layout->edges[i];
+    std::map<QString, int> collectiveGlyphs, localGlyphs, kinds;
+    std::map<synth::Rel, int> forms;
+    int reads = 0, collectives = 0, local = 0;
+    const PlanEdgeInfo* only = nullptr;
+    for (ir::ValueId v : le.values) {
+      if (v < 0 || v >= static_cast<int>(m_graph->values.size())) continue;
+      std::set<ir::NodeId> users(m_graph->value(v).users.begin(), m_graph->value(v).users.end());
+      for (ir::NodeId u : users) {
+        if (boxOfNode(u) != le.to) continue;
+        const PlanEdgeInfo* r = m_overlay->edge(v, u);
+        if (!r) continue;
+        ++reads;
+        only = r;
+        if (r->hasValueForm) ++forms[r->valueForm];
+        for (int c : r->conversions) {
+          const plan::PlanStep& s = p.steps[static_cast<size_t>(c)];
+          const QString glyph = conversionGlyph(s);
+          if (glyph.isEmpty()) continue;  // a reshard that moves nothing
+          if (isCollective(s))
+            ++collectiveGlyphs[glyph], ++collectives;
+          else
+            ++localGlyphs[glyph], ++local;
+          ++kinds[conversionText(s)];
+        }
+      }
+    }
+    EdgeNote& note = m_edgeNotes[i];
+    note.converted = collectives + local > 0;
+    // The label: the commonest kinds, communication first ("AG", "AG×2 RS", "A2A SL…").
+    const auto& glyphs = collectives > 0 ? collectiveGlyphs : localGlyphs;
+    std::vector<std::pair<QString, int>> sorted(glyphs.begin(), glyphs.end());
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    QStringList parts;
+    for (size_t k = 0; k < sorted.size() && k < 2; ++k)
+      parts << (sorted[k].second > 1
+                    ? QStringLiteral("%1×%2").arg(sorted[k].first).arg(sorted[k].second)
+                    : sorted[k].first);
+    note.label =
+        parts.join(QLatin1Char(' ')) + (sorted.size() > 2 ? QStringLiteral("…") : QString());
+    // The tooltip: one read in full; an aggregate for a bundle of reads.
+    QStringList lines;
+    if (reads == 1 && only) {
+      const ir::Value& v = m_graph->value(only->value);
+      lines << QStringLiteral("%1 %2").arg(QString::fromStdString(v.name),
+                                           QString::fromStdString(ir::formatShape(v.shape)));
+      if (const plan::Form* produced = m_overlay->producedForm(only->value))
+        lines << tr("produced as %1").arg(formText(*produced));
+      else if (only->hasValueForm)
+        lines << tr("held as %1").arg(relText(only->valueForm));
+      for (int c : only->conversions) {
+        const plan::PlanStep& s = p.steps[static_cast<size_t>(c)];
+        if (s.kind == plan::PlanStep::Kind::Convert)
+          lines << tr("%1: %2 → %3 · %4")
+                       .arg(conversionText(s), relText(s.from.rel), relText(s.to.rel),
+                            s.seconds() > 0 ? formatSeconds(s.seconds()) : tr("free"));
+        else
+          lines << tr("%1 into segment %2 · %3")
+                       .arg(conversionText(s), m_overlay->segmentName(s.segment),
+                            isCollective(s)
+                                ? formatSeconds(s.forwardCommunication + s.backwardCommunication)
+                                : tr("free"));
+      }
+      if (only->hasReadForm)
+        lines << tr("read by %1 #%2 as %3")
+                     .arg(QString::fromStdString(m_graph->node(only->consumer).op))
+                     .arg(only->consumer)
+                     .arg(formText(only->read));
+    } else if (reads > 1) {
+      lines << tr("%n read(s) of %1 value(s)", nullptr, reads).arg(le.values.size());
+      if (collectives > 0) {
+        lines << tr("%n collective(s):", nullptr, collectives);
+      }
+      if (note.converted)
+        for (const auto& [kind, count] : kinds)
+          lines << QStringLiteral("  %1× %2").arg(count).arg(kind);
+      if (!note.converted) lines << tr("no conversions");
+    }
+    note.toolTip = lines.join(QLatin1Char('\n'));
+    QColor stroke;
+    if (!forms.empty()) {
+      auto best = std::max_element(forms.begin(), forms.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      });
+      stroke = formStrokeColour(best->first);
+    }
+    GraphEdgeItem* item = m_edgeItems[i];
+    item->setPlanStyle(stroke, note.converted, note.label, collectives > 0);
+    item->setToolTip(note.toolTip);
+  }
+  refreshLegend();
+}
+
+// ---- "Compute under variant" --------------------------------------------------------------------
+
+void GraphView::startRuleVariants() {
+  if (!m_graph) return;
+  auto elapsed = std::make_shared<double>(0);
+  m_variantElapsed = elapsed;
+  m_variantsFor = m_graph.get();
+  m_variantWatcher->setFuture(QtConcurrent::run([graph = m_graph, elapsed] {
+    QElapsedTimer timer;
+    timer.start();
+    auto names = std::make_shared<const VariantNames>(ruleVariantNames(*graph));
+    *elapsed = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+    return names;
+  }));
+}
+
+void GraphView::waitForRuleVariants() {
+  if (m_ruleVariants || !m_graph) return;
+  if (m_variantsFor != m_graph.get()) startRuleVariants();
+  {
+    m_variantWatcher->waitForFinished();
+    if (m_variantWatcher->future().resultCount() == 0) return;
+    auto names = m_variantWatcher->result();
+    if (names && names->size() == m_graph->nodes.size()) m_ruleVariants = names;
+    if (m_variantElapsed) m_ruleVariantsMs = *m_variantElapsed;
+  }
+}
+
+void GraphView::addPinMenu(QMenu& menu, ir::NodeId node, ScopeId scope) {
+  waitForRuleVariants();
+  if (!m_ruleVariants || !m_graph || !m_tree) return;
+  const VariantNames& all = *m_ruleVariants;
+  std::vector<std::string> names;
+  std::string planned;  // the plan's variant of the node, if any
+  if (node >= 0) {
+    names = all[static_cast<size_t>(node)];
+    if (m_overlay && node < m_overlay->nodeCount()) planned = m_overlay->node(node).variant;
+  } else {
+    // A scope: the union of its nodes' variants, "replicate" first, then by name.
+    std::set<std::string> unique;
+    for (const ir::Node& n : m_graph->nodes)
+      if (m_tree->contains(scope, m_tree->scopeOfNode(n.id)))
+        unique.insert(all[static_cast<size_t>(n.id)].begin(), all[static_cast<size_t>(n.id)].end());
+    names.assign(unique.begin(), unique.end());
+    std::stable_partition(names.begin(), names.end(),
+                          [](const std::string& v) { return v == "replicate"; });
+  }
+  if (names.empty()) return;
+  QMenu* sub = menu.addMenu(tr("Compute under variant"));
+  sub->setObjectName(QStringLiteral("graph.computeUnderVariant"));
+  sub->setToolTipsVisible(true);
+  for (const std::string& name : names) {
+    const PinChoice choice = node >= 0 ? pinForNode(*m_graph, all, node, name)
+                                       : pinForScope(*m_graph, *m_tree, all, scope, name);
+    const QString pattern = QString::fromStdString(choice.pattern);
+    const QString variant = QString::fromStdString(name);
+    QAction* a = sub->addAction(variant);
+    a->setData(pattern);
+    if (!planned.empty() && name == planned) {
+      a->setCheckable(true);
+      a->setChecked(true);  // what the plan computes it under now
+    }
+    QString tip = tr("Re-plan with the pin %1=%2: %n node(s) with this variant match", nullptr,
+                     choice.selected)
+                      .arg(pattern, variant);
+    if (!choice.exact())
+      tip += tr(" (%n outside what you clicked: a glob on the scope or op cannot tell them apart)",
+                nullptr, choice.selected - choice.wanted);
+    a->setToolTip(tip);
+    a->setStatusTip(tip);
+    connect(a, &QAction::triggered, this,
+            [this, pattern, variant] { Q_EMIT pinRequested(pattern, variant); });
+  }
 }
 
 void GraphView::setColouring(NodeColouring colouring) {
@@ -590,7 +970,31 @@ void GraphView::recolour() {
 }
 
 void GraphView::refreshLegend() {
-  m_legend->setLegend(m_layout && m_graph ? m_colouring.legend(*m_layout) : ColourLegend{});
+  std::vector<std::pair<QString, QColor>> edgeForms;
+  if (m_layout && m_graph && m_overlay && !m_edgeNotes.empty()) {
+    // The forms the drawn edges carry, in category order.
+    const int maxDim = m_overlay->maxShardedDim();
+    std::vector<bool> seen(static_cast<size_t>(maxDim + 3), false);
+    for (const LayoutEdge& le : m_layout->edges)
+      for (ir::ValueId v : le.values)
+        for (const PlanEdgeInfo* r : m_overlay->readsOf(v))
+          if (r->hasValueForm) {
+            const int c = formCategory(r->valueForm, maxDim);
+            if (c >= 0) seen[static_cast<size_t>(c)] = true;
+            break;
+          }
+    const std::vector<QString> labels = formCategoryLabels(maxDim);
+    for (size_t c = 0; c < labels.size(); ++c) {
+      if (!seen[c]) continue;
+      const synth::Rel r =
+          c == 0
+              ? synth::kIdentity
+              : (c == labels.size() - 1 ? synth::kReduce : synth::gather(static_cast<int>(c) - 1));
+      edgeForms.emplace_back(labels[c], formStrokeColour(r));
+    }
+  }
+  m_legend->setLegend(m_layout && m_graph ? m_colouring.legend(*m_layout) : ColourLegend{},
+                      std::move(edgeForms));
   positionOverlays();
 }
 
@@ -755,15 +1159,18 @@ void GraphView::contextMenuEvent(QContextMenuEvent* event) {
     if (box->kind() == LayoutBox::Kind::CollapsedScope) {
       const ScopeId s = box->id();
       menu.addAction(tr("Expand %1").arg(scopeName(s)), this, [this, s] { setExpanded(s, true); });
+      addPinMenu(menu, ir::kNone, s);
     } else if (box->kind() == LayoutBox::Kind::Op) {
       const ScopeId s = m_tree->scopeOfNode(box->id());
       if (s != kRootScope)
         menu.addAction(tr("Collapse %1").arg(scopeName(s)), this,
                        [this, s] { setExpanded(s, false); });
+      addPinMenu(menu, box->id(), kRootScope);
     }
   } else if (item) {
     const ScopeId s = static_cast<GraphClusterItem*>(item)->scope();
     menu.addAction(tr("Collapse %1").arg(scopeName(s)), this, [this, s] { setExpanded(s, false); });
+    addPinMenu(menu, ir::kNone, s);
   }
   if (!menu.isEmpty()) menu.addSeparator();
   menu.addAction(tr("Expand All"), this, &GraphView::expandAll);

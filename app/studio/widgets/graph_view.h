@@ -5,23 +5,33 @@
 // drawing stays up with a "Laying out…" overlay, and when it arrives the item the user acted on is
 // kept where it was on screen (or centred, for reveal and select). Selection is the app-wide
 // Selection; the view emits selectionChanged only when the user (or select()) changes it.
+//
+// With a plan (setPlan, issue 18 item 3) the plan colour modes become available, edges take the
+// colour of the form their value is produced in, and an edge whose consumer reads the value after
+// a conversion is dashed and labelled ("AG", "RS", "A2A", ...; the full text in its tooltip).
+// The context menu of a node or scope offers "Compute under variant", which emits pinRequested.
 #pragma once
 
+#include <QFutureWatcher>
 #include <QGraphicsView>
 #include <QHash>
 #include <QPointer>
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "app/studio/core/colouring.h"
 #include "app/studio/core/graph_layout.h"
+#include "app/studio/core/plan_document.h"
+#include "app/studio/core/plan_overlay.h"
 #include "app/studio/core/scope_tree.h"
 #include "app/studio/core/selection.h"
 #include "engine/ir/graph.h"
 
 class QLabel;
+class QMenu;
 
 namespace hap::studio {
 
@@ -38,7 +48,9 @@ class GraphView : public QGraphicsView {
   explicit GraphView(QWidget* parent = nullptr);
   ~GraphView() override;
 
-  // Shows `graph`: everything collapsed but the root, nothing selected, then lays it out.
+  // Shows `graph`: everything collapsed but the root, nothing selected, then lays it out. A plan
+  // set before stays only if it has the new graph's node count; partial variants and highlights
+  // are cleared.
   void setGraph(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const ScopeTree> tree);
   void clear();
 
@@ -65,6 +77,36 @@ class GraphView : public QGraphicsView {
   QColor boxFill(int boxIndex) const;
   // How long building the scene for the last layout took, in milliseconds.
   double lastSceneBuildMs() const { return m_lastBuildMs; }
+
+  // ---- plan overlay ----
+  // Shows `plan` over the graph (null clears). The plan must be for the drawn graph (same node
+  // ids; a plan with another node count is refused: treated as null). The plan modes of ColourBy
+  // become available (planModesAvailableChanged); the first plan this view gets switches the
+  // colouring to ShardingForm (colourByChanged); clearing the plan while a plan mode is shown
+  // falls back to OpFamily (colourByChanged).
+  void setPlan(std::shared_ptr<const PlanDocument> plan);
+  const std::shared_ptr<const PlanDocument>& plan() const { return m_plan; }
+  const PlanOverlay* planOverlay() const { return m_overlay.get(); }
+  // False for the plan modes while no plan is set.
+  bool colourByAvailable(ColourBy mode) const;
+  // The DeviceCost device in use: the one setCostDevice chose, else the plan's bottleneck (-1
+  // without a plan).
+  int costDevice() const;
+  bool partialVariantsShown() const { return !m_partialVariants.empty(); }
+  const std::vector<ir::NodeId>& highlightedNodes() const { return m_highlightedNodes; }
+  // What the overlay drew: the label on edge i ("" when none), its tooltip, whether it is drawn
+  // as a conversion; whether box i carries the highlightNodes mark.
+  QString edgeLabel(int edgeIndex) const;
+  QString edgeToolTip(int edgeIndex) const;
+  bool edgeConverted(int edgeIndex) const;
+  bool boxMarked(int boxIndex) const;
+  // The rule variant names per node of the drawn graph (synth::Theory), computed once per graph
+  // off the GUI thread; null until ready. waitForRuleVariants blocks until they are.
+  std::shared_ptr<const std::vector<std::vector<std::string>>> ruleVariants() const {
+    return m_ruleVariants;
+  }
+  void waitForRuleVariants();
+  double ruleVariantsMs() const { return m_ruleVariantsMs; }  // how long the last computation took
 
   // Draws a layout computed elsewhere for the current graph and collapse state (benchmarks,
   // tests). Normal use goes through the LayoutJob.
@@ -93,14 +135,31 @@ class GraphView : public QGraphicsView {
   void select(hap::studio::Selection selection);
   void highlightValue(hap::ir::ValueId value);
   void setColourBy(hap::studio::ColourBy mode);
-  // A colouring computed elsewhere (the plan modes: sharding form, segment, device cost).
+  // A colouring computed elsewhere (kept until the mode, the plan or the partial program changes).
   void setColouring(hap::studio::NodeColouring colouring);
+  // Colours nodes by a partial program of the live search (variant names per imported node, ""
+  // for nodes not decided yet) over whatever mode is chosen; an empty vector returns to the mode.
+  // Choosing a mode (setColourBy) also ends it.
+  void setPartialVariants(std::vector<std::string> variantByNode);
+  // The device DeviceCost shows (a rank of the plan's devices; -1: the bottleneck).
+  void setCostDevice(int rank);
+  // Marks these nodes with a thick orange outline (or the collapsed scopes holding them); empty
+  // clears. Kept across relayouts until replaced.
+  void highlightNodes(const std::vector<hap::ir::NodeId>& nodes);
 
  Q_SIGNALS:
   void selectionChanged(hap::studio::Selection selection);
   void layoutFinished();
   void layoutFailed(QString message);
   void busyChanged(bool busy);
+  // "Compute under variant > X" on a node or scope: re-plan with the pin pattern=X
+  // (engine/synth/search.h Pin; the pattern selects what was clicked as far as a glob can).
+  void pinRequested(QString pattern, QString variant);
+  // The plan modes became available (a plan was set) or not (cleared).
+  void planModesAvailableChanged(bool available);
+  // The view changed its colour mode by itself (the first plan; the plan cleared under a plan
+  // mode). Not emitted for setColourBy.
+  void colourByChanged(hap::studio::ColourBy mode);
 
  protected:
   void wheelEvent(QWheelEvent* event) override;
@@ -133,6 +192,11 @@ class GraphView : public QGraphicsView {
   void applySelection();
   void setSelectionInternal(Selection s, bool emitSignal);
   void recolour();
+  void rebuildColouring();  // m_colouring from the mode, the plan and the partial program
+  void annotateEdges();     // forms and conversions on the drawn edges
+  void applyMarks();        // highlightNodes' outlines on the drawn boxes
+  void startRuleVariants();
+  void addPinMenu(QMenu& menu, ir::NodeId node, ScopeId scope);
   void refreshLegend();     // the legend for what is drawn, then positionOverlays()
   void positionOverlays();  // legend and busy label at the viewport's corners
   Anchor anchorForScope(ScopeId s) const;
@@ -170,6 +234,23 @@ class GraphView : public QGraphicsView {
   ir::ValueId m_highlightedValue = -1;  // highlightValue's overlay, cleared by the next selection
   GraphLegendOverlay* m_legend;
   QLabel* m_busyLabel;
+  std::shared_ptr<const PlanDocument> m_plan;
+  std::shared_ptr<const PlanOverlay> m_overlay;
+  bool m_planSeen = false;  // a plan was set once: ShardingForm is not forced again
+  int m_costRank = -1;
+  std::vector<std::string> m_partialVariants;
+  std::vector<ir::NodeId> m_highlightedNodes;
+  struct EdgeNote {
+    QString label, toolTip;
+    bool converted = false;
+  };
+  std::vector<EdgeNote> m_edgeNotes;  // by edge index; empty without a plan
+  using VariantNames = std::vector<std::vector<std::string>>;
+  std::shared_ptr<const VariantNames> m_ruleVariants;
+  QFutureWatcher<std::shared_ptr<const VariantNames>>* m_variantWatcher;
+  const ir::Graph* m_variantsFor = nullptr;  // the graph the watched computation is for
+  std::shared_ptr<double> m_variantElapsed;  // written by the computation, read when it is done
+  double m_ruleVariantsMs = 0;
   QPoint m_pressPos;
   bool m_pressed = false;
   double m_lastBuildMs = 0;

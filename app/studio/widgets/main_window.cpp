@@ -19,10 +19,24 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QToolButton>
+#include <QHeaderView>
+#include <QSplitter>
+#include <QTreeView>
 #include <QVBoxLayout>
 
 #include "app/studio/core/colouring.h"
 #include "app/studio/core/open_job.h"
+#include "app/studio/core/plan_export.h"
+#include "app/studio/core/plan_history_model.h"
+#include "app/studio/core/plan_job.h"
+#include "app/studio/core/search_progress_model.h"
+#include "app/studio/widgets/baselines_view.h"
+#include "app/studio/widgets/compare_view.h"
+#include "app/studio/widgets/explain_view.h"
+#include "app/studio/widgets/plan_panel.h"
+#include "app/studio/widgets/ratios_view.h"
+#include "app/studio/widgets/search_view.h"
+#include "app/studio/widgets/stages_view.h"
 #include "app/studio/widgets/cluster_panel.h"
 #include "app/studio/widgets/error_bar.h"
 #include "app/studio/widgets/find_bar.h"
@@ -33,6 +47,7 @@
 #include "engine/base/error.h"
 #include "engine/cost/cluster.h"
 #include "engine/ir/summary.h"
+#include "engine/plan/simulator.h"
 
 namespace hap::studio {
 namespace {
@@ -51,6 +66,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setAcceptDrops(true);
   setDockNestingEnabled(true);
   m_openJob = new OpenJob(this);
+  m_planJob = new PlanJob(this);
+  m_searchModel = new SearchProgressModel(this);
+  m_history = new PlanHistoryModel(this);
 
   auto* central = new QWidget(this);
   auto* column = new QVBoxLayout(central);
@@ -66,8 +84,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setCentralWidget(central);
 
   createDocks();
+  createPlanViews();
   m_cluster->setDiscardGuard([this] { return confirmDiscardCluster(); });
   createActions();
+  createPlanActions();
   createMenus();
 
   m_statusModel = new QLabel(tr("Open a model (Ctrl+O) or drop a .pt file here"), this);
@@ -84,7 +104,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_cancel->setToolTip(tr("Stop opening the file"));
   m_cancel->hide();
   statusBar()->addPermanentWidget(m_cancel);
-  connect(m_cancel, &QToolButton::clicked, m_openJob, &OpenJob::cancel);
+  connect(m_cancel, &QToolButton::clicked, this, [this] {
+    // One Cancel for whatever runs in the background: planning, or opening a file.
+    if (m_planJob->busy())
+      cancelPlanning();
+    else
+      m_openJob->cancel();
+  });
 
   connect(m_openJob, &OpenJob::started, this, [this](const QString& path) {
     m_statusModel->setText(tr("Opening %1…").arg(QFileInfo(path).fileName()));
@@ -101,18 +127,23 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_cancel->setVisible(busy);
   });
   connect(m_openJob, &OpenJob::modelOpened, this, [this](std::shared_ptr<const ModelDocument> doc) {
-    m_plan.reset();  // a plan belongs to the model it was opened with
-    m_planText->clear();
+    if (m_planJob->busy()) cancelPlanning();  // it plans the previous model
+    showPlan(nullptr);  // a plan belongs to the model it was made for
+    m_history->clear();
     setModel(std::move(doc));
     addRecent(QString::fromStdString(m_model->path));
     Q_EMIT modelOpened();
   });
   connect(m_openJob, &OpenJob::planOpened, this,
           [this](std::shared_ptr<const PlanDocument> plan, std::shared_ptr<const ModelDocument> model) {
-            m_plan = std::move(plan);
+            if (m_planJob->busy()) cancelPlanning();
+            const bool sameModel = m_model && m_model->path == model->path && m_model->graph &&
+                                   m_model->graph->nodes.size() == model->graph->nodes.size();
+            if (!sameModel) m_history->clear();  // plans of another model cannot be compared with it
             setModel(std::move(model));
-            m_planText->setPlainText(QString::fromStdString(m_plan->summary));
-            addRecent(QString::fromStdString(m_plan->path));
+            m_history->add(plan);
+            showPlan(plan);
+            addRecent(QString::fromStdString(plan->path));
             updateTitle();
             Q_EMIT planOpened();
           });
@@ -138,7 +169,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setSelection(Selection::scope(s));
   });
   connect(m_cluster, &ClusterPanel::modifiedChanged, this, [this](bool) { updateTitle(); });
-  connect(m_cluster, &ClusterPanel::clusterChanged, this, [this] { updateTitle(); });
+  connect(m_cluster, &ClusterPanel::clusterChanged, this, [this] {
+    updateTitle();
+    updatePlanActions();
+  });
+  connect(m_cluster, &ClusterPanel::pathChanged, this, [this] { updatePlanActions(); });
 
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
@@ -146,6 +181,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   if (!settings.contains(QStringLiteral("window/geometry"))) resize(1400, 900);
   rebuildRecentMenu();
   updateTitle();
+  updatePlanActions();
 }
 
 MainWindow::~MainWindow() = default;
@@ -176,10 +212,35 @@ void MainWindow::createDocks() {
   m_properties = new PropertiesPanel(this);
   m_cluster = new ClusterPanel(this);
   m_planText = new QPlainTextEdit(this);
+  m_planText->setObjectName(QStringLiteral("planSummary"));
   m_planText->setReadOnly(true);
   m_planText->setLineWrapMode(QPlainTextEdit::NoWrap);
-  m_planText->setPlaceholderText(tr("Open a plan (File ▸ Open Plan…) made by hap plan to see its summary here."));
+  m_planText->setPlaceholderText(
+      tr("Plan the model (Plan ▸ Plan, Ctrl+R) or open a plan made by hap plan to see its summary here."));
   m_planText->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_planPanel = new PlanPanel(this);
+  auto* plans = new QTreeView(this);
+  plans->setObjectName(QStringLiteral("planList"));
+  plans->setModel(m_history);
+  plans->setRootIsDecorated(false);
+  plans->setSelectionMode(QAbstractItemView::SingleSelection);
+  plans->setToolTip(tr("The plans made or opened this session; click one to show it, compare two in Compare."));
+  plans->header()->setStretchLastSection(false);
+  connect(plans, &QTreeView::clicked, this, [this](const QModelIndex& index) {
+    if (index.isValid()) showPlan(m_history->plan(index.row()));
+  });
+  connect(m_history, &QAbstractItemModel::rowsInserted, plans, [plans, this](const QModelIndex&, int, int last) {
+    const QSignalBlocker block(plans->selectionModel());
+    plans->setCurrentIndex(m_history->index(last, 0));
+    for (int c = 0; c < m_history->columnCount(); ++c) plans->resizeColumnToContents(c);
+  });
+  auto* planSplit = new QSplitter(Qt::Vertical, this);
+  planSplit->addWidget(m_planPanel);
+  planSplit->addWidget(plans);
+  planSplit->addWidget(m_planText);
+  planSplit->setStretchFactor(0, 0);
+  planSplit->setStretchFactor(1, 1);
+  planSplit->setStretchFactor(2, 2);
   m_problems = new QListWidget(this);
   m_problems->setObjectName(QStringLiteral("problems"));
   m_problems->setWordWrap(true);
@@ -188,7 +249,7 @@ void MainWindow::createDocks() {
   QDockWidget* cluster = dock(QStringLiteral("dock.cluster"), tr("Cluster"), m_cluster, Qt::LeftDockWidgetArea);
   QDockWidget* properties =
       dock(QStringLiteral("dock.properties"), tr("Properties"), m_properties, Qt::RightDockWidgetArea);
-  QDockWidget* plan = dock(QStringLiteral("dock.plan"), tr("Plan"), m_planText, Qt::RightDockWidgetArea);
+  QDockWidget* plan = dock(QStringLiteral("dock.plan"), tr("Plan"), planSplit, Qt::RightDockWidgetArea);
   m_problemsDock = dock(QStringLiteral("dock.problems"), tr("Problems"), m_problems, Qt::BottomDockWidgetArea);
   tabifyDockWidget(summary, cluster);
   summary->raise();
@@ -339,16 +400,67 @@ void MainWindow::createMenus() {
     m_actions[a->objectName()] = a;
     connect(a, &QAction::triggered, this, [this, c] { m_graphView->setColourBy(c); });
   }
-  // Sharding form, segment and device cost colour a plan's graph (issue 18); listed, disabled,
-  // until the plan views exist.
-  for (ColourBy c : {ColourBy::ShardingForm, ColourBy::Segment, ColourBy::DeviceCost}) {
+  // The plan's modes: enabled while a plan is shown.
+  colour->addSeparator();
+  for (ColourBy c : {ColourBy::ShardingForm, ColourBy::Variant, ColourBy::Segment, ColourBy::DeviceCost}) {
     QAction* a = colour->addAction(colourByName(c));
+    a->setObjectName(QStringLiteral("view.colourBy.%1").arg(static_cast<int>(c)));
+    a->setCheckable(true);
     a->setEnabled(false);
-    a->setToolTip(tr("Needs an open plan"));
+    a->setToolTip(tr("Needs a plan"));
+    group->addAction(a);
+    m_actions[a->objectName()] = a;
+    m_planModeActions.push_back(a);
+    connect(a, &QAction::triggered, this, [this, c] { m_graphView->setColourBy(c); });
   }
+  // The device whose predicted time "Device cost" shows (the bottleneck unless chosen).
+  m_costDeviceMenu = colour->addMenu(tr("Cost on &Device"));
+  m_costDeviceMenu->setEnabled(false);
+  connect(m_costDeviceMenu, &QMenu::aboutToShow, this, [this] {
+    m_costDeviceMenu->clear();
+    if (!m_plan) return;
+    auto* devices = new QActionGroup(m_costDeviceMenu);
+    QAction* bottleneck = m_costDeviceMenu->addAction(tr("The Bottleneck (rank %1)").arg(plan::bottleneckRank(m_plan->timeline)));
+    bottleneck->setCheckable(true);
+    bottleneck->setChecked(m_costDevice < 0);
+    devices->addAction(bottleneck);
+    connect(bottleneck, &QAction::triggered, this, [this] { setCostDevice(-1); });
+    m_costDeviceMenu->addSeparator();
+    for (const plan::PlanDevice& d : m_plan->p().devices) {
+      QAction* a = m_costDeviceMenu->addAction(
+          tr("Rank %1 · %2 · %3").arg(d.rank).arg(QString::fromStdString(d.type), QString::fromStdString(d.machine)));
+      a->setCheckable(true);
+      a->setChecked(m_costDevice == d.rank);
+      devices->addAction(a);
+      connect(a, &QAction::triggered, this, [this, rank = d.rank] { setCostDevice(rank); });
+    }
+  });
+  connect(m_graphView, &GraphView::colourByChanged, this, [this](ColourBy c) {
+    // The view chose the colouring itself (a plan's first showing, or a plan cleared).
+    if (QAction* a = action(QStringLiteral("view.colourBy.%1").arg(static_cast<int>(c)))) a->setChecked(true);
+  });
   m_viewMenu->addSeparator();
   QMenu* panels = m_viewMenu->addMenu(tr("&Panels"));
   for (QDockWidget* d : findChildren<QDockWidget*>()) panels->addAction(d->toggleViewAction());
+
+  QMenu* planMenu = menuBar()->addMenu(tr("&Plan"));
+  planMenu->addAction(action("plan.plan"));
+  planMenu->addAction(action("plan.cancel"));
+  planMenu->addSeparator();
+  planMenu->addAction(action("plan.exportPlan"));
+  planMenu->addAction(action("plan.exportTrace"));
+  planMenu->addAction(action("plan.exportReport"));
+  QMenu* launch = planMenu->addMenu(tr("Export &Launch Scripts"));
+  launch->addAction(action("plan.exportTorchrun"));
+  launch->addAction(action("plan.exportSlurm"));
+  launch->addAction(action("plan.exportSsh"));
+  planMenu->addSeparator();
+  planMenu->addAction(action("plan.compare"));
+  exportMenu->addSeparator();
+  exportMenu->addAction(action("plan.exportPlan"));
+  exportMenu->addAction(action("plan.exportTrace"));
+  exportMenu->addAction(action("plan.exportReport"));
+  exportMenu->addMenu(launch);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(action("help.about"));
@@ -474,6 +586,10 @@ void MainWindow::updateProblems() {
 void MainWindow::setSelection(const Selection& s) {
   m_selection = s;
   m_properties->showSelection(s);
+  if (s.kind == Selection::Kind::Node) {
+    m_stages->selectNodes({s.id});
+    m_explain->selectNode(s.id);
+  }
   if (s.kind == Selection::Kind::Value) m_graphView->highlightValue(s.id);
   if (s.kind == Selection::Kind::Scope && m_model)
     m_summary->selectScope(QString::fromStdString(m_model->scopes->scope(s.id).path));
@@ -485,7 +601,9 @@ void MainWindow::updateTitle() {
   if (!m_cluster->path().isEmpty() || m_cluster->hasCluster())
     parts << (m_cluster->path().isEmpty() ? tr("untitled cluster") : QFileInfo(m_cluster->path()).fileName()) +
                  (m_cluster->isModified() ? QStringLiteral("*") : QString());
-  if (m_plan) parts << QFileInfo(QString::fromStdString(m_plan->path)).fileName();
+  if (m_plan)
+    parts << (m_plan->path.empty() ? QString::fromStdString(m_plan->label)
+                                   : QFileInfo(QString::fromStdString(m_plan->path)).fileName());
   setWindowTitle(parts.isEmpty() ? tr("HAP Studio") : parts.join(QStringLiteral(" · ")) + tr(" — HAP Studio"));
 }
 
@@ -535,6 +653,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     return;
   }
   m_openJob->cancel();
+  m_planJob->cancel();
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
   settings.setValue(QStringLiteral("window/state"), saveState());

@@ -23,12 +23,22 @@ class QToolButton;
 
 namespace hap::studio {
 
+class BaselinesView;
 class ClusterPanel;
+class CompareView;
 class ErrorBar;
+class ExplainView;
 class FindBar;
 class GraphView;
 class OpenJob;
+class PlanHistoryModel;
+class PlanJob;
+class PlanPanel;
 class PropertiesPanel;
+class RatiosView;
+class SearchProgressModel;
+class SearchView;
+class StagesView;
 class SummaryPanel;
 
 class MainWindow : public QMainWindow {
@@ -49,6 +59,15 @@ class MainWindow : public QMainWindow {
   void openPlan(const QString& path, const QString& modelPath = {});
   void openFile(const QString& path);  // by kind
 
+  // Plans the open model on the cluster panel's cluster with the Plan panel's options, off the GUI
+  // thread (planFinished/planFailed/planCancelled tell how it ended). Returns false, saying why,
+  // when there is no model or no cluster.
+  bool startPlanning();
+  void cancelPlanning();
+  bool isPlanning() const;
+  // Shows `plan` (one of the plans made or opened this session) in every view.
+  void showPlan(std::shared_ptr<const PlanDocument> plan);
+
   // The open documents (null when none).
   std::shared_ptr<const ModelDocument> model() const { return m_model; }
   std::shared_ptr<const PlanDocument> plan() const { return m_plan; }
@@ -61,6 +80,16 @@ class MainWindow : public QMainWindow {
   PropertiesPanel* propertiesPanel() const { return m_properties; }
   SummaryPanel* summaryPanel() const { return m_summary; }
   ClusterPanel* clusterPanel() const { return m_cluster; }
+  PlanPanel* planPanel() const { return m_planPanel; }
+  PlanJob* planJob() const { return m_planJob; }
+  SearchView* searchView() const { return m_searchView; }
+  SearchProgressModel* searchProgress() const { return m_searchModel; }
+  StagesView* stagesView() const { return m_stages; }
+  RatiosView* ratiosView() const { return m_ratios; }
+  BaselinesView* baselinesView() const { return m_baselines; }
+  ExplainView* explainView() const { return m_explain; }
+  CompareView* compareView() const { return m_compare; }
+  PlanHistoryModel* planHistory() const { return m_history; }
   FindBar* findBar() const { return m_findBar; }
   // An action by its stable id ("file.open", "edit.find", "view.fit", ...; see createActions).
   QAction* action(const QString& id) const;
@@ -69,6 +98,9 @@ class MainWindow : public QMainWindow {
   void modelOpened();
   void planOpened();
   void openFailed(const QString& message);
+  void planFinished();
+  void planFailed(const QString& message);
+  void planCancelled();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -89,6 +121,18 @@ class MainWindow : public QMainWindow {
   void onOpenFailed(const QString& path, const OpenError& error);
   QAction* addAction(const QString& id, const QString& text, const QKeySequence& shortcut = {});
   bool confirmDiscardCluster();
+  void createPlanViews();
+  void createPlanActions();
+  void onPlanFinished(std::shared_ptr<const PlanDocument> plan, double seconds);
+  void updatePlanActions();
+  // Export helpers: ask for a file, write it through the CLI's code, report the outcome.
+  void exportPlanFile();
+  void exportPlanText(bool trace);
+  void exportLaunch(int kind);
+  QString ensurePlanFile();  // the shown plan's file, exporting it first when it has none
+  void setShownPlanPath(const QString& path);
+  void refreshPlanView(QDockWidget* dock);
+  void setCostDevice(int rank);  // -1: the bottleneck  // fills a plan view with the shown plan once it is visible
 
   OpenJob* m_openJob = nullptr;
   GraphView* m_graphView = nullptr;
@@ -107,6 +151,25 @@ class MainWindow : public QMainWindow {
   QProgressBar* m_progress = nullptr;
   QToolButton* m_cancel = nullptr;
   std::map<QString, QAction*> m_actions;
+  PlanJob* m_planJob = nullptr;
+  SearchProgressModel* m_searchModel = nullptr;
+  PlanPanel* m_planPanel = nullptr;
+  PlanHistoryModel* m_history = nullptr;
+  SearchView* m_searchView = nullptr;
+  StagesView* m_stages = nullptr;
+  RatiosView* m_ratios = nullptr;
+  BaselinesView* m_baselines = nullptr;
+  ExplainView* m_explain = nullptr;
+  CompareView* m_compare = nullptr;
+  QDockWidget* m_searchDock = nullptr;
+  QDockWidget* m_stagesDock = nullptr;
+  std::vector<QAction*> m_planModeActions;  // colour by the plan's forms, variants, segments, cost
+  int m_plansMade = 0;
+  QMenu* m_costDeviceMenu = nullptr;
+  int m_costDevice = -1;  // the rank "Device cost" colours by (-1: the plan's bottleneck)
+  std::vector<QDockWidget*> m_planDocks;  // stages, ratios, baselines, explain
+  quint64 m_planGeneration = 0;           // bumped by showPlan
+  std::map<QWidget*, quint64> m_filledGeneration;
 
   std::shared_ptr<const ModelDocument> m_model;
   std::shared_ptr<const PlanDocument> m_plan;

@@ -93,6 +93,11 @@ void PropertiesPanel::setGraph(std::shared_ptr<const ir::Graph> graph,
   showSelection({});
 }
 
+void PropertiesPanel::setPlan(std::shared_ptr<const PlanDocument> plan) {
+  m_model->setPlan(std::move(plan));
+  showSelection(m_model->selection());
+}
+
 void PropertiesPanel::showSelection(Selection selection) {
   m_model->setSelection(selection);
   m_view->expandAll();

@@ -23,6 +23,9 @@ class PropertiesPanel : public QWidget {
 
   // Replaces the graph and its scope tree; clears what is shown.
   void setGraph(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const ScopeTree> scopes);
+  // Adds the plan's rows (variant, forms with exact lengths, time per device) for what is shown;
+  // null removes them. Keeps the selection.
+  void setPlan(std::shared_ptr<const PlanDocument> plan);
   // Shows `selection` (empty: a hint to select something).
   void showSelection(Selection selection);
   Selection selection() const { return m_model->selection(); }

@@ -274,7 +274,7 @@ class TstSearch : public QObject {
     } catch (const synth::SearchError& e) {
       threw = QString(e.what()).contains("cancelled");
     }
-    QVERIFY(threw);  // the flag is read before the first expansion and every 1024 after
+    QVERIFY(threw);  // the flag is read before the first expansion and every 128 after
   }
 
   void memoryBounded() {

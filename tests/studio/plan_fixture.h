@@ -1,0 +1,33 @@
+// Test helper: a real plan of a tiny zoo model, made as the app makes it (plan::planModel, then
+// makePlanDocument). The zoo comes from HAP_ZOO_DIR, the clusters from HAP_SOURCE_DIR.
+#pragma once
+
+#include <QtGlobal>
+
+#include <memory>
+#include <string>
+
+#include "app/studio/core/plan_document.h"
+#include "engine/cost/cluster.h"
+#include "engine/import/importer.h"
+#include "engine/plan/plan_request.h"
+
+namespace hap::studio::testing {
+
+inline std::string zooFile(const char* name) { return qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + name; }
+inline std::string clusterFile(const char* name) {
+  return qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() + "/resources/clusters/" + name;
+}
+
+// Plans `model` (a zoo file name, e.g. "bert-tiny.pt") on `cluster` (e.g. "local-cpu-4.yaml").
+inline std::shared_ptr<const PlanDocument> planZoo(const char* model, const char* cluster,
+                                                   const plan::PlanRequest& request = {}) {
+  ts::ImportOptions options;
+  options.metaWeights = true;
+  auto g = std::make_shared<const ir::Graph>(ts::importModel(zooFile(model), options));
+  const cost::Cluster c = cost::loadCluster(clusterFile(cluster));
+  plan::PlannedModel planned = plan::planModel(g, options, c, request);
+  return makePlanDocument(std::move(planned.plan), planned.graph, "", std::string(model) + " plan", request);
+}
+
+}  // namespace hap::studio::testing
