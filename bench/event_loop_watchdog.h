@@ -16,22 +16,28 @@ class Watchdog : public QObject {
     m_timer.setInterval(5);
     QObject::connect(&m_timer, &QTimer::timeout, this, [this] {
       const qint64 now = m_clock.nsecsElapsed();
-      if (m_last >= 0) m_worst = std::max(m_worst, now - m_last);
+      if (m_last >= 0 && now - m_last > m_worst) {
+        m_worst = now - m_last;
+        m_worstAt = m_last;
+      }
       m_last = now;
     });
   }
   void start() {
     m_worst = 0;
+    m_worstAt = 0;
     m_last = -1;
     m_clock.start();
     m_timer.start();
   }
   double worstMs() const { return static_cast<double>(m_worst) / 1e6; }
+  // When the longest stall began, in seconds since start().
+  double worstAtSeconds() const { return static_cast<double>(m_worstAt) / 1e9; }
 
  private:
   QTimer m_timer;
   QElapsedTimer m_clock;
-  qint64 m_last = -1, m_worst = 0;
+  qint64 m_last = -1, m_worst = 0, m_worstAt = 0;
 };
 
 }  // namespace hap::bench

@@ -127,7 +127,7 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                   "among them); one segment unless --segments is given")
       ->check(CLI::IsMember({"dp-ev", "dp-cp", "fsdp", "megatron"}))
       ->excludes(ratios);
-  cmd->add_flag("!--no-baselines", args->request.baselines, "Skip planning the DP-EV and DP-CP baselines");
+  cmd->add_flag("!--no-baselines", args->request.baselines, "Skip pricing the baselines (DP-EV, DP-CP, FSDP, Megatron)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
   cmd->callback([args, &exitCode] { exitCode = runPlan(*args); });
 }

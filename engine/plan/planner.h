@@ -2,6 +2,7 @@
 // lengths, stages and memory (DESIGN.md §2 data flow, steps 2-4 with fixed ratios).
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "engine/balance/alternation.h"
@@ -44,7 +45,8 @@ struct PlanOptions {
 };
 
 // The model file's identity: path and SHA-256 of its bytes.
-std::string sha256File(const std::string& path);
+// `cancel` (may be null) stops it between megabytes with synth::SearchError("... cancelled").
+std::string sha256File(const std::string& path, const std::atomic<bool>* cancel = nullptr);
 
 // Plans `g` (imported from g.sourceFile) on `cluster`: segments it, inserts reshards at the
 // boundaries (planGraph), searches and balances. Throws synth::SearchError.

@@ -3,12 +3,18 @@
 #include <QMetaObject>
 #include <QPointer>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <exception>
 
 #include "engine/base/error.h"
 
 namespace hap::studio {
+namespace {
+constexpr int kPlanningNice = 5;
+}  // namespace
 
 // One planning run: shared by the GUI thread and its planning thread.
 struct PlanJob::Run {
@@ -45,6 +51,9 @@ void PlanJob::start(std::shared_ptr<const ModelDocument> model, const cost::Clus
   m_running = run;
   QPointer<PlanJob> self(this);
   std::thread thread([run, self, model, cluster, request, label = label.toStdString()] {
+    // Planning yields to the window: its threads (and the alternation's, which inherit this) run
+    // at a lower priority, so the GUI thread gets a core whenever it wakes on a 2-core machine.
+    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kPlanningNice);
     try {
       ts::ImportOptions options;  // as the model was opened (and as `hap plan` imports it)
       options.metaWeights = true;

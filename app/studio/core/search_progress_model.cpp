@@ -10,7 +10,8 @@ namespace hap::studio {
 namespace {
 
 QString milliseconds(double seconds) {
-  if (seconds < 0) return QStringLiteral("—");
+  if (std::isinf(seconds) && seconds > 0) return QStringLiteral("∞");  // no completion from there
+  if (!(seconds >= 0)) return QStringLiteral("—");
   return QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'f', seconds < 0.01 ? 3 : 2);
 }
 

@@ -105,6 +105,15 @@ void MainWindow::createPlanViews() {
     m_stages->selectNodes({node});
   });
   connect(m_compare, &CompareView::highlightNodes, m_graphView, &GraphView::highlightNodes);
+  connect(m_ratios, &RatiosView::segmentActivated, this, [this](int segment) {
+    // A segment's nodes, outlined in the graph.
+    if (!m_plan) return;
+    std::vector<ir::NodeId> nodes;
+    const std::vector<int>& of = m_plan->p().importedNodeSegment;
+    for (size_t n = 0; n < of.size(); ++n)
+      if (of[n] == segment) nodes.push_back(static_cast<ir::NodeId>(n));
+    m_graphView->highlightNodes(nodes);
+  });
   connect(m_compare, &CompareView::nodeActivated, this, [this](ir::NodeId node) {
     if (node < 0) return;
     m_graphView->reveal(node);
@@ -204,6 +213,7 @@ void MainWindow::onPlanFinished(std::shared_ptr<const PlanDocument> plan, double
   labelled->label += QStringLiteral(" · %1 ms").arg(plan->p().estimate.iterationSeconds * 1e3, 0, 'f', 3).toStdString();
   std::shared_ptr<const PlanDocument> doc = std::move(labelled);
   m_history->add(doc);
+  m_graphView->setPartialVariants({});  // an open state clicked during the search gives way to the plan
   showPlan(doc);
   m_searchView->setOutcome(doc);
   m_statusModel->setText(tr("Planned in %1 s: %2 ms per iteration predicted%3")

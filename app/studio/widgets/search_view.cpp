@@ -134,21 +134,24 @@ void SearchView::refresh() {
     const SearchSample& s = samples[i];
     expanded.append({s.seconds, static_cast<double>(s.expanded)});
     frontier.append({s.seconds, static_cast<double>(s.frontier)});
-    bound.append({s.seconds, s.bound * 1e3});
-    if (s.best >= 0) best.append({s.seconds, s.best * 1e3});
+    // A state without a completion has an infinite bound: not a point (Qt Charts would spend
+    // hundreds of milliseconds clipping it).
+    if (std::isfinite(s.bound)) bound.append({s.seconds, s.bound * 1e3});
+    if (s.best >= 0 && std::isfinite(s.best)) best.append({s.seconds, s.best * 1e3});
   }
   m_drawn = samples.size();
   if (!expanded.isEmpty()) {
     m_expanded->append(expanded);
     m_frontier->append(frontier);
-    m_bound->append(bound);
+    if (!bound.isEmpty()) m_bound->append(bound);
     if (!best.isEmpty()) m_best->append(best);
   }
   double maxT = 0, maxCount = 0, maxMs = 0;
   for (const SearchSample& s : samples) {
     maxT = std::max(maxT, s.seconds);
     maxCount = std::max({maxCount, static_cast<double>(s.expanded), static_cast<double>(s.frontier)});
-    maxMs = std::max({maxMs, s.bound * 1e3, s.best * 1e3});
+    if (std::isfinite(s.bound)) maxMs = std::max(maxMs, s.bound * 1e3);
+    if (std::isfinite(s.best)) maxMs = std::max(maxMs, s.best * 1e3);
   }
   m_statesTime->setRange(0, std::max(0.5, maxT * 1.02));
   m_costTime->setRange(0, std::max(0.5, maxT * 1.02));
