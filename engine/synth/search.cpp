@@ -280,7 +280,9 @@ std::vector<OpenState> Searcher::sampleOpen(size_t count) const {
 void Searcher::report(int32_t current, double f, bool force, const std::vector<int32_t>* beamLayer) {
   if (!options_.listener) return;
   auto now = std::chrono::steady_clock::now();
-  if (!force && std::chrono::duration<double>(now - lastReport_).count() < options_.progressIntervalSeconds)
+  const double wanted = options_.listener->progressIntervalSeconds();
+  const double interval = wanted >= 0 ? wanted : options_.progressIntervalSeconds;
+  if (!force && std::chrono::duration<double>(now - lastReport_).count() < interval)
     return;
   lastReport_ = now;
   SearchProgress p;

@@ -8,8 +8,8 @@
 //   only their result, as a planning step.
 // - A call must return quickly: the search waits for it. A listener that draws hands the event to
 //   its GUI thread and returns (the app's SearchEventThrottle).
-// - onProgress comes at most once per SearchOptions::progressIntervalSeconds during a search, and
-//   once more when it completes.
+// - onProgress comes at most once per progressIntervalSeconds() (by default
+//   SearchOptions::progressIntervalSeconds) during a search, and once more when it completes.
 #pragma once
 
 #include <cstdint>
@@ -82,6 +82,8 @@ class SearchListener {
   // How many of the best open states each progress report should carry (0: none). Sampling
   // costs about O(k log k + k·depth) per report.
   virtual int openStatesWanted() const { return 0; }
+  // How often progress should come, in seconds (negative: SearchOptions::progressIntervalSeconds).
+  virtual double progressIntervalSeconds() const { return -1; }
   virtual void onBeamFallback(const BeamFallback& fallback) { (void)fallback; }
   // The search ended: with a program (stats filled), or without one (`error` says why: no
   // program, cancelled, out of budget).

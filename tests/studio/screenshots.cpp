@@ -163,7 +163,10 @@ int main(int argc, char** argv) {
   QSignalSpy planned(&w, &MainWindow::planFinished);
   raiseDock(w, "dock.plan");
   w.action("plan.plan")->trigger();
-  QTest::qWait(400);
+  // Mid-search (HAP_SCREENSHOT_SEARCHING_MS after Plan; a long search needs longer than a tiny one).
+  QTest::qWait(qEnvironmentVariableIntValue("HAP_SCREENSHOT_SEARCHING_MS") > 0
+                   ? qEnvironmentVariableIntValue("HAP_SCREENSHOT_SEARCHING_MS")
+                   : 400);
   ok &= save(w, out + "/plan-searching.png");
   ok &= !planned.isEmpty() || planned.wait(600000);
   settle(w);

@@ -88,6 +88,20 @@ class TstSearchEventThrottle : public QObject {
     QVERIFY2(t.elapsed() < 2000, qPrintable(QStringLiteral("%1 ms").arg(t.elapsed())));
   }
 
+  void openStatesAreSampledAtTheirOwnRate() {
+    SearchEventThrottle::Options options;
+    options.openStatesSeconds = 0.2;
+    SearchEventThrottle throttle(options);
+    QCOMPARE(throttle.openStatesWanted(), options.openStates);  // the first report carries them
+    synth::SearchProgress p;
+    p.open = {{0.1, 0.2, 1, {0}}};
+    throttle.onProgress(p);
+    QCOMPARE(throttle.openStatesWanted(), 0);  // not again within the interval
+    QTest::qWait(250);
+    QCOMPARE(throttle.openStatesWanted(), options.openStates);
+    QVERIFY(throttle.progressIntervalSeconds() > 0 && throttle.progressIntervalSeconds() <= 0.05);
+  }
+
   void planningStepsCarryTheirCosts() {
     SearchEventThrottle throttle;
     throttle.onPlanningStep({synth::PlanningStep::Kind::Started, "lp"});

@@ -104,6 +104,15 @@ class TstSearchProgressModel : public QObject {
     QCOMPARE(model.searches(), 2);
     QCOMPARE(model.expanded(), int64_t{2050});
     QCOMPARE(model.openStates()->rowCount(), 1);
+    // A report without open states (they are sampled less often) keeps the table.
+    SearchSnapshot third;
+    p.expanded = 70;
+    p.open.clear();
+    third.latest = p;
+    third.names = names();
+    model.add(third);
+    QCOMPARE(model.openStates()->rowCount(), 1);
+    QCOMPARE(model.expanded(), int64_t{2070});
   }
 
   void viewChartsFinitePointsAndEmitsTheClickedProgram() {

@@ -94,7 +94,13 @@ void SearchEventThrottle::onSearchStarted(const synth::Theory& theory) {
   events_.push_back(std::move(e));
 }
 
+int SearchEventThrottle::openStatesWanted() const {
+  const auto since = std::chrono::steady_clock::now() - lastOpen_;
+  return std::chrono::duration<double>(since).count() >= options_.openStatesSeconds ? options_.openStates : 0;
+}
+
 void SearchEventThrottle::onProgress(const synth::SearchProgress& progress) {
+  if (!progress.open.empty()) lastOpen_ = std::chrono::steady_clock::now();
   const double t = now();
   std::lock_guard lock(mutex_);
   addSample({t, search_, progress.expanded, progress.frontier, progress.boundSeconds, progress.bestSeconds});

@@ -77,7 +77,12 @@ struct SearchSnapshot {
 class SearchEventThrottle : public synth::SearchListener {
  public:
   struct Options {
-    int openStates = 20;      // best open states carried by each progress report
+    int openStates = 20;  // best open states carried by a progress report
+    // How often the search reports: often enough that a 30 ms search still draws a curve. The
+    // open states (sampling them walks each state's partial program) come at most every
+    // openStatesSeconds: at every report they cost BERT-MoE's search 5%.
+    double progressSeconds = 0.01;
+    double openStatesSeconds = 0.1;
     size_t maxPending = 4096;  // samples waiting for take()
   };
   SearchEventThrottle() : SearchEventThrottle(Options{}) {}
@@ -91,7 +96,8 @@ class SearchEventThrottle : public synth::SearchListener {
   // Planning thread (SearchListener).
   void onSearchStarted(const synth::Theory& theory) override;
   void onProgress(const synth::SearchProgress& progress) override;
-  int openStatesWanted() const override { return options_.openStates; }
+  int openStatesWanted() const override;
+  double progressIntervalSeconds() const override { return options_.progressSeconds; }
   void onBeamFallback(const synth::BeamFallback& fallback) override;
   void onSearchFinished(const synth::SearchStats& stats, const std::string& error) override;
   void onPlanningStep(const synth::PlanningStep& step) override;
@@ -111,6 +117,8 @@ class SearchEventThrottle : public synth::SearchListener {
   std::vector<PlanningEvent> events_;
   std::optional<synth::SearchProgress> latest_;
   int64_t recorded_ = 0;
+  // Planning thread only: when the last report carrying open states was recorded.
+  std::chrono::steady_clock::time_point lastOpen_{};
 };
 
 }  // namespace hap::studio

@@ -89,12 +89,23 @@ QVariant OpenStatesModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant OpenStatesModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole) {
+    switch (section) {
+      case G: return tr("The cost of the nodes decided so far");
+      case H: return tr("A lower bound on the cost of the rest of the graph");
+      case F: return tr("g + h: a lower bound on any program completing this state");
+      case Depth: return tr("Nodes decided, of the searched graph's");
+      case Choices: return tr("The rule variants of the last nodes decided (hover a cell for more)");
+      default: return {};
+    }
+  }
+  if (role != Qt::DisplayRole) return {};
   switch (section) {
-    case G: return tr("g (cost so far)");
-    case H: return tr("h (bound on the rest)");
+    case G: return tr("g");
+    case H: return tr("h");
     case F: return tr("f = g + h");
-    case Depth: return tr("Through the graph");
+    case Depth: return tr("Depth");
     case Choices: return tr("Latest variants chosen");
     default: return {};
   }
@@ -229,6 +240,7 @@ void SearchProgressModel::add(const SearchSnapshot& s) {
         ++m_searches;
         running = 0;
         m_latest.reset();
+        m_open.clear();  // the previous search's states
         break;
       case PlanningEvent::Kind::SearchFinished:
         m_finishedExpanded += e.expanded;
@@ -247,7 +259,8 @@ void SearchProgressModel::add(const SearchSnapshot& s) {
     m_latest = s.latest;
     m_names = s.names;
     running = s.latest->expanded;
-    m_open.setStates(s.latest->open, s.latest->nodes, s.names);
+    // Open states come with some reports only (SearchEventThrottle::Options::openStatesSeconds).
+    if (!s.latest->open.empty()) m_open.setStates(s.latest->open, s.latest->nodes, s.names);
   }
   m_expanded = m_finishedExpanded + running;
   Q_EMIT changed();

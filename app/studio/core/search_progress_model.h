@@ -15,7 +15,8 @@
 
 namespace hap::studio {
 
-// The best open states of the newest progress report: g, h, f, depth, the last choices.
+// The best open states of the newest progress report that carried them: g, h, f, depth, the last
+// choices.
 class OpenStatesModel : public QAbstractTableModel {
   Q_OBJECT
  public:

@@ -25,6 +25,8 @@ QLineSeries* addSeries(QChart* chart, const QString& name, const QColor& colour,
   QPen pen(colour);
   pen.setWidthF(2);
   s->setPen(pen);
+  // A fast search reports a handful of times: its samples show as points, not only as a line.
+  s->setPointsVisible(true);
   chart->addSeries(s);
   s->attachAxis(x);
   s->attachAxis(y);
@@ -168,9 +170,9 @@ void SearchView::setOutcome(std::shared_ptr<const PlanDocument> doc, const QStri
   QString text;
   if (doc) {
     const plan::Plan& p = doc->p();
-    text = tr("Planned: %1 searches, %2 states expanded in all; the plan's program: %3 states expanded in %4 s, "
-              "%5.")
-               .arg(m_model->searches())
+    const int searches = m_model->searches();
+    text = tr("Planned: %1 reported, %2 states expanded in them; the plan's program: %3 states expanded in %4 s, %5.")
+               .arg(searches == 1 ? tr("1 search") : tr("%1 searches").arg(searches))
                .arg(QLocale().toString(static_cast<qlonglong>(m_model->expanded())))
                .arg(QLocale().toString(static_cast<qlonglong>(p.expanded)))
                .arg(p.searchSeconds, 0, 'f', 2)
