@@ -11,6 +11,7 @@
 #include <set>
 
 #include "app/studio/core/plan_overlay.h"
+#include "app/studio/core/units.h"
 #include "engine/ir/segments.h"
 #include "engine/synth/search.h"
 #include "tests/studio/plan_fixture.h"
@@ -202,8 +203,8 @@ class TestPlanOverlay : public QObject {
     QCOMPARE(conversionGlyph(s), QStringLiteral("A2A"));
     s.instruction = "all-reduce";
     QCOMPARE(conversionGlyph(s), QStringLiteral("AR"));
-    QCOMPARE(formatSeconds(412e-6), QStringLiteral("412.0 µs"));
-    QCOMPARE(formatSeconds(1.25e-3), QStringLiteral("1.250 ms"));
+    QCOMPARE(formatDuration(412e-6), QStringLiteral("412 µs"));
+    QCOMPARE(formatDuration(1.25e-3), QStringLiteral("1.25 ms"));
   }
 
   void colourings() {

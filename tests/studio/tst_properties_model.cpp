@@ -12,13 +12,14 @@
 
 #include "app/studio/core/plan_overlay.h"
 #include "app/studio/core/properties_model.h"
+#include "app/studio/core/units.h"
 #include "app/studio/widgets/properties_panel.h"
 #include "engine/import/importer.h"
 #include "engine/ir/summary.h"
 #include "tests/studio/plan_fixture.h"
 
 using namespace hap;
-using hap::studio::formatSeconds;
+using hap::studio::formatDuration;
 using hap::studio::PlanDocument;
 using hap::studio::PropertiesModel;
 using hap::studio::PropertiesPanel;
@@ -346,7 +347,7 @@ class TestPropertiesModel : public QObject {
                   .startsWith(QStringLiteral("rank %1").arg(r)));
       QCOMPARE(valueOf(m_model->index(r, 0, time)),
                QStringLiteral("%1 (fwd %2, bwd %3)")
-                   .arg(formatSeconds(fwd + bwd), formatSeconds(fwd), formatSeconds(bwd)));
+                   .arg(formatDuration(fwd + bwd), formatDuration(fwd), formatDuration(bwd)));
     }
     m_model->setPlan(nullptr);
     QVERIFY(!row(*m_model, QStringLiteral("Plan")).isValid());
@@ -380,7 +381,7 @@ class TestPropertiesModel : public QObject {
     const QModelIndex ar = row(*m_model, QStringLiteral("all-reduce"), conversions);
     QVERIFY(ar.isValid());
     QVERIFY2(valueOf(ar).startsWith(
-                 QStringLiteral("R → I · %1").arg(formatSeconds(allReduce->seconds()))),
+                 QStringLiteral("R → I · %1").arg(formatDuration(allReduce->seconds()))),
              qPrintable(valueOf(ar)));
     // The consumer it prepares.
     QCOMPARE(PropertiesModel::link(ar),

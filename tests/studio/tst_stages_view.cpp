@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 
+#include "app/studio/core/units.h"
 #include "app/studio/widgets/stages_view.h"
 #include "tests/studio/plan_fixture.h"
 
@@ -105,7 +106,7 @@ class TestStagesView : public QObject {
     qInfo("bert-tiny on a100-p100-4: %zu devices, %zu stages, %zu events on rank 0, total %s; test stage %d, "
           "event %d (%s)",
           t.devices.size(), t.stages.size(), events.size(),
-          qPrintable(TimelineViewport::formatDuration(t.totalSeconds)), m_stage, m_event,
+          qPrintable(formatDuration(t.totalSeconds)), m_stage, m_event,
           events[static_cast<size_t>(m_event)].label.c_str());
   }
 
@@ -150,7 +151,7 @@ class TestStagesView : public QObject {
                                 .arg(p.devices[j].rank)
                                 .arg(QString::fromStdString(p.devices[j].type), QString::fromStdString(p.devices[j].machine));
       QVERIFY2(tip.contains(label.toHtmlEscaped()), qPrintable(tip));
-      QVERIFY2(tip.contains(TimelineViewport::formatDuration(m_doc->timeline.devices[j].busySeconds())), qPrintable(tip));
+      QVERIFY2(tip.contains(formatDuration(m_doc->timeline.devices[j].busySeconds())), qPrintable(tip));
     }
     QVERIFY(v.rowRect(0, static_cast<int>(p.devices.size())).isEmpty());
     // Every stage has its column in the header band, in time order, covering the plot.
@@ -274,8 +275,8 @@ class TestStagesView : public QObject {
     QVERIFY(tip.contains(QStringLiteral("computation")));
     QVERIFY(tip.contains(QStringLiteral("forward")));
     QVERIFY(tip.contains(QStringLiteral("F%1").arg(m_stage + 1)));
-    QVERIFY(tip.contains(TimelineViewport::formatDuration(e.duration)));
-    QVERIFY(tip.contains(TimelineViewport::formatDuration(e.start)));
+    QVERIFY(tip.contains(formatDuration(e.duration)));
+    QVERIFY(tip.contains(formatDuration(e.start)));
 
     // The stage's tooltip in the header band gives the plan's figures for it.
     const plan::Plan& p = m_doc->p();
@@ -284,10 +285,10 @@ class TestStagesView : public QObject {
     QCOMPARE(planned.backward, false);
     const QString stageTip = v.toolTipAt(v.stageHeaderRect(m_stage).center());
     QVERIFY2(stageTip.contains(QStringLiteral("Stage F%1").arg(m_stage + 1)), qPrintable(stageTip));
-    QVERIFY2(stageTip.contains(QStringLiteral("duration ") + TimelineViewport::formatDuration(planned.seconds())), qPrintable(stageTip));
-    QVERIFY2(stageTip.contains(QStringLiteral("communication ") + TimelineViewport::formatDuration(planned.communicationSeconds)),
+    QVERIFY2(stageTip.contains(QStringLiteral("duration ") + formatDuration(planned.seconds())), qPrintable(stageTip));
+    QVERIFY2(stageTip.contains(QStringLiteral("communication ") + formatDuration(planned.communicationSeconds)),
              qPrintable(stageTip));
-    QVERIFY2(stageTip.contains(QStringLiteral("computation ") + TimelineViewport::formatDuration(planned.computationSeconds)),
+    QVERIFY2(stageTip.contains(QStringLiteral("computation ") + formatDuration(planned.computationSeconds)),
              qPrintable(stageTip));
     const plan::PlanDevice& slowest = p.devices[static_cast<size_t>(st.slowestRank)];
     QVERIFY2(stageTip.contains(QStringLiteral("slowest: rank %1 \u00b7 %2").arg(slowest.rank).arg(QString::fromStdString(slowest.type))),

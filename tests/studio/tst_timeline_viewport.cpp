@@ -5,8 +5,10 @@
 #include <cmath>
 
 #include "app/studio/core/timeline_viewport.h"
+#include "app/studio/core/units.h"
 
 using hap::studio::TimelineViewport;
+using hap::studio::formatDuration;
 
 class TestTimelineViewport : public QObject {
   Q_OBJECT
@@ -173,13 +175,13 @@ class TestTimelineViewport : public QObject {
   }
 
   void formatting() {
-    QCOMPARE(TimelineViewport::formatDuration(0), QStringLiteral("0 s"));
-    QCOMPARE(TimelineViewport::formatDuration(1.234e-3), QStringLiteral("1.23 ms"));
-    QCOMPARE(TimelineViewport::formatDuration(45.6e-6), QStringLiteral("45.6 \u00b5s"));
-    QCOMPARE(TimelineViewport::formatDuration(2.5), QStringLiteral("2.5 s"));
-    QCOMPARE(TimelineViewport::formatDuration(120e-3), QStringLiteral("120 ms"));
-    QCOMPARE(TimelineViewport::formatDuration(999.96e-6), QStringLiteral("1 ms"));
-    QCOMPARE(TimelineViewport::formatDuration(1.5e-9), QStringLiteral("1.5 ns"));
+    QCOMPARE(formatDuration(0), QStringLiteral("0 s"));
+    QCOMPARE(formatDuration(1.234e-3), QStringLiteral("1.23 ms"));
+    QCOMPARE(formatDuration(45.6e-6), QStringLiteral("45.6 \u00b5s"));
+    QCOMPARE(formatDuration(2.5), QStringLiteral("2.5 s"));
+    QCOMPARE(formatDuration(120e-3), QStringLiteral("120 ms"));
+    QCOMPARE(formatDuration(999.96e-6), QStringLiteral("1 ms"));
+    QCOMPARE(formatDuration(1.5e-9), QStringLiteral("1.5 ns"));
     QCOMPARE(TimelineViewport::formatTick(1.5e-3, 5e-4), QStringLiteral("1.5 ms"));
     QCOMPARE(TimelineViewport::formatTick(2e-3, 1e-3), QStringLiteral("2 ms"));
     QCOMPARE(TimelineViewport::formatTick(2.25, 0.05), QStringLiteral("2250 ms"));

@@ -345,15 +345,6 @@ bool isCollective(const plan::PlanStep& s) {
   return s.seconds() > 0;
 }
 
-QString formatSeconds(double seconds) {
-  if (std::isnan(seconds)) return QStringLiteral("–");
-  const double a = std::abs(seconds);
-  if (a == 0) return QStringLiteral("0");
-  if (a < 1e-6) return QStringLiteral("%1 ns").arg(seconds * 1e9, 0, 'f', a < 1e-8 ? 2 : 1);
-  if (a < 1e-3) return QStringLiteral("%1 µs").arg(seconds * 1e6, 0, 'f', a < 1e-5 ? 2 : 1);
-  if (a < 1) return QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'f', a < 1e-2 ? 3 : 2);
-  return QStringLiteral("%1 s").arg(seconds, 0, 'f', 2);
-}
 
 // ---- colourings ---------------------------------------------------------------------------------
 

@@ -118,8 +118,6 @@ QString conversionText(const plan::PlanStep& s);
 QString conversionGlyph(const plan::PlanStep& s);
 // Whether the step moves data between devices (a conversion or reshard with a predicted time).
 bool isCollective(const plan::PlanStep& s);
-// "412 µs", "1.25 ms", "2.10 s".
-QString formatSeconds(double seconds);
 
 // ---- colourings ---------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "app/studio/core/units.h"
 #include "engine/ir/summary.h"
 
 namespace hap::studio {
@@ -347,7 +348,7 @@ namespace {
 // "0.412 ms (fwd 0.137 ms, bwd 0.275 ms)".
 QString timeText(double forward, double backward) {
   return PropertiesModel::tr("%1 (fwd %2, bwd %3)")
-      .arg(formatSeconds(forward + backward), formatSeconds(forward), formatSeconds(backward));
+      .arg(formatDuration(forward + backward), formatDuration(forward), formatDuration(backward));
 }
 
 // "G(1) → I · 21.0 µs (fwd 10.0 µs, bwd 11.0 µs)".
@@ -381,7 +382,7 @@ void PropertiesModel::buildNodePlan(const ir::Node& n,
   const plan::PlanStep& step = p.steps[static_cast<size_t>(info.computeStep)];
   const int planRow = add(-1, tr("Plan"),
                           tr("%1 · %2 on rank %3")
-                              .arg(qs(info.variant), formatSeconds(o.nodeSeconds(n.id, bottleneck)))
+                              .arg(qs(info.variant), formatDuration(o.nodeSeconds(n.id, bottleneck)))
                               .arg(bottleneck));
   add(planRow, tr("variant"), qs(info.variant), {},
       step.sfb ? tr("sufficient-factor broadcasting: the weight's gradient is formed from gathered "
@@ -510,7 +511,7 @@ void PropertiesModel::buildScopePlan(const Scope& s) {
   const int bottleneck = o.bottleneckRank();
   const int planRow = add(-1, tr("Plan"),
                           tr("%1 on rank %2")
-                              .arg(formatSeconds(forward[static_cast<size_t>(bottleneck)] +
+                              .arg(formatDuration(forward[static_cast<size_t>(bottleneck)] +
                                                  backward[static_cast<size_t>(bottleneck)]))
                               .arg(bottleneck));
   QStringList names;

@@ -6,14 +6,10 @@
 
 #include <cmath>
 
+#include "app/studio/core/units.h"
+
 namespace hap::studio {
 namespace {
-
-QString milliseconds(double seconds) {
-  if (std::isinf(seconds) && seconds > 0) return QStringLiteral("∞");  // no completion from there
-  if (!(seconds >= 0)) return QStringLiteral("—");
-  return QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'f', seconds < 0.01 ? 3 : 2);
-}
 
 QString count(int64_t n) { return QLocale().toString(static_cast<qlonglong>(n)); }
 
@@ -73,9 +69,9 @@ QVariant OpenStatesModel::data(const QModelIndex& index, int role) const {
     return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
   switch (index.column()) {
-    case G: return milliseconds(s.g);
-    case H: return milliseconds(s.h);
-    case F: return milliseconds(s.f());
+    case G: return formatMilliseconds(s.g);
+    case H: return formatMilliseconds(s.h);
+    case F: return formatMilliseconds(s.f());
     case Depth:
       return m_nodes > 0 ? QStringLiteral("%1 / %2 (%3%)").arg(s.depth).arg(m_nodes).arg(100 * s.depth / m_nodes)
                          : QString::number(s.depth);
@@ -176,9 +172,9 @@ QVariant PlanningLogModel::data(const QModelIndex& index, int role) const {
   switch (index.column()) {
     case Time:
       return r.finished < 0 ? QStringLiteral("%1 s …").arg(r.started, 0, 'f', 2)
-                            : QStringLiteral("%1 s (%2)").arg(r.started, 0, 'f', 2).arg(milliseconds(r.finished - r.started));
+                            : QStringLiteral("%1 s (%2)").arg(r.started, 0, 'f', 2).arg(formatMilliseconds(r.finished - r.started));
     case Step: return QString::fromStdString(r.name);
-    case Cost: return r.finished < 0 ? QString() : milliseconds(r.cost);
+    case Cost: return r.finished < 0 ? QString() : formatMilliseconds(r.cost);
     case Fits: return r.finished < 0 || r.cost < 0 ? QString() : r.fits ? tr("fits") : tr("does not fit");
     case Outcome: {
       QString text = r.finished < 0 ? tr("running") : r.adopted ? tr("adopted") : QString();
@@ -271,7 +267,7 @@ QString SearchProgressModel::statusText() const {
   const synth::SearchProgress& p = *m_latest;
   QString text = tr("%1: %2 states expanded, %3 open, bound %4, best %5, at node %6 of %7")
                      .arg(QString::fromStdString(m_step.empty() ? std::string("search") : m_step), count(p.expanded),
-                          count(p.frontier), milliseconds(p.boundSeconds), milliseconds(p.bestSeconds))
+                          count(p.frontier), formatMilliseconds(p.boundSeconds), formatMilliseconds(p.bestSeconds))
                      .arg(p.depth)
                      .arg(p.nodes);
   if (p.beam) text += tr(" (beam search)");

@@ -3,36 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/studio/core/units.h"
+
 namespace hap::studio {
-
-namespace {
-
-struct TimeUnit {
-  double seconds;
-  const char* name;
-};
-
-// The unit a length of `seconds` is read in.
-TimeUnit unitFor(double seconds) {
-  const double a = std::abs(seconds);
-  if (a < 1e-6) return {1e-9, "ns"};
-  if (a < 1e-3) return {1e-6, "\u00b5s"};
-  if (a < 1) return {1e-3, "ms"};
-  return {1, "s"};
-}
-
-// `value` with `decimals` decimals, trailing zeros (and a trailing point) removed; never "-0".
-QString trimmedNumber(double value, int decimals) {
-  QString s = QString::number(value, 'f', decimals);
-  if (s.contains(QLatin1Char('.'))) {
-    while (s.endsWith(QLatin1Char('0'))) s.chop(1);
-    if (s.endsWith(QLatin1Char('.'))) s.chop(1);
-  }
-  if (s == QStringLiteral("-0")) s = QStringLiteral("0");
-  return s;
-}
-
-}  // namespace
 
 void TimelineViewport::setTotal(double seconds) {
   m_total = std::isfinite(seconds) && seconds > 0 ? seconds : 0;
@@ -129,21 +102,6 @@ std::vector<TimelineViewport::Tick> TimelineViewport::ticks(double width, double
   return out;
 }
 
-QString TimelineViewport::formatDuration(double seconds) {
-  if (!std::isfinite(seconds)) return QStringLiteral("?");
-  if (seconds == 0) return QStringLiteral("0 s");
-  TimeUnit u = unitFor(seconds);
-  double v = seconds / u.seconds;
-  // 999.96 µs reads "1 ms", not "1000 µs".
-  if (std::abs(v) >= 999.5 && u.seconds < 1) {
-    u = unitFor(std::copysign(u.seconds * 1000, seconds));
-    v = seconds / u.seconds;
-  }
-  const double a = std::abs(v);
-  const int decimals = a >= 100 ? 0 : a >= 10 ? 1 : 2;
-  return trimmedNumber(v, decimals) + QLatin1Char(' ') + QString::fromUtf8(u.name);
-}
-
 QString TimelineViewport::formatTick(double seconds, double step, double windowEnd) {
   if (!(step > 0)) return formatDuration(seconds);
   auto decimalsFor = [step](const TimeUnit& u) {
@@ -151,8 +109,8 @@ QString TimelineViewport::formatTick(double seconds, double step, double windowE
   };
   // The window's unit while the step needs at most 3 decimals in it ("29.02 ms"), else the
   // largest unit in which the step is at least 0.1 ("1000.5 µs", "0.5 ms", "2.5 s").
-  TimeUnit u = unitFor(std::max(std::abs(windowEnd), step * 10 * (1 + 1e-9)));
-  if (decimalsFor(u) > 3) u = unitFor(step * 10 * (1 + 1e-9));
+  TimeUnit u = timeUnitFor(std::max(std::abs(windowEnd), step * 10 * (1 + 1e-9)));
+  if (decimalsFor(u) > 3) u = timeUnitFor(step * 10 * (1 + 1e-9));
   return trimmedNumber(seconds / u.seconds, decimalsFor(u)) + QLatin1Char(' ') + QString::fromUtf8(u.name);
 }
 

@@ -67,9 +67,6 @@ class TimelineViewport {
   std::vector<Tick> ticks(double width, double minPixels = 90) const;
   // The 1-2-5 step for `span` seconds over `width` pixels, ticks at least `minPixels` apart.
   static double tickStep(double span, double width, double minPixels);
-  // `seconds` written for a reader: the unit of its size (s, ms, µs, ns), 3 significant digits at
-  // most ("1.23 ms", "45.6 µs", "0 s").
-  static QString formatDuration(double seconds);
   // `seconds` as a ruler with ticks `step` apart over a window ending at `windowEnd` labels it:
   // one unit for the whole ruler (the window's, while the step needs at most 3 decimals in it),
   // with the decimals the step needs ("29.02 ms", "0.5 ms", "1000.5 µs").

@@ -20,6 +20,7 @@
 #include <algorithm>
 
 #include "app/studio/core/memory_model.h"
+#include "app/studio/core/units.h"
 
 namespace hap::studio {
 namespace {
@@ -34,7 +35,6 @@ QFont smallFont(const QFont& base, double scale = 0.9) {
   return f;
 }
 
-QString ms(double seconds) { return QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'f', 3); }
 
 }  // namespace
 
@@ -133,7 +133,7 @@ void BaselinesView::setPlan(std::shared_ptr<const PlanDocument> plan) {
     const plan::Plan& p = m_plan->p();
     const QString self = BaselinesModel::displayName(p.strategy);
     QString line = tr("<b>%1</b>: %2 per iteration, %3 at most per device")
-                       .arg(self, ms(p.estimate.iterationSeconds), MemoryModel::formatBytes(p.estimate.maxMemoryBytes()));
+                       .arg(self, formatMilliseconds(p.estimate.iterationSeconds), MemoryModel::formatBytes(p.estimate.maxMemoryBytes()));
     if (!p.estimate.fits)
       line += QStringLiteral(" <span style=\"color:%1\"><b>(%2)</b></span>")
                   .arg(MemoryModel::overCapacityForeground().name(), tr("does not fit"));
@@ -155,9 +155,9 @@ void BaselinesView::setPlan(std::shared_ptr<const PlanDocument> plan) {
       line += t >= p.estimate.iterationSeconds
                   ? tr("<b>%1× faster</b> than the best baseline that fits (%2, %3).")
                         .arg(t / p.estimate.iterationSeconds, 0, 'f', 2)
-                        .arg(name, ms(t))
+                        .arg(name, formatMilliseconds(t))
                   : tr("The best baseline that fits, %1 (%2), is %3× faster.")
-                        .arg(name, ms(t))
+                        .arg(name, formatMilliseconds(t))
                         .arg(p.estimate.iterationSeconds / t, 0, 'f', 2);
     }
     m_headline->setText(line);

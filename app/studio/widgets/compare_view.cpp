@@ -13,12 +13,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/studio/core/units.h"
 #include "engine/ir/summary.h"
 
 namespace hap::studio {
 namespace {
 
-QString ms(double seconds) { return QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'f', 3); }
 QString bytes(double b) { return QString::fromStdString(ir::formatBytes(static_cast<int64_t>(b))); }
 
 QLabel* valueLabel(QWidget* parent, const char* name) {
@@ -220,8 +220,8 @@ void CompareView::updateHeader() {
   const PlanComparison& c = m_model->comparison();
   const bool both = a && b;
   const QString none = QStringLiteral("—");
-  m_timeA->setText(a ? ms(c.a.iterationSeconds) : none);
-  m_timeB->setText(b ? ms(c.b.iterationSeconds) : none);
+  m_timeA->setText(a ? formatMilliseconds(c.a.iterationSeconds) : none);
+  m_timeB->setText(b ? formatMilliseconds(c.b.iterationSeconds) : none);
   m_speedup->setText(both ? speedupText(c.a.iterationSeconds, c.b.iterationSeconds) : QString());
   m_speedup->setStyleSheet(both && c.speedup > 1 + 5e-4   ? QStringLiteral("color: #1b7f3a; font-weight: bold;")
                            : both && c.speedup < 1 - 5e-4 ? QStringLiteral("color: #b3261e; font-weight: bold;")

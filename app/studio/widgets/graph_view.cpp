@@ -19,6 +19,7 @@
 #include <set>
 
 #include "app/studio/core/layout_job.h"
+#include "app/studio/core/units.h"
 #include "app/studio/widgets/graph_scene_item.h"
 #include "engine/ir/summary.h"
 
@@ -841,12 +842,12 @@ void GraphView::annotateEdges() {
         if (s.kind == plan::PlanStep::Kind::Convert)
           lines << tr("%1: %2 → %3 · %4")
                        .arg(conversionText(s), relText(s.from.rel), relText(s.to.rel),
-                            s.seconds() > 0 ? formatSeconds(s.seconds()) : tr("free"));
+                            s.seconds() > 0 ? formatDuration(s.seconds()) : tr("free"));
         else
           lines << tr("%1 into segment %2 · %3")
                        .arg(conversionText(s), m_overlay->segmentName(s.segment),
                             isCollective(s)
-                                ? formatSeconds(s.forwardCommunication + s.backwardCommunication)
+                                ? formatDuration(s.forwardCommunication + s.backwardCommunication)
                                 : tr("free"));
       }
       if (only->hasReadForm)

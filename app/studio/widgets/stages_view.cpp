@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/studio/core/units.h"
+
 namespace hap::studio {
 
 namespace {
@@ -482,8 +484,8 @@ QString StagesView::eventToolTip(int trace, int device, int event) const {
   out += QStringLiteral("<br>") + what;
   out += QStringLiteral("<br>") + trc.deviceLabels[static_cast<size_t>(device)].toHtmlEscaped();
   out += QStringLiteral("<br>") + tr("start %1 \u00b7 duration %2")
-                                      .arg(TimelineViewport::formatDuration(e.start),
-                                           TimelineViewport::formatDuration(e.duration));
+                                      .arg(formatDuration(e.start),
+                                           formatDuration(e.duration));
   if (m_plan && e.step >= 0 && e.step < static_cast<int>(m_plan->p().steps.size())) {
     const plan::PlanStep& s = m_plan->p().steps[static_cast<size_t>(e.step)];
     QString detail = s.kind == plan::PlanStep::Kind::Compute
@@ -507,11 +509,11 @@ QString StagesView::stageToolTip(int trace, int stage) const {
                 (s.backward ? tr("backward") : tr("forward")) + tr(", %1 of %2").arg(stage + 1).arg(t.stages.size());
   if (s.steps.empty()) out += QStringLiteral("<br>") + tr("gradient sums across machines");
   out += QStringLiteral("<br>") + tr("start %1 \u00b7 duration %2")
-                                      .arg(TimelineViewport::formatDuration(s.start),
-                                           TimelineViewport::formatDuration(s.seconds()));
+                                      .arg(formatDuration(s.start),
+                                           formatDuration(s.seconds()));
   out += QStringLiteral("<br>") + tr("communication %1 \u00b7 computation %2")
-                                      .arg(TimelineViewport::formatDuration(s.communicationSeconds),
-                                           TimelineViewport::formatDuration(s.computationSeconds));
+                                      .arg(formatDuration(s.communicationSeconds),
+                                           formatDuration(s.computationSeconds));
   if (s.computationSeconds > 0 && s.slowestRank >= 0 && s.slowestRank < static_cast<int>(trc.deviceLabels.size()))
     out += QStringLiteral("<br>") + tr("slowest: %1").arg(trc.deviceLabels[static_cast<size_t>(s.slowestRank)].toHtmlEscaped());
   out += QStringLiteral("<br>") + (s.steps.size() == 1 ? tr("1 step") : tr("%1 steps").arg(s.steps.size()));
@@ -536,12 +538,12 @@ QString StagesView::toolTipAt(const QPoint& pos) const {
     QString out = QStringLiteral("<b>%1</b>").arg(trc.deviceLabels[static_cast<size_t>(h.device)].toHtmlEscaped());
     if (m_plan && h.device < static_cast<int>(m_plan->p().devices.size()))
       out += QStringLiteral("<br>") + tr("host %1").arg(QString::fromStdString(m_plan->p().devices[static_cast<size_t>(h.device)].host).toHtmlEscaped());
-    out += QStringLiteral("<br>") + tr("busy %1 (%2%)").arg(TimelineViewport::formatDuration(d.busySeconds()))
+    out += QStringLiteral("<br>") + tr("busy %1 (%2%)").arg(formatDuration(d.busySeconds()))
                                         .arg(100 * d.busySeconds() / total, 0, 'f', 1);
     out += QStringLiteral("<br>") + tr("computation %1 \u00b7 communication %2 \u00b7 idle %3")
-                                        .arg(TimelineViewport::formatDuration(d.computeSeconds),
-                                             TimelineViewport::formatDuration(d.communicationSeconds),
-                                             TimelineViewport::formatDuration(d.idleSeconds));
+                                        .arg(formatDuration(d.computeSeconds),
+                                             formatDuration(d.communicationSeconds),
+                                             formatDuration(d.idleSeconds));
     if (h.device == trc.bottleneck)
       out += QStringLiteral("<br><span style='color:#d32f2f'>") + tr("bottleneck: the busiest device") + QStringLiteral("</span>");
     return out;
@@ -808,7 +810,7 @@ void StagesView::paintRows(QPainter& p) const {
       p.setFont(font());
       p.setPen(kMutedText);
       p.drawText(label.adjusted(nameWidth + 8, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                 TimelineViewport::formatDuration(trc.timeline->totalSeconds));
+                 formatDuration(trc.timeline->totalSeconds));
     } else {
       const bool hovered = m_hover.trace == r.trace && m_hover.device == r.device;
       if (hovered) p.fillRect(QRect(0, top, m_labelWidth, r.height), QColor(0, 0, 0, 12));
@@ -848,9 +850,9 @@ void StagesView::paintGroupHeader(QPainter& p, const Row& r, const QRect& area) 
                    tr("%1 stages: %2 forward (%3), %4 backward (%5)")
                        .arg(t.stages.size())
                        .arg(forward)
-                       .arg(TimelineViewport::formatDuration(t.forwardSeconds))
+                       .arg(formatDuration(t.forwardSeconds))
                        .arg(static_cast<int>(t.stages.size()) - forward)
-                       .arg(TimelineViewport::formatDuration(t.backwardSeconds));
+                       .arg(formatDuration(t.backwardSeconds));
     if (trc.bottleneck >= 0 && t.totalSeconds > 0) {
       const plan::DeviceTimeline& d = t.devices[static_cast<size_t>(trc.bottleneck)];
       text += QStringLiteral(" \u00b7 ") + tr("busiest: rank %1 (busy %2%)")
@@ -990,7 +992,7 @@ void StagesView::paintStageBand(QPainter& p, const plan::Timeline& t, int trace,
       p.drawRect(r.adjusted(0.5, 0.5, -1, -1));
     }
     const QString name = stageName(t, s);
-    const QString longName = name + QStringLiteral(" \u00b7 ") + TimelineViewport::formatDuration(it->seconds());
+    const QString longName = name + QStringLiteral(" \u00b7 ") + formatDuration(it->seconds());
     const int room = static_cast<int>(x1 - x0) - 6;
     QString text = fm.horizontalAdvance(longName) <= room ? longName : fm.horizontalAdvance(name) <= room ? name : QString();
     if (!text.isEmpty()) {
@@ -1062,9 +1064,9 @@ void StagesView::paintLegend(QPainter& p, const QRect& area) const {
   x += fm.horizontalAdvance(pass) + 16;
   // The window, right-aligned when there is room.
   const QString window = tr("%1 \u2013 %2 of %3")
-                             .arg(TimelineViewport::formatDuration(m_viewport.start()),
-                                  TimelineViewport::formatDuration(m_viewport.end()),
-                                  TimelineViewport::formatDuration(m_viewport.total()));
+                             .arg(formatDuration(m_viewport.start()),
+                                  formatDuration(m_viewport.end()),
+                                  formatDuration(m_viewport.total()));
   const int ww = fm.horizontalAdvance(window);
   if (area.right() - 10 - ww > x) p.drawText(QRect(area.right() - 10 - ww, area.top(), ww + 2, area.height()), Qt::AlignVCenter, window);
 }
@@ -1084,7 +1086,7 @@ void StagesView::paintRuler(QPainter& p, const QRect& area) const {
   }
   // The time under the mouse.
   if (m_mouse && plotRect().contains(*m_mouse)) {
-    const QString text = TimelineViewport::formatDuration(timeAtX(m_mouse->x()));
+    const QString text = formatDuration(timeAtX(m_mouse->x()));
     const int tw = fm.horizontalAdvance(text) + 10;
     const int x = std::clamp(m_mouse->x() - tw / 2, area.left(), area.right() - tw);
     const QRect box(x, area.top() + 2, tw, area.height() - 4);
