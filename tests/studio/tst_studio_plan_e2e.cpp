@@ -4,6 +4,8 @@
 // writes for the same options; cancel a long search and get control back; pin a variant from the
 // graph's context menu and re-plan; open a baseline as a plan; compare two plans.
 #include <QAction>
+#include <QContextMenuEvent>
+#include <QMenu>
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
@@ -21,11 +23,15 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "app/studio/core/baselines_model.h"
+#include "app/studio/core/explain_model.h"
+#include "app/studio/core/plan_comparison.h"
 #include "app/studio/core/plan_history_model.h"
 #include "app/studio/core/plan_job.h"
 #include "app/studio/core/search_progress_model.h"
 #include "app/studio/widgets/baselines_view.h"
 #include "app/studio/widgets/cluster_panel.h"
+#include "app/studio/widgets/compare_view.h"
 #include "app/studio/widgets/explain_view.h"
 #include "app/studio/widgets/graph_view.h"
 #include "app/studio/widgets/main_window.h"
@@ -150,11 +156,32 @@ class TstStudioPlanE2e : public QObject {
     QCOMPARE(w.stagesView()->timeline(0).totalSeconds, doc->timeline.totalSeconds);
     QVERIFY(std::abs(doc->timeline.totalSeconds - p.estimate.iterationSeconds) <= 1e-9 * p.estimate.iterationSeconds);
     // Ratios: a row per segment with the LP's shares.
-    QCOMPARE(w.ratiosView()->ratiosModel()->rowCount(), static_cast<int>(p.segments.size()));
-    // Baselines: HAP and each baseline.
-    QCOMPARE(w.baselinesView()->findChild<QTableView*>()->model()->rowCount(), static_cast<int>(p.baselines.size()) + 1);
-    // Explain: a row per step; the text is `hap plan --explain`'s.
-    QCOMPARE(w.explainView()->findChild<QTableView*>()->model()->rowCount(), static_cast<int>(p.steps.size()));
+    const QAbstractItemModel* ratios = w.ratiosView()->ratiosModel();
+    QCOMPARE(ratios->rowCount(), static_cast<int>(p.segments.size()));
+    for (int s = 0; s < ratios->rowCount(); ++s)
+      for (size_t j = 0; j < p.devices.size(); ++j)
+        QCOMPARE(ratios->index(s, static_cast<int>(j) + 1).data(Qt::UserRole).toDouble(),
+                 p.segments[static_cast<size_t>(s)].ratios[j]);
+    // Baselines: HAP and each baseline, with their predicted times.
+    const QAbstractItemModel* baselines = w.baselinesView()->findChild<QTableView*>()->model();
+    QCOMPARE(baselines->rowCount(), static_cast<int>(p.baselines.size()) + 1);
+    QCOMPARE(baselines->index(0, BaselinesModel::TimeColumn).data(BaselinesModel::ValueRole).toDouble(),
+             p.estimate.iterationSeconds);
+    for (size_t b = 0; b < p.baselines.size(); ++b)
+      if (p.baselines[b].applicable)
+        QCOMPARE(baselines->index(static_cast<int>(b) + 1, BaselinesModel::TimeColumn)
+                     .data(BaselinesModel::ValueRole)
+                     .toDouble(),
+                 p.baselines[b].estimate.iterationSeconds);
+    // Explain: a row per step with its variant; the text is `hap plan --explain`'s.
+    const QAbstractItemModel* explain = w.explainView()->findChild<QTableView*>()->model();
+    QCOMPARE(explain->rowCount(), static_cast<int>(p.steps.size()));
+    for (int r = 0; r < explain->rowCount(); ++r) {
+      const int step = explain->index(r, 0).data(ExplainModel::StepRole).toInt();
+      const plan::PlanStep& ps = p.steps[static_cast<size_t>(step)];
+      QCOMPARE(explain->index(r, ExplainModel::VariantColumn).data().toString().toStdString(),
+               ps.kind == plan::PlanStep::Kind::Compute ? ps.variant : ps.instruction);
+    }
     QCOMPARE(w.findChild<QPlainTextEdit*>(QStringLiteral("planSummary"))->toPlainText(),
              QString::fromStdString(plan::formatSummary(p)));
     // The plan's colourings are enabled.
@@ -223,8 +250,31 @@ class TstStudioPlanE2e : public QObject {
     QVERIFY(node >= 0);
     const QString pattern = QString::fromStdString(before->imported->node(node).scope);
     const QString other = QString::fromStdString(chosen == "replicate" ? "data" : "replicate");
+    // Bring the node into view, right-click it, Compute under variant ▸ other.
+    GraphView* view = w.graphView();
+    QSignalSpy laidOut(view, &GraphView::layoutFinished);
+    view->reveal(node);
+    QTRY_VERIFY_WITH_TIMEOUT(!view->layoutBusy() && view->nodeBoxCentre(node).has_value(), 30000);
+    view->waitForRuleVariants();
+    view->centerOn(*view->nodeBoxCentre(node));
+    const QPoint at = view->mapFromScene(*view->nodeBoxCentre(node));
     QSignalSpy finished(&w, &MainWindow::planFinished);
-    Q_EMIT w.graphView()->pinRequested(pattern, other);  // what the context menu's entry emits
+    QSignalSpy pins(view, &GraphView::pinRequested);
+    bool picked = false;
+    hap::studio::testing::whenMenu([&](QMenu* menu) {
+      for (QAction* a : menu->actions())
+        if (a->menu() && a->menu()->objectName() == QStringLiteral("graph.computeUnderVariant"))
+          for (QAction* v : a->menu()->actions())
+            if (v->text() == other) {
+              picked = true;
+              v->trigger();
+            }
+      menu->close();
+    });
+    QContextMenuEvent click(QContextMenuEvent::Mouse, at, view->viewport()->mapToGlobal(at));
+    QApplication::sendEvent(view->viewport(), &click);
+    QVERIFY(picked);
+    QCOMPARE(pins.count(), 1);
     QVERIFY(w.isPlanning());
     QVERIFY(finished.wait(120000));
     QCOMPARE(w.planPanel()->request().pins, std::vector<std::string>{(pattern + "=" + other).toStdString()});
@@ -247,6 +297,22 @@ class TstStudioPlanE2e : public QObject {
     QVERIFY(finished.wait(120000));
     QCOMPARE(w.plan()->p().strategy, std::string("dp-cp"));
     QCOMPARE(w.planHistory()->rowCount(), 3);
+    // Compare: the two newest, the pinned HAP plan against DP-CP, with the nodes whose variant
+    // changed outlined in the graph by the Highlight button.
+    CompareView* compare = w.compareView();
+    QCOMPARE(compare->rowA(), 1);
+    QCOMPARE(compare->rowB(), 2);
+    const PlanComparison& c = compare->comparison();
+    QCOMPARE(c.a.iterationSeconds, w.planHistory()->plan(1)->p().estimate.iterationSeconds);
+    QCOMPARE(c.b.iterationSeconds, w.plan()->p().estimate.iterationSeconds);
+    QVERIFY(!c.changedNodes().empty());
+    QTest::mouseClick(compare->highlightButton(), Qt::LeftButton);
+    QCOMPARE(w.graphView()->highlightedNodes(), c.changedNodes());
+    bool marked = false;
+    QTRY_VERIFY(w.graphView()->currentLayout() != nullptr);
+    for (size_t b = 0; b < w.graphView()->currentLayout()->boxes.size(); ++b)
+      marked = marked || w.graphView()->boxMarked(static_cast<int>(b));
+    QVERIFY(marked);
   }
 
   // A long planning run (BERT-MoE, 48 layers, on the 64-GPU testbed) is cancelled from the Plan
