@@ -226,6 +226,17 @@ class TestExplainViewGui : public QObject {
     QVERIFY(!activated.isEmpty());
     QCOMPARE(activated.last().at(0).value<ir::NodeId>(), expected.nodes.front().node);
 
+    // Click the Δ header: the rows sort by their raw deltas, ascending; again: descending.
+    QHeaderView* header = view.table()->horizontalHeader();
+    const int x = header->sectionViewportPosition(ComparisonModel::DeltaColumn) + 5;
+    QTest::mouseClick(header->viewport(), Qt::LeftButton, {}, QPoint(x, header->height() / 2));
+    const QAbstractItemModel* m = view.table()->model();
+    auto deltaAt = [m](int r) { return m->index(r, ComparisonModel::DeltaColumn).data(ComparisonModel::SortRole).toDouble(); };
+    for (int r = 1; r < m->rowCount(); ++r) QVERIFY(deltaAt(r - 1) <= deltaAt(r));
+    QTest::mouseClick(header->viewport(), Qt::LeftButton, {}, QPoint(x, header->height() / 2));
+    for (int r = 1; r < m->rowCount(); ++r) QVERIFY(deltaAt(r - 1) >= deltaAt(r));
+    header->setSortIndicator(-1, Qt::AscendingOrder);  // back to program order for what follows
+
     // A third plan: even ratios, compared with the pinned one; then plan B chosen by keyboard.
     history.add(m_even);
     QCOMPARE(view.rowA(), 1);

@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -128,7 +129,14 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
 
   m_table = new QTableView(this);
   m_table->setObjectName(QStringLiteral("compareTable"));
-  m_table->setModel(m_model);
+  // Sortable by any column on its raw values; unsorted (nodes, then segments) until a header is
+  // clicked.
+  auto* sorted = new QSortFilterProxyModel(this);
+  sorted->setSourceModel(m_model);
+  sorted->setSortRole(ComparisonModel::SortRole);
+  m_table->setModel(sorted);
+  m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+  m_table->setSortingEnabled(true);
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_table->setSelectionMode(QAbstractItemView::SingleSelection);
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
