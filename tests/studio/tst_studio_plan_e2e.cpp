@@ -155,6 +155,22 @@ class TstStudioPlanE2e : public QObject {
     QCOMPARE(w.stagesView()->rowCount(), static_cast<int>(p.devices.size()));
     QCOMPARE(w.stagesView()->timeline(0).totalSeconds, doc->timeline.totalSeconds);
     QVERIFY(std::abs(doc->timeline.totalSeconds - p.estimate.iterationSeconds) <= 1e-9 * p.estimate.iterationSeconds);
+    // Clicking a collapsed scope in the graph highlights the stages its nodes run in.
+    {
+      GraphView* view = w.graphView();
+      const ScopeId layer = w.model()->scopes->find("layers.0");
+      QVERIFY(layer >= 0);
+      view->collapseAll();
+      QTRY_VERIFY_WITH_TIMEOUT(!view->layoutBusy() && view->scopeBoxCentre(layer).has_value(), 30000);
+      view->centerOn(*view->scopeBoxCentre(layer));
+      QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->mapFromScene(*view->scopeBoxCentre(layer)));
+      const std::vector<int> steps = w.stagesView()->highlightedSteps();
+      QVERIFY(!steps.empty());
+      for (int step : steps) {
+        const ir::NodeId n = doc->stepNode(step);
+        QVERIFY(w.model()->scopes->contains(layer, w.model()->scopes->scopeOfNode(n)));
+      }
+    }
     // Ratios: a row per segment with the LP's shares.
     const QAbstractItemModel* ratios = w.ratiosView()->ratiosModel();
     QCOMPARE(ratios->rowCount(), static_cast<int>(p.segments.size()));

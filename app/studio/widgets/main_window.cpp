@@ -591,8 +591,14 @@ void MainWindow::setSelection(const Selection& s) {
     m_explain->selectNode(s.id);
   }
   if (s.kind == Selection::Kind::Value) m_graphView->highlightValue(s.id);
-  if (s.kind == Selection::Kind::Scope && m_model)
+  if (s.kind == Selection::Kind::Scope && m_model) {
     m_summary->selectScope(QString::fromStdString(m_model->scopes->scope(s.id).path));
+    // The scope's nodes, in the stages they run in.
+    std::vector<ir::NodeId> nodes;
+    for (ir::NodeId n = 0; n < static_cast<ir::NodeId>(m_model->graph->nodes.size()); ++n)
+      if (m_model->scopes->contains(s.id, m_model->scopes->scopeOfNode(n))) nodes.push_back(n);
+    m_stages->selectNodes(nodes);
+  }
 }
 
 void MainWindow::updateTitle() {
