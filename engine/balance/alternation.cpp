@@ -44,10 +44,6 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
   auto finished = [&](const std::string& name, double seconds, bool fits, bool adopted) {
     if (listener) listener->onPlanningStep({synth::PlanningStep::Kind::Finished, name, seconds, fits, adopted});
   };
-  // The LP cannot be interrupted; a cancellation is honoured before and after each solve.
-  auto checkCancelled = [&] {
-    if (options.search.cancel && options.search.cancel->load()) throw synth::SearchError("the search was cancelled");
-  };
   auto searchAt = [&](const std::vector<double>& shares, const synth::SearchOptions& so) {
     Searched s;
     s.table = std::make_unique<synth::CostTable>(theory, cluster, shares, options.cost);
@@ -87,7 +83,7 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
     if (adopted) adopt(std::move(s));
   }
   for (int round = 0; round < options.maxRounds; ++round) {
-    checkCancelled();
+    options.search.throwIfCancelled();  // the LP itself cannot be interrupted
     started("lp");
     ShareLpResult lp;
     try {
@@ -97,7 +93,7 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
       finished("lp", -1, false, false);
       break;
     }
-    checkCancelled();
+    options.search.throwIfCancelled();
     ++best.lpSolves;
     best.lpSeconds += lp.solveSeconds;
     auto table = std::make_unique<synth::CostTable>(theory, cluster, lp.shares, options.cost);

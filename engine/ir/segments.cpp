@@ -233,4 +233,12 @@ Graph insertReshards(const Graph& g, Segmentation& s) {
   return out;
 }
 
+std::vector<NodeId> originalNodes(const Graph& withReshards) {
+  std::vector<NodeId> out(withReshards.nodes.size(), kNone);
+  NodeId next = 0;
+  for (const Node& n : withReshards.nodes)
+    if (n.op != kReshardOp) out[static_cast<size_t>(n.id)] = next++;
+  return out;
+}
+
 }  // namespace hap::ir

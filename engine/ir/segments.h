@@ -55,4 +55,8 @@ int valueSegment(const Graph& g, const Segmentation& s, ValueId v);
 // segment). With one segment the graph is returned unchanged.
 Graph insertReshards(const Graph& g, Segmentation& s);
 
+// Per node of a graph made by insertReshards: the node of the original graph it is, or kNone for
+// a hap::reshard (the others keep their order).
+std::vector<NodeId> originalNodes(const Graph& withReshards);
+
 }  // namespace hap::ir

@@ -198,7 +198,7 @@ Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Clust
   try {
     return megatronBaseline(megatronPrograms(theory, cluster, options), cluster, options);
   } catch (const synth::SearchError& e) {
-    if (options.search.cancel && options.search.cancel->load()) throw;  // cancelled, not inapplicable
+    if (options.search.cancelled()) throw;  // cancelled, not inapplicable
     Plan::Baseline b{"megatron", {}, false, fmt::format("not applicable: {}", e.what())};
     b.estimate.fits = false;
     return b;

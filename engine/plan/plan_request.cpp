@@ -105,28 +105,29 @@ PlannedModel planModel(std::shared_ptr<const ir::Graph> model, const ts::ImportO
   PlanOptions options = planOptions(request, cluster);
   options.search.listener = listener;
   options.search.cancel = cancel;
+  // The model at one machine's share of the batch: a Megatron plan's program, and the Megatron
+  // baseline as `hap compare` prices it.
+  auto importMachineBatch = [&] {
+    ts::ImportOptions perMachine = importOptions;
+    perMachine.inputOverrides = ts::dividedBatch(*model, static_cast<int>(cluster.machines.size()));
+    perMachine.cancel = cancel;
+    return ts::importModel(model->sourceFile, perMachine);
+  };
   PlannedModel out;
   if (request.baseline == "megatron") {
     if (!request.pins.empty())
       throw Error("--pin: --baseline megatron pins the attention and FFN linears itself (q, k, v and fc1 column, out "
                   "and fc2 row); leave --pin out, or plan HAP's program with the pins instead");
     // The program is one machine's, on its share of the batch: its ids refer to that graph.
-    ts::ImportOptions perMachine = importOptions;
-    perMachine.inputOverrides = ts::dividedBatch(*model, static_cast<int>(cluster.machines.size()));
-    perMachine.cancel = cancel;
-    auto machineBatch = std::make_shared<const ir::Graph>(ts::importModel(model->sourceFile, perMachine));
+    auto machineBatch = std::make_shared<const ir::Graph>(importMachineBatch());
     out.plan = makeMegatronPlan(*model, *machineBatch, cluster, options);
     out.graph = std::move(machineBatch);
   } else {
-    // The Megatron baseline, as `hap compare` prices it, needs the model at one machine's batch.
     std::optional<ir::Graph> machineBatch;
     std::string notImported;
     if (options.strategy == PlanOptions::Strategy::Hap && options.baselines) {
-      ts::ImportOptions perMachine = importOptions;
-      perMachine.inputOverrides = ts::dividedBatch(*model, static_cast<int>(cluster.machines.size()));
-      perMachine.cancel = cancel;
       try {
-        machineBatch = ts::importModel(model->sourceFile, perMachine);
+        machineBatch = importMachineBatch();
         options.machineBatchGraph = &*machineBatch;
       } catch (const ts::ImportCancelled&) {
         throw;

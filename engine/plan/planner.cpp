@@ -250,12 +250,12 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
     synth::SearchListener* listener = options.search.listener;
     auto row = [&](const std::string& name, auto price) {
       using Step = synth::PlanningStep;
-      if (options.search.cancel && options.search.cancel->load()) throw synth::SearchError("the search was cancelled");
+      options.search.throwIfCancelled();
       if (listener) listener->onPlanningStep({Step::Kind::Started, "baseline " + name});
       try {
         plan.baselines.push_back(price());
       } catch (const synth::SearchError& e) {
-        if (options.search.cancel && options.search.cancel->load()) throw;
+        if (options.search.cancelled()) throw;
         Plan::Baseline b{name, {}, false, fmt::format("not applicable: {}", e.what())};
         b.estimate.fits = false;
         plan.baselines.push_back(std::move(b));

@@ -569,8 +569,7 @@ Program Searcher::run(SearchStats* stats) {
       return buildProgram(table_, partialOf(top.state));
     }
     if ((expanded_++ & 127) == 0) {
-      if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
-        throw SearchError("the search was cancelled");
+      options_.throwIfCancelled();
       report(top.state, top.f, false);
     }
     deepest = std::max(deepest, cur.k);
@@ -680,8 +679,7 @@ Program Searcher::beam(SearchStats* stats) {
     index_.clear();
     std::vector<int32_t> next;
     for (int32_t s : layer) {
-      if ((expanded_++ & 63) == 0 && options_.cancel && options_.cancel->load(std::memory_order_relaxed))
-        throw SearchError("the search was cancelled");
+      if ((expanded_++ & 63) == 0) options_.throwIfCancelled();
       expand(s, [&](int32_t id) {
         const int32_t held = index_.insert(id);
         if (held < 0) {
@@ -733,6 +731,10 @@ bool globMatch(std::string_view pattern, std::string_view text) {
   }
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
+}
+
+void SearchOptions::throwIfCancelled() const {
+  if (cancelled()) throw SearchError("the search was cancelled");
 }
 
 Pin parsePin(const std::string& text) {

@@ -61,6 +61,10 @@ struct SearchOptions {
   int64_t maxStates = 2'000'000;
   int beamWidth = 2000;
   const std::atomic<bool>* cancel = nullptr;  // set to true to stop with a SearchError
+  bool cancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
+  // Throws SearchError("the search was cancelled") when cancelled(): every planning step checks
+  // the flag through this, so a cancellation reads the same wherever it is noticed.
+  void throwIfCancelled() const;
   SearchListener* listener = nullptr;  // search_events.h
   double progressIntervalSeconds = 0.1;
   std::vector<Pin> pins;

@@ -12,15 +12,13 @@
 #include "app/studio/core/explain_model.h"
 #include "engine/synth/fact.h"
 #include "tests/studio/plan_fixture.h"
+#include "tests/studio/view_helpers.h"
 
 using namespace hap;
 using namespace hap::studio;
+using hap::studio::testing::cell;
 
 namespace {
-
-QVariant cell(const QAbstractItemModel& m, int row, int column, int role = Qt::DisplayRole) {
-  return m.data(m.index(row, column), role);
-}
 
 // The form as the plan holds it, spelled out independently: "G(0)[3,3,2,0]".
 QString expectedForm(const plan::Form& f) {

@@ -22,17 +22,13 @@
 #include "app/studio/widgets/explain_view.h"
 #include "engine/plan/explain.h"
 #include "tests/studio/plan_fixture.h"
+#include "tests/studio/view_helpers.h"
 
 using namespace hap;
 using namespace hap::studio;
+using hap::studio::testing::saveShot;
 
 namespace {
-
-void saveShot(QWidget& w, const QString& name) {
-  QString dir = qEnvironmentVariable("HAP_SHOTS_DIR", QStringLiteral("/tmp/shots"));
-  QDir().mkpath(dir);
-  QVERIFY(w.grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png")));
-}
 
 void doubleClickRow(QTableView& view, int row, int column = 0) {
   const QModelIndex index = view.model()->index(row, column);

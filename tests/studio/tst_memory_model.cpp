@@ -11,19 +11,12 @@
 #include "app/studio/core/memory_model.h"
 #include "engine/ir/summary.h"
 #include "tests/studio/plan_fixture.h"
+#include "tests/studio/view_helpers.h"
 
 using namespace hap;
 using namespace hap::studio;
-
-namespace {
-
-QVariant cell(const QAbstractItemModel& m, int row, int column, int role = Qt::DisplayRole) {
-  return m.data(m.index(row, column), role);
-}
-
-QString bytes(double b) { return QString::fromStdString(ir::formatBytes(static_cast<int64_t>(std::llround(b)))); }
-
-}  // namespace
+using hap::studio::testing::cell;
+using hap::studio::testing::bytes;
 
 class TestMemoryModel : public QObject {
   Q_OBJECT

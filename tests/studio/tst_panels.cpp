@@ -19,21 +19,17 @@
 #include "app/studio/widgets/summary_panel.h"
 #include "engine/import/importer.h"
 #include "engine/ir/summary.h"
+#include "tests/studio/view_helpers.h"
 
 using namespace hap;
 using namespace hap::studio;
+using hap::studio::testing::saveShot;
 
 namespace {
 
 std::shared_ptr<const ir::Graph> loadZoo(const char* file) {
   const QByteArray dir = qgetenv("HAP_ZOO_DIR");
   return std::make_shared<const ir::Graph>(ts::importModel(dir.toStdString() + "/" + file));
-}
-
-void saveShot(QWidget& w, const QString& name) {
-  QString dir = qEnvironmentVariable("HAP_SHOTS_DIR", QStringLiteral("/tmp/shots"));
-  QDir().mkpath(dir);
-  QVERIFY(w.grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png")));
 }
 
 // Clicks the middle of `index`'s cell in `view`.

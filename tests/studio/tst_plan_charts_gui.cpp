@@ -25,19 +25,13 @@
 #include "app/studio/widgets/baselines_view.h"
 #include "app/studio/widgets/ratios_view.h"
 #include "tests/studio/plan_fixture.h"
+#include "tests/studio/view_helpers.h"
 
 using namespace hap;
 using namespace hap::studio;
+using hap::studio::testing::saveShot;
 
 namespace {
-
-void saveShot(QWidget& w, const QString& name) {
-  const QString dir = qEnvironmentVariable("HAP_SHOTS_DIR", QStringLiteral("/tmp/shots"));
-  QDir().mkpath(dir);
-  // The charts lay out on posted events and delete replaced axes' items later.
-  QTest::qWait(50);
-  QVERIFY(w.grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png")));
-}
 
 // Where `value` (in `series`' axes) lies in `view`'s viewport.
 QPoint chartPoint(QChartView* view, QAbstractSeries* series, QPointF value) {

@@ -16,17 +16,13 @@
 #include "app/studio/core/units.h"
 #include "app/studio/widgets/stages_view.h"
 #include "tests/studio/plan_fixture.h"
+#include "tests/studio/view_helpers.h"
 
 using namespace hap;
 using namespace hap::studio;
+using hap::studio::testing::saveShot;
 
 namespace {
-
-void saveShot(QWidget& w, const QString& name) {
-  const QString dir = qEnvironmentVariable("HAP_SHOTS_DIR", QStringLiteral("/tmp/shots"));
-  QDir().mkpath(dir);
-  QVERIFY(w.grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png")));
-}
 
 // `t` with every time multiplied by `k` (a slower "measured" run of the same program).
 plan::Timeline scaled(plan::Timeline t, double k) {

@@ -86,16 +86,9 @@ class TstStudioPlanE2e : public QObject {
     QSignalSpy failed(m_window.get(), &MainWindow::planFailed);
     m_window->action(QStringLiteral("plan.plan"))->trigger();
     if (!m_window->isPlanning()) return false;
-    for (QElapsedTimer t; !t.isValid() || t.elapsed() < timeout;) {
-      if (!t.isValid()) t.start();
-      if (!finished.isEmpty()) return true;
-      if (!failed.isEmpty()) {
-        qWarning() << "planning failed:" << failed.first().first().toString();
-        return false;
-      }
-      QTest::qWait(50);
-    }
-    return false;
+    QTest::qWaitFor([&] { return !finished.isEmpty() || !failed.isEmpty(); }, timeout);
+    if (!failed.isEmpty()) qWarning() << "planning failed:" << failed.first().first().toString();
+    return !finished.isEmpty();
   }
 
  private Q_SLOTS:

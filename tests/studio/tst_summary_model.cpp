@@ -10,20 +10,19 @@
 #include "app/studio/core/summary_model.h"
 #include "engine/import/importer.h"
 #include "engine/ir/summary.h"
+#include "tests/studio/view_helpers.h"
 
 using namespace hap;
 using hap::studio::SummaryModel;
 using hap::studio::SummaryProxyModel;
+
+using hap::studio::testing::cell;
 
 namespace {
 
 std::shared_ptr<const ir::Graph> loadZoo(const char* file) {
   const QByteArray dir = qgetenv("HAP_ZOO_DIR");
   return std::make_shared<const ir::Graph>(ts::importModel(dir.toStdString() + "/" + file));
-}
-
-QVariant cell(const QAbstractItemModel& m, int row, int column, int role = Qt::DisplayRole) {
-  return m.data(m.index(row, column), role);
 }
 
 }  // namespace

@@ -107,6 +107,10 @@ QVariant ComparisonModel::nodeData(const PlanComparison::NodeChange& c, int colu
 
 QVariant ComparisonModel::segmentData(const PlanComparison::SegmentChange& c, int column, int role) const {
   switch (role) {
+    case SortRole:
+      // The text of every column but Δ, which sorts by the size of the shift.
+      if (column == DeltaColumn) return std::abs(c.largestShift);
+      [[fallthrough]];
     case Qt::DisplayRole:
       switch (static_cast<Column>(column)) {
         case ChangeColumn: return tr("ratios");
@@ -119,17 +123,6 @@ QVariant ComparisonModel::segmentData(const PlanComparison::SegmentChange& c, in
               .arg(c.largestShift > 0 ? QStringLiteral("+") : QString())
               .arg(c.largestShift * 100, 0, 'f', 2)
               .arg(c.rank);
-        case ColumnCount: break;
-      }
-      break;
-    case SortRole:
-      switch (static_cast<Column>(column)) {
-        case ChangeColumn: return tr("ratios");
-        case ItemColumn: return qs(c.name);
-        case ScopeColumn: return QString();
-        case AColumn: return formatShares(m_a->p(), c.ratiosA);
-        case BColumn: return formatShares(m_b->p(), c.ratiosB);
-        case DeltaColumn: return std::abs(c.largestShift);
         case ColumnCount: break;
       }
       break;

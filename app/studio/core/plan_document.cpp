@@ -13,11 +13,9 @@ ir::NodeId PlanDocument::stepNode(int step) const {
   return importedNode[static_cast<size_t>(s.node)];
 }
 
-std::vector<int> PlanDocument::stepsOfNode(ir::NodeId node) const {
-  std::vector<int> out;
-  for (int i = 0; i < static_cast<int>(plan->steps.size()); ++i)
-    if (stepNode(i) == node && node != ir::kNone) out.push_back(i);
-  return out;
+const std::vector<int>& PlanDocument::stepsOfNode(ir::NodeId node) const {
+  static const std::vector<int> none;
+  return node >= 0 && static_cast<size_t>(node) < stepsByNode.size() ? stepsByNode[static_cast<size_t>(node)] : none;
 }
 
 std::shared_ptr<const PlanDocument> makePlanDocument(plan::Plan p, std::shared_ptr<const ir::Graph> imported,
@@ -28,15 +26,17 @@ std::shared_ptr<const PlanDocument> makePlanDocument(plan::Plan p, std::shared_p
   doc->label = std::move(label);
   doc->request = std::move(request);
   auto planned = std::make_shared<const ir::Graph>(plan::planGraph(*imported, p));
-  // Reshards are inserted before their readers and every other node keeps its order.
-  doc->importedNode.assign(planned->nodes.size(), ir::kNone);
+  doc->importedNode = ir::originalNodes(*planned);
   doc->plannedNode.assign(imported->nodes.size(), ir::kNone);
-  ir::NodeId next = 0;
-  for (const ir::Node& n : planned->nodes) {
-    if (n.op == ir::kReshardOp) continue;
-    doc->importedNode[static_cast<size_t>(n.id)] = next;
-    doc->plannedNode[static_cast<size_t>(next)] = n.id;
-    ++next;
+  for (size_t n = 0; n < doc->importedNode.size(); ++n)
+    if (doc->importedNode[n] != ir::kNone)
+      doc->plannedNode[static_cast<size_t>(doc->importedNode[n])] = static_cast<ir::NodeId>(n);
+  doc->stepsByNode.resize(imported->nodes.size());
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const ir::NodeId planned = p.steps[i].node;
+    if (planned < 0 || static_cast<size_t>(planned) >= doc->importedNode.size()) continue;
+    const ir::NodeId n = doc->importedNode[static_cast<size_t>(planned)];
+    if (n != ir::kNone) doc->stepsByNode[static_cast<size_t>(n)].push_back(static_cast<int>(i));
   }
   doc->stepLabels = plan::stepLabels(p, *imported);
   doc->timeline = plan::simulate(p, doc->stepLabels);

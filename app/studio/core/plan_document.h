@@ -39,8 +39,10 @@ struct PlanDocument {
   const plan::Plan& p() const { return *plan; }
   // The imported node a step computes or prepares (kNone for a reshard's steps).
   ir::NodeId stepNode(int step) const;
-  // The steps of an imported node: its computation and the conversions that prepare its inputs.
-  std::vector<int> stepsOfNode(ir::NodeId importedNode) const;
+  // The steps of an imported node: its computation and the conversions that prepare its inputs
+  // (empty for kNone or a node out of range).
+  const std::vector<int>& stepsOfNode(ir::NodeId importedNode) const;
+  std::vector<std::vector<int>> stepsByNode;  // per imported node, what stepsOfNode returns
 };
 
 // Builds the document (blocking: simulates the plan). Throws hap::Error (plan::PlanError) when

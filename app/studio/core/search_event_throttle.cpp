@@ -73,25 +73,27 @@ void SearchEventThrottle::onSearchStarted(const synth::Theory& theory) {
   auto names = std::make_shared<SearchGraphNames>();
   const ir::Graph& g = theory.graph();
   names->variants.resize(g.nodes.size());
-  names->importedNode.assign(g.nodes.size(), ir::kNone);
+  names->importedNode = ir::originalNodes(g);
   names->ops.resize(g.nodes.size());
-  int32_t imported = 0;
   for (const ir::Node& n : g.nodes) {
     const size_t i = static_cast<size_t>(n.id);
     for (const auto& v : theory.variants(n.id)) names->variants[i].push_back(v.name);
     names->ops[i] = n.op.rfind("aten::", 0) == 0 ? n.op.substr(6) : n.op;
-    if (n.op != ir::kReshardOp) names->importedNode[i] = imported++;
   }
   const double t = now();
   std::lock_guard lock(mutex_);
   ++search_;
   names_ = std::move(names);
-  PlanningEvent e;
-  e.kind = PlanningEvent::Kind::SearchStarted;
-  e.seconds = t;
+  push(PlanningEvent::Kind::SearchStarted, t);
+}
+
+PlanningEvent& SearchEventThrottle::push(PlanningEvent::Kind kind, double seconds) {
+  PlanningEvent& e = events_.emplace_back();
+  e.kind = kind;
+  e.seconds = seconds;
   e.search = search_;
   e.name = step_;
-  events_.push_back(std::move(e));
+  return e;
 }
 
 int SearchEventThrottle::openStatesWanted() const {
@@ -110,45 +112,30 @@ void SearchEventThrottle::onProgress(const synth::SearchProgress& progress) {
 void SearchEventThrottle::onBeamFallback(const synth::BeamFallback& f) {
   const double t = now();
   std::lock_guard lock(mutex_);
-  PlanningEvent e;
-  e.kind = PlanningEvent::Kind::BeamFallback;
-  e.seconds = t;
-  e.search = search_;
-  e.name = step_;
-  e.text = fmt::format("A* stored its budget of {} states after expanding {} (at node {} of {}); the beam search "
+  push(PlanningEvent::Kind::BeamFallback, t).text = fmt::format("A* stored its budget of {} states after expanding {} (at node {} of {}); the beam search "
                        "(width {}) takes over",
                        f.maxStates, f.expanded, f.depth, f.nodes, f.beamWidth);
-  events_.push_back(std::move(e));
 }
 
 void SearchEventThrottle::onSearchFinished(const synth::SearchStats& stats, const std::string& error) {
   const double t = now();
   std::lock_guard lock(mutex_);
-  PlanningEvent e;
-  e.kind = PlanningEvent::Kind::SearchFinished;
-  e.seconds = t;
-  e.search = search_;
-  e.name = step_;
+  PlanningEvent& e = push(PlanningEvent::Kind::SearchFinished, t);
   e.text = error;
   e.expanded = stats.expanded;
   e.provenOptimal = stats.provenOptimal;
-  events_.push_back(std::move(e));
 }
 
 void SearchEventThrottle::onPlanningStep(const synth::PlanningStep& step) {
   const double t = now();
   std::lock_guard lock(mutex_);
-  PlanningEvent e;
-  e.kind = step.kind == synth::PlanningStep::Kind::Started ? PlanningEvent::Kind::StepStarted
-                                                           : PlanningEvent::Kind::StepFinished;
-  e.seconds = t;
-  e.search = search_;
+  const bool started = step.kind == synth::PlanningStep::Kind::Started;
+  if (started) step_ = step.name;
+  PlanningEvent& e = push(started ? PlanningEvent::Kind::StepStarted : PlanningEvent::Kind::StepFinished, t);
   e.name = step.name;
   e.cost = step.seconds;
   e.fits = step.fits;
   e.adopted = step.adopted;
-  if (step.kind == synth::PlanningStep::Kind::Started) step_ = step.name;
-  events_.push_back(std::move(e));
 }
 
 }  // namespace hap::studio

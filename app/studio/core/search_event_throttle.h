@@ -105,6 +105,8 @@ class SearchEventThrottle : public synth::SearchListener {
  private:
   double now() const;
   void addSample(const SearchSample& s);
+  // Appends an event of the running search and step (mutex_ held).
+  PlanningEvent& push(PlanningEvent::Kind kind, double seconds);
 
   const Options options_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

@@ -128,6 +128,7 @@ void SearchView::refresh() {
     m_bound->clear();
     m_best->clear();
     m_drawn = 0;
+    m_maxSeconds = m_maxCount = m_maxMs = 0;
     m_generation = m_model->generation();
     m_outcome->hide();
   }
@@ -140,6 +141,10 @@ void SearchView::refresh() {
     // hundreds of milliseconds clipping it).
     if (std::isfinite(s.bound)) bound.append({s.seconds, s.bound * 1e3});
     if (s.best >= 0 && std::isfinite(s.best)) best.append({s.seconds, s.best * 1e3});
+    m_maxSeconds = std::max(m_maxSeconds, s.seconds);
+    m_maxCount = std::max({m_maxCount, static_cast<double>(s.expanded), static_cast<double>(s.frontier)});
+    if (std::isfinite(s.bound)) m_maxMs = std::max(m_maxMs, s.bound * 1e3);
+    if (std::isfinite(s.best)) m_maxMs = std::max(m_maxMs, s.best * 1e3);
   }
   m_drawn = samples.size();
   if (!expanded.isEmpty()) {
@@ -148,17 +153,10 @@ void SearchView::refresh() {
     if (!bound.isEmpty()) m_bound->append(bound);
     if (!best.isEmpty()) m_best->append(best);
   }
-  double maxT = 0, maxCount = 0, maxMs = 0;
-  for (const SearchSample& s : samples) {
-    maxT = std::max(maxT, s.seconds);
-    maxCount = std::max({maxCount, static_cast<double>(s.expanded), static_cast<double>(s.frontier)});
-    if (std::isfinite(s.bound)) maxMs = std::max(maxMs, s.bound * 1e3);
-    if (std::isfinite(s.best)) maxMs = std::max(maxMs, s.best * 1e3);
-  }
-  m_statesTime->setRange(0, std::max(0.5, maxT * 1.02));
-  m_costTime->setRange(0, std::max(0.5, maxT * 1.02));
-  m_statesCount->setRange(0, niceCeiling(maxCount));
-  m_costMs->setRange(0, niceCeiling(maxMs));
+  m_statesTime->setRange(0, std::max(0.5, m_maxSeconds * 1.02));
+  m_costTime->setRange(0, std::max(0.5, m_maxSeconds * 1.02));
+  m_statesCount->setRange(0, niceCeiling(m_maxCount));
+  m_costMs->setRange(0, niceCeiling(m_maxMs));
   const QString status = m_model->statusText();
   if (!status.isEmpty()) m_status->setText(status);
   if (m_open->columnWidth(OpenStatesModel::Choices) < 50) m_open->resizeColumnsToContents();

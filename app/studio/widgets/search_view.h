@@ -66,6 +66,7 @@ class SearchView : public QWidget {
   size_t m_importedNodes = 0;
   size_t m_drawn = 0;       // samples already appended to the series
   int m_generation = -1;    // the model's series generation they came from
+  double m_maxSeconds = 0, m_maxCount = 0, m_maxMs = 0;  // over the samples drawn: the axes' ranges
 };
 
 }  // namespace hap::studio

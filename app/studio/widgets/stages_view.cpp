@@ -299,17 +299,10 @@ void StagesView::selectStage(int stage, int trace) {
 void StagesView::selectNodes(const std::vector<hap::ir::NodeId>& nodes) {
   clearSelection();
   if (!m_plan || nodes.empty()) return;
-  // The steps of the nodes: those whose stepNode is one of them (PlanDocument::stepsOfNode, in
-  // one pass over the steps).
-  std::vector<char> wanted(m_plan->plannedNode.size(), 0);
-  for (ir::NodeId n : nodes)
-    if (n >= 0 && static_cast<size_t>(n) < wanted.size()) wanted[static_cast<size_t>(n)] = 1;
   const int steps = static_cast<int>(m_plan->p().steps.size());
   m_stepMarks.assign(static_cast<size_t>(steps), 0);
-  for (int i = 0; i < steps; ++i) {
-    const ir::NodeId n = m_plan->stepNode(i);
-    if (n != ir::kNone && wanted[static_cast<size_t>(n)]) m_stepMarks[static_cast<size_t>(i)] = m_anyStepMarked = true;
-  }
+  for (ir::NodeId n : nodes)
+    for (int i : m_plan->stepsOfNode(n)) m_stepMarks[static_cast<size_t>(i)] = m_anyStepMarked = true;
   if (!m_anyStepMarked) return;
   for (int ti = 0; ti < traceCount(); ++ti) {
     const auto& stages = timeline(ti).stages;
@@ -700,6 +693,20 @@ void StagesView::paintEvent(QPaintEvent*) {
                palette().window());
 }
 
+std::vector<StagesView::TraceBand> StagesView::traceBands() const {
+  std::vector<TraceBand> out;
+  for (size_t ri = 0; ri < m_rows.size(); ++ri) {
+    const Row& header = m_rows[ri];
+    if (header.device >= 0) continue;
+    const plan::Timeline& t = timeline(header.trace);
+    const int n = static_cast<int>(t.devices.size());
+    if (n == 0) continue;
+    const int top = rowTop(m_rows[ri + 1]);
+    out.push_back({header.trace, &t, top, top + n * kRowHeight});
+  }
+  return out;
+}
+
 void StagesView::paintRows(QPainter& p) const {
   const QRect rows = rowsRect();
   const QRect plot = plotRect();
@@ -709,16 +716,11 @@ void StagesView::paintRows(QPainter& p) const {
 
   // Stage backgrounds behind each trace's device rows: alternating tints, the selection in amber,
   // the time after a shorter trace's end greyed.
-  for (size_t ri = 0; ri < m_rows.size(); ++ri) {
-    const Row& header = m_rows[ri];
-    if (header.device >= 0) continue;
-    const plan::Timeline& t = timeline(header.trace);
-    const int n = static_cast<int>(t.devices.size());
-    if (n == 0) continue;
-    const int top = rowTop(m_rows[ri + 1]);
-    const int bottom = top + n * kRowHeight;
+  for (const TraceBand& band : traceBands()) {
+    const plan::Timeline& t = *band.timeline;
+    const int top = band.top, bottom = band.bottom;
     if (bottom < rows.top() || top > rows.bottom()) continue;
-    const auto& marks = m_stageMarks[static_cast<size_t>(header.trace)];
+    const auto& marks = m_stageMarks[static_cast<size_t>(band.trace)];
     for (auto it = firstStageEndingAfter(t.stages, m_viewport.start());
          it != t.stages.end() && it->start < m_viewport.end(); ++it) {
       const size_t s = static_cast<size_t>(it - t.stages.begin());
@@ -764,22 +766,16 @@ void StagesView::paintRows(QPainter& p) const {
   }
 
   // Selected stage edges, over the events.
-  for (size_t ri = 0; ri < m_rows.size(); ++ri) {
-    const Row& header = m_rows[ri];
-    if (header.device >= 0) continue;
-    const plan::Timeline& t = timeline(header.trace);
-    const int n = static_cast<int>(t.devices.size());
-    if (n == 0) continue;
-    const int top = rowTop(m_rows[ri + 1]);
-    const auto& marks = m_stageMarks[static_cast<size_t>(header.trace)];
-    p.setPen(QPen(kSelectEdge, 1.5));
+  p.setPen(QPen(kSelectEdge, 1.5));
+  for (const TraceBand& band : traceBands()) {
+    const auto& marks = m_stageMarks[static_cast<size_t>(band.trace)];
     for (size_t s = 0; s < marks.size(); ++s) {
       if (!marks[s]) continue;
-      const plan::StageSpan& st = t.stages[s];
+      const plan::StageSpan& st = band.timeline->stages[s];
       if (st.end() < m_viewport.start() || st.start > m_viewport.end()) continue;
       const double x0 = xOf(st.start), x1 = xOf(st.end());
-      p.drawLine(QPointF(x0, top), QPointF(x0, top + n * kRowHeight));
-      p.drawLine(QPointF(x1, top), QPointF(x1, top + n * kRowHeight));
+      p.drawLine(QPointF(x0, band.top), QPointF(x0, band.bottom));
+      p.drawLine(QPointF(x1, band.top), QPointF(x1, band.bottom));
     }
   }
 

@@ -151,6 +151,13 @@ class StagesView : public QWidget {
   double timeAtX(double x) const;
   int rowTop(const Row& r) const;  // widget y of a row
 
+  // Each trace's device rows: the widget y range they cover.
+  struct TraceBand {
+    int trace;
+    const plan::Timeline* timeline;
+    int top, bottom;
+  };
+  std::vector<TraceBand> traceBands() const;
   void paintRows(class QPainter& p) const;
   void paintGroupHeader(QPainter& p, const Row& r, const QRect& area) const;
   void paintDeviceRow(QPainter& p, const Row& r, const QRect& area) const;
