@@ -8,6 +8,7 @@
 
 #include "app/studio/core/search_event_throttle.h"
 #include "engine/synth/search.h"
+#include "engine/synth/theory.h"
 
 using namespace hap;
 using namespace hap::studio;
@@ -98,6 +99,13 @@ class TstSearchEventThrottle : public QObject {
     throttle.onProgress(p);
     QCOMPARE(throttle.openStatesWanted(), 0);  // not again within the interval
     QTest::qWait(250);
+    QCOMPARE(throttle.openStatesWanted(), options.openStates);
+    throttle.onProgress(p);
+    QCOMPARE(throttle.openStatesWanted(), 0);
+    // A new search's first report carries its open states, however soon it comes.
+    ir::Graph g;
+    synth::Theory theory(g);
+    throttle.onSearchStarted(theory);
     QCOMPARE(throttle.openStatesWanted(), options.openStates);
     QVERIFY(throttle.progressIntervalSeconds() > 0 && throttle.progressIntervalSeconds() <= 0.05);
   }

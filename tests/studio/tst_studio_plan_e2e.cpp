@@ -131,6 +131,7 @@ class TstStudioPlanE2e : public QObject {
     bool sawLp = false;
     for (const PlanningLogModel::Row& r : w.searchProgress()->log()->rows()) sawLp = sawLp || r.name == "lp";
     QVERIFY(sawLp);
+    QVERIFY(w.searchProgress()->openStates()->rowCount() > 0);  // the last search's best open states
     QVERIFY(w.searchView()->outcomeText().contains(p.provenOptimal ? "proven optimal" : "not proven optimal"));
     // The views behind other tabs fill when their tab is chosen.
     QCOMPARE(w.stagesView()->rowCount(), 0);

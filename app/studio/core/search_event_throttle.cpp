@@ -80,6 +80,7 @@ void SearchEventThrottle::onSearchStarted(const synth::Theory& theory) {
     for (const auto& v : theory.variants(n.id)) names->variants[i].push_back(v.name);
     names->ops[i] = n.op.rfind("aten::", 0) == 0 ? n.op.substr(6) : n.op;
   }
+  lastOpen_ = {};  // the new search's first report carries its open states
   const double t = now();
   std::lock_guard lock(mutex_);
   ++search_;
