@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 
+#include "engine/cost/profile.h"
 #include "engine/ir/summary.h"
 #include "engine/synth/memory.h"
 #include "engine/synth/stages.h"
@@ -218,9 +219,11 @@ ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program
   }
   for (size_t ty = 0; ty < types; ++ty) {
     if (typeCount[ty] == 0) continue;
+    // base + scale · (constant + Σ perShare · share) ≤ capacity (a calibrated type's terms).
+    const cost::MemoryCalibration m = cost::memoryCalibration(cluster, static_cast<int>(ty));
     std::vector<std::pair<int, double>> row;
-    for (int s = 0; s < segments; ++s) row.emplace_back(shareOf(s, ty), memoryPerShare[static_cast<size_t>(s)]);
-    lp.row(row, -kInf, cluster.types[ty].memoryBytes - memoryConstant);
+    for (int s = 0; s < segments; ++s) row.emplace_back(shareOf(s, ty), m.scale * memoryPerShare[static_cast<size_t>(s)]);
+    lp.row(row, -kInf, cluster.types[ty].memoryBytes - m.baseBytes - m.scale * memoryConstant);
   }
 
   ClpSimplex model;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,8 @@ struct Device {
   int type = 0;       // index into Cluster::types
 };
 
+struct Profile;  // profile.h
+
 // The collectives the cost model prices (collective_cost.h).
 enum class Collective { AllGather, ReduceScatter, AllReduce, AllToAll, Broadcast };
 inline constexpr int kCollectiveCount = 5;
@@ -81,6 +84,9 @@ struct Cluster {
   // Fraction of the link bandwidth each collective achieves, in (0, 1] (YAML `collectives:
   // {all_reduce: {efficiency: 0.8}}`); 1 unless calibrated. Indexed by Collective.
   std::array<double, kCollectiveCount> efficiency{1, 1, 1, 1, 1};
+  // The measured profile `profile` names, attached by the front end from the profile store
+  // (db/); null: price by the inventory alone. Shared and immutable, so clusters copy cheaply.
+  std::shared_ptr<const Profile> measured;
 
   int size() const { return static_cast<int>(devices.size()); }
   const DeviceType& type(int rank) const;

@@ -1,5 +1,7 @@
 #include "engine/cost/collective_cost.h"
 
+#include "engine/cost/profile.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,7 +26,7 @@ double gatherLike(const Cluster& cluster, Collective c, Method method,
   checkSize(cluster, shardBytes, what);
   const int n = cluster.size();
   if (n <= 1) return 0;
-  const Link link = collectiveLink(cluster, c);
+  const Link link = collectiveLink(cluster, c, methodName(method));
   if (method == Method::Padded) {
     double largest = *std::max_element(shardBytes.begin(), shardBytes.end());
     return (n - 1) * (link.latency + largest / link.bandwidth);
@@ -54,7 +56,41 @@ int ceilLog2(int n) {
   return depth;
 }
 
-Link collectiveLink(const Cluster& cluster, Collective c) {
+double collectiveSlowdown(const Cluster& cluster) {
+  if (!cluster.measured) return 1;
+  double worst = 1;
+  for (const DeviceType& t : cluster.types)
+    if (const DeviceProfile* d = cluster.measured->device(t.name)) worst = std::max(worst, d->collectiveSlowdown);
+  return worst;
+}
+
+namespace {
+
+// A link as collective c sees it: the profile's fit for c on that link class when there is one
+// (the fit already holds the collective's efficiency), else the inventory's link with c's
+// efficiency; then slowed down by the slowest participant (collectiveSlowdown).
+Link effective(const Cluster& cluster, const Link& inventory, LinkClass k, Collective c, std::string_view algorithm) {
+  Link l = inventory;
+  const CollectiveFit* fit = cluster.measured ? cluster.measured->collective(c, k, algorithm) : nullptr;
+  if (fit) l = fit->link;
+  else l.bandwidth *= cluster.efficiencyOf(c);
+  const double slowdown = collectiveSlowdown(cluster);
+  l.latency *= slowdown;
+  l.bandwidth /= slowdown;
+  return l;
+}
+
+}  // namespace
+
+Link machineLink(const Cluster& cluster, int machine, Collective c, std::string_view algorithm) {
+  return effective(cluster, cluster.machines[static_cast<size_t>(machine)].link, LinkClass::Intra, c, algorithm);
+}
+
+Link networkLink(const Cluster& cluster, Collective c, std::string_view algorithm) {
+  return effective(cluster, cluster.network, LinkClass::Inter, c, algorithm);
+}
+
+Link collectiveLink(const Cluster& cluster, Collective c, std::string_view algorithm) {
   if (cluster.size() <= 1) return {std::numeric_limits<double>::infinity(), 0};
   const std::vector<int> perMachine = devicesPerMachine(cluster);
   bool first = true;
@@ -64,17 +100,16 @@ Link collectiveLink(const Cluster& cluster, Collective c) {
     bound.latency = first ? l.latency : std::max(bound.latency, l.latency);
     first = false;
   };
-  if (cluster.spansMachines()) include(cluster.network);
+  if (cluster.spansMachines()) include(networkLink(cluster, c, algorithm));
   for (size_t m = 0; m < perMachine.size(); ++m)
-    if (perMachine[m] >= 2) include(cluster.machines[m].link);
-  bound.bandwidth *= cluster.efficiencyOf(c);
+    if (perMachine[m] >= 2) include(machineLink(cluster, static_cast<int>(m), c, algorithm));
   return bound;
 }
 
 GatherLinear gatherLinear(const Cluster& cluster, Collective c, Method method, double bytes) {
   const int n = cluster.size();
   if (n <= 1) return {};
-  const Link link = collectiveLink(cluster, c);
+  const Link link = collectiveLink(cluster, c, methodName(method));
   if (method == Method::Padded) return {(n - 1) * link.latency, (n - 1) * bytes / link.bandwidth};
   return {n * ceilLog2(n) * link.latency + bytes / link.bandwidth, 0};
 }
@@ -108,24 +143,25 @@ std::optional<MachineGrid> machineGrid(const Cluster& cluster) {
 AllReduceCost allReduceCost(const Cluster& cluster, double bytes) {
   const int n = cluster.size();
   if (n <= 1) return {AllReduceAlgorithm::Ring, 0};
-  const Link link = collectiveLink(cluster, Collective::AllReduce);
-  const double ring = 2.0 * (n - 1) * (link.latency + bytes / (n * link.bandwidth));
-  const double tree = 2.0 * ceilLog2(n) * link.latency + 2.0 * bytes / link.bandwidth;
+  const Link ringLink = collectiveLink(cluster, Collective::AllReduce, "ring");
+  const Link treeLink = collectiveLink(cluster, Collective::AllReduce, "tree");
+  const double ring = 2.0 * (n - 1) * (ringLink.latency + bytes / (n * ringLink.bandwidth));
+  const double tree = 2.0 * ceilLog2(n) * treeLink.latency + 2.0 * bytes / treeLink.bandwidth;
   AllReduceCost best = ring <= tree ? AllReduceCost{AllReduceAlgorithm::Ring, ring}
                                     : AllReduceCost{AllReduceAlgorithm::Tree, tree};
   if (const std::optional<MachineGrid> grid = machineGrid(cluster)) {
-    const double efficiency = cluster.efficiencyOf(Collective::AllReduce);
     const int k = grid->perMachine, m = grid->machines;
     double inside = 0;  // reduce-scatter + all-gather, every machine at once
-    for (const Machine& machine : cluster.machines)
-      inside = std::max(inside, 2.0 * (k - 1) *
-                                    (machine.link.latency + bytes / (k * machine.link.bandwidth * efficiency)));
-    const Link& net = cluster.network;
-    const double beta = net.bandwidth * efficiency;
+    for (int i = 0; i < static_cast<int>(cluster.machines.size()); ++i) {
+      const Link l = machineLink(cluster, i, Collective::AllReduce, "ring");
+      inside = std::max(inside, 2.0 * (k - 1) * (l.latency + bytes / (k * l.bandwidth)));
+    }
+    const Link netRing = networkLink(cluster, Collective::AllReduce, "ring");
+    const Link netTree = networkLink(cluster, Collective::AllReduce, "tree");
     // k rings (or trees) of S/k bytes each share a machine's NIC: the NIC carries what one ring
     // of S bytes would.
-    const double across = std::min(2.0 * (m - 1) * (net.latency + bytes / (m * beta)),
-                                   2.0 * ceilLog2(m) * net.latency + 2.0 * bytes / beta);
+    const double across = std::min(2.0 * (m - 1) * (netRing.latency + bytes / (m * netRing.bandwidth)),
+                                   2.0 * ceilLog2(m) * netTree.latency + 2.0 * bytes / netTree.bandwidth);
     if (inside + across < best.seconds) best = {AllReduceAlgorithm::Hierarchical, inside + across};
   }
   return best;
@@ -146,8 +182,6 @@ double allToAllSeconds(const Cluster& cluster, std::span<const double> localByte
   checkSize(cluster, receiveShares, "allToAllSeconds receiveShares");
   const int n = cluster.size();
   if (n <= 1) return 0;
-  const double efficiency = cluster.efficiencyOf(Collective::AllToAll);
-
   // Bytes per device over its machine's link, per machine over the NIC, each direction.
   std::vector<double> intraSent(n, 0), intraReceived(n, 0);
   std::vector<double> egress(cluster.machines.size(), 0), ingress(cluster.machines.size(), 0);
@@ -169,11 +203,12 @@ double allToAllSeconds(const Cluster& cluster, std::span<const double> localByte
   for (int i = 0; i < n; ++i) {
     double bytes = std::max(intraSent[i], intraReceived[i]);
     if (bytes > 0)
-      transfer = std::max(transfer, bytes / (cluster.machineOf(i).link.bandwidth * efficiency));
+      transfer = std::max(transfer, bytes / machineLink(cluster, cluster.devices[static_cast<size_t>(i)].machine,
+                                                         Collective::AllToAll).bandwidth);
   }
   for (size_t m = 0; m < egress.size(); ++m) {
     double bytes = std::max(egress[m], ingress[m]);
-    if (bytes > 0) transfer = std::max(transfer, bytes / (cluster.network.bandwidth * efficiency));
+    if (bytes > 0) transfer = std::max(transfer, bytes / networkLink(cluster, Collective::AllToAll).bandwidth);
   }
   return (n - 1) * collectiveLink(cluster, Collective::AllToAll).latency + transfer;
 }

@@ -21,13 +21,23 @@ namespace hap::cost {
 enum class Method { Padded, Grouped };
 std::string_view methodName(Method m);  // "padded", "grouped"
 
-// The link a collective over all devices is bound by, with the collective's efficiency
-// (Cluster::efficiency) applied to the bandwidth:
+// The link a collective over all devices is bound by:
 //   - one machine: that machine's link;
 //   - several machines: the bottleneck of the network and of the links of every machine that
 //     holds two or more devices: bandwidth = the minimum, latency = the maximum;
 //   - one device: {infinity, 0} (nothing is sent).
-Link collectiveLink(const Cluster& cluster, Collective c);
+// Each link is as collective c (with `algorithm`: "padded"/"grouped", "ring"/"tree") sees it:
+// the measured profile's fit for c on that link class (Cluster::measured, profile.h) when there
+// is one, else the inventory's link with c's efficiency (Cluster::efficiency) applied to the
+// bandwidth; then slowed down by collectiveSlowdown.
+Link collectiveLink(const Cluster& cluster, Collective c, std::string_view algorithm = {});
+// The link of machine `machine` (intra) and the network (inter) as collective c sees it, by the
+// same rule.
+Link machineLink(const Cluster& cluster, int machine, Collective c, std::string_view algorithm = {});
+Link networkLink(const Cluster& cluster, Collective c, std::string_view algorithm = {});
+// The largest DeviceProfile::collectiveSlowdown among the cluster's device types (1 without a
+// profile): a collective runs at the pace of its slowest participant.
+double collectiveSlowdown(const Cluster& cluster);
 
 // ⌈log2 n⌉ for n ≥ 1 (0 for n = 1): the depth of a binary broadcast/reduction tree.
 int ceilLog2(int n);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "engine/cost/collective_cost.h"
+#include "engine/cost/pricing.h"
 #include "engine/ir/summary.h"
 #include "engine/plan/baselines.h"
 #include "engine/plan/planner.h"
@@ -146,6 +147,7 @@ std::string formatExplain(const ir::Graph& imported, const Plan& p) {
   out += fmt::format("Predicted iteration time: {} (forward {} in {} stages, backward {} in {} stages)\n",
                      ms(p.estimate.iterationSeconds), ms(forward), p.stages.size() - backwardStages, ms(backward),
                      backwardStages);
+  out += cost::formatPricing(g, p.cluster);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "engine/cost/device_cost.h"
+#include "engine/cost/profile.h"
 #include "engine/ir/segments.h"
 
 namespace hap::synth {
@@ -164,7 +165,7 @@ double CostTable::distance(ir::ValueId x, FormMask have, Rel to) const {
 double CostTable::groupSecondsOf(ir::NodeId id, const rules::Variant& v, const Group& grp, Pass pass) const {
   const double share = grp.shares[static_cast<size_t>(theory_.nodeSegment(id))];
   double worst = 0;
-  for (const Affine& p : pieces(id, v, grp.type, pass)) worst = std::max(worst, p.at(share));
+  for (const Affine& p : pieces(id, v, grp.type, pass, share)) worst = std::max(worst, p.at(share));
   return worst;
 }
 
@@ -200,7 +201,8 @@ NodeCommunication CostTable::nodeCommunication(ir::NodeId n, int vi) const {
 // The roofline of cost/device_cost.h with the device's share s left free: forward =
 // max(flops * w(s) / F, bytes(s) / BW) + overhead, where w(s) is s when the variant splits the
 // op (any G fact) and 1 otherwise, and bytes(s) counts the G tensors' bytes times s.
-std::vector<Affine> CostTable::pieces(ir::NodeId id, const rules::Variant& v, int typeIndex, Pass pass) const {
+std::vector<Affine> CostTable::pieces(ir::NodeId id, const rules::Variant& v, int typeIndex, Pass pass,
+                                      double share) const {
   const ir::Graph& g = theory_.graph();
   const ir::Node& n = g.node(id);
   if (n.cost.flops <= 0 && n.cost.bytesRead <= 0 && n.cost.bytesWritten <= 0) return {Affine{}};
@@ -222,14 +224,33 @@ std::vector<Affine> CostTable::pieces(ir::NodeId id, const rules::Variant& v, in
   addBytes(static_cast<double>(n.cost.bytesRead), n.tensorInputs(), v.inputs);
   addBytes(static_cast<double>(n.cost.bytesWritten), n.outputs, v.outputs);
   const cost::DeviceType& type = cluster_.types[static_cast<size_t>(typeIndex)];
+  bool grad = false;
+  for (ir::ValueId o : n.outputs) grad = grad || theory_.requiresGrad(o);
+  const Measured m = measured(n, type);
+  if (m.ops) {
+    // The measured forward time of the op's family at the size of this device's piece, as the
+    // line through that size: time(s) = intercept + slope * work(s). Backward: the op's backward
+    // factor times the forward; SFB forms the weight gradient at full size.
+    const double scale = m.device->computeScale;
+    const bool flops = cost::flopBound(m.family);
+    const Affine work = flops ? (split ? Affine{0, n.cost.flops} : Affine{n.cost.flops, 0})
+                              : Affine{bytes.constant, bytes.perShare};
+    const cost::WorkLine line = m.ops->lineAt(work.at(share));
+    const Affine forward{scale * (line.intercept + line.slope * work.constant), scale * line.slope * work.perShare};
+    const double full = scale * m.ops->seconds(flops ? n.cost.flops : bytes.constant + bytes.perShare);
+    Affine t = pass == Pass::Backward ? Affine{} : forward;
+    if (pass != Pass::Forward && grad) {
+      if (v.sfb) t = {t.constant + forward.constant + full, t.perShare + forward.perShare};
+      else t = {t.constant + backwardFactor(n.op) * forward.constant, t.perShare + backwardFactor(n.op) * forward.perShare};
+    }
+    return {t};
+  }
   const double rate = type.flops(computeType(g, n));
   const Affine compute = split ? Affine{0, n.cost.flops / rate} : Affine{n.cost.flops / rate, 0};
   const Affine memory{bytes.constant / type.memoryBandwidth, bytes.perShare / type.memoryBandwidth};
   const double overhead = type.opOverheadSeconds;
   // time = scale * max(compute, memory) + extra: forward scale 1; backward the op's backward
   // factor (nothing where no gradient flows).
-  bool grad = false;
-  for (ir::ValueId o : n.outputs) grad = grad || theory_.requiresGrad(o);
   double scale = pass == Pass::Backward ? 0 : 1, extra = pass == Pass::Backward ? 0 : overhead;
   if (pass != Pass::Forward && grad) {
     if (v.sfb) {
@@ -244,12 +265,32 @@ std::vector<Affine> CostTable::pieces(ir::NodeId id, const rules::Variant& v, in
       extra += overhead;
     }
   }
-  return {Affine{scale * compute.constant + extra, scale * compute.perShare},
-          Affine{scale * memory.constant + extra, scale * memory.perShare}};
+  // A calibrated device type scales the roofline too (DeviceProfile::computeScale).
+  const double k = m.device ? m.device->computeScale : 1;
+  return {Affine{k * (scale * compute.constant + extra), k * scale * compute.perShare},
+          Affine{k * (scale * memory.constant + extra), k * scale * memory.perShare}};
+}
+
+CostTable::Measured CostTable::measured(const ir::Node& n, const cost::DeviceType& type) const {
+  Measured m;
+  if (!cluster_.measured) return m;
+  const std::optional<cost::OpFamily> family = cost::opFamilyOf(n.op);
+  if (!family) return m;
+  m.device = cluster_.measured->device(type.name);
+  if (!m.device) return m;
+  m.family = *family;
+  m.ops = m.device->find(*family, computeType(theory_.graph(), n));
+  return m;
+}
+
+double CostTable::typeShare(int type, int segment) const {
+  for (const Group& grp : groups_)
+    if (grp.type == type) return grp.shares[static_cast<size_t>(segment)];
+  return 0;
 }
 
 std::vector<Affine> CostTable::nodePieces(ir::NodeId n, int v, int type, Pass pass) const {
-  return pieces(n, theory_.variants(n)[static_cast<size_t>(v)], type, pass);
+  return pieces(n, theory_.variants(n)[static_cast<size_t>(v)], type, pass, typeShare(type, theory_.nodeSegment(n)));
 }
 
 cost::GatherLinear CostTable::sfbLinear(ir::NodeId id, int vi) const {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "engine/cost/cluster.h"
+#include "engine/cost/profile.h"
 #include "engine/cost/collective_cost.h"
 #include "engine/synth/fact.h"
 #include "engine/synth/theory.h"
@@ -138,7 +139,9 @@ class CostTable {
   double distance(ir::ValueId x, FormMask have, Rel to) const;
   // A node's computation as a function of a device's share in the node's segment, for the LP
   // over shares (balance/): the maximum of these pieces (the roofline's compute- and memory-bound
-  // sides) on a device of type `type`. SFB's gathers follow the segment's largest share
+  // sides) on a device of type `type`. Where the cluster's measured profile prices the node
+  // (cost/profile.h), one piece: the measured time's line at the size the type's piece has at
+  // this table's shares, exact there (the alternation re-prices at the LP's shares). SFB's gathers follow the segment's largest share
   // (sfbLinear); a reshard's all-to-all is in cost::reshardSeconds.
   std::vector<Affine> nodePieces(ir::NodeId n, int v, int type, Pass pass = Pass::Both) const;
   cost::GatherLinear sfbLinear(ir::NodeId n, int v) const;
@@ -167,7 +170,19 @@ class CostTable {
     std::vector<int> devices;
   };
   double groupSecondsOf(ir::NodeId n, const rules::Variant& v, const Group& g, Pass pass) const;
-  std::vector<Affine> pieces(ir::NodeId n, const rules::Variant& v, int type, Pass pass) const;
+  // `share`: the device's share in n's segment, where a measured profile's line is taken.
+  std::vector<Affine> pieces(ir::NodeId n, const rules::Variant& v, int type, Pass pass, double share) const;
+  // The measured profile's figures for node n on a device of `type`: ops is null where the
+  // profile does not price n (no profile, no device profile for the type, no family for the op,
+  // or the family not measured in n's dtype): then the roofline prices it.
+  struct Measured {
+    const cost::DeviceProfile* device = nullptr;
+    cost::OpFamily family{};
+    const cost::OpThroughput* ops = nullptr;
+  };
+  Measured measured(const ir::Node& n, const cost::DeviceType& type) const;
+  // The share in `segment` of the first group of devices of `type`.
+  double typeShare(int type, int segment) const;
   double sfbExtraSeconds(ir::NodeId n, const rules::Variant& v) const;
   double gatherSeconds(ir::ValueId x, bool grad, cost::Method* method) const;
   // The cheapest conversion of x from form `from` (kNone: a source's load) to `to`, memoised:

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/cost/profile.h"
+
 namespace hap::synth {
 
 std::vector<MemoryTerm> memoryTerms(const CostTable& table, const Program& p, const CostOptions& options) {
@@ -67,6 +69,8 @@ std::vector<double> deviceMemory(const CostTable& table, const Program& p, const
     const std::vector<double>& shares = table.segmentShares(t.segment);
     for (size_t j = 0; j < bytes.size(); ++j) bytes[j] += t.bytes.at(shares[j]);
   }
+  const cost::Cluster& c = table.cluster();
+  for (size_t j = 0; j < bytes.size(); ++j) bytes[j] = cost::memoryCalibration(c, c.devices[j].type).at(bytes[j]);
   return bytes;
 }
 
@@ -91,6 +95,13 @@ std::vector<MemoryBreakdown> deviceMemoryBreakdown(const CostTable& table, const
         m.other += bytes;
       }
     }
+  }
+  // A calibrated runtime's own memory and the allocator's rounding count as "other", so that the
+  // kinds still sum to deviceMemory's figure.
+  const cost::Cluster& c = table.cluster();
+  for (size_t j = 0; j < out.size(); ++j) {
+    const double model = out[j].total();
+    out[j].other += cost::memoryCalibration(c, c.devices[j].type).at(model) - model;
   }
   return out;
 }

@@ -1,0 +1,185 @@
+#include "engine/cost/calibration.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <set>
+
+namespace hap::cost {
+namespace {
+
+const TypeParameters kIdentity{};
+
+const TypeParameters& paramsOf(const Calibration& c, const std::string& type) {
+  const auto it = c.types.find(type);
+  return it == c.types.end() ? kIdentity : it->second;
+}
+
+// Σ w · (predicted / measured − 1)² over the fit runs.
+double stepObjective(const std::vector<const RunObservation*>& runs, const Calibration& c) {
+  double j = 0;
+  for (const RunObservation* r : runs) {
+    const double e = predictStep(*r, c) / r->measuredStepSeconds - 1;
+    j += std::max(1, r->measuredSteps) * e * e;
+  }
+  return j;
+}
+
+// Minimises f over x in [lo, hi] (log-spaced grid, then golden section around the best point).
+template <typename F>
+double minimise1d(F f, double lo, double hi) {
+  constexpr int kGrid = 48;
+  const double a = std::log(lo), b = std::log(hi);
+  int best = 0;
+  double bestValue = INFINITY;
+  for (int i = 0; i <= kGrid; ++i) {
+    const double v = f(std::exp(a + (b - a) * i / kGrid));
+    if (v < bestValue) bestValue = v, best = i;
+  }
+  double l = a + (b - a) * std::max(0, best - 1) / kGrid, h = a + (b - a) * std::min(kGrid, best + 1) / kGrid;
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double x1 = h - g * (h - l), x2 = l + g * (h - l);
+  double f1 = f(std::exp(x1)), f2 = f(std::exp(x2));
+  for (int it = 0; it < 60; ++it) {
+    if (f1 < f2) h = x2, x2 = x1, f2 = f1, x1 = h - g * (h - l), f1 = f(std::exp(x1));
+    else l = x1, x1 = x2, f1 = f2, x2 = l + g * (h - l), f2 = f(std::exp(x2));
+  }
+  const double x = std::exp((l + h) / 2);
+  return f(x) <= bestValue ? x : std::exp(a + (b - a) * best / kGrid);
+}
+
+}  // namespace
+
+double predictStep(const RunObservation& r, const Calibration& c) {
+  double slowdown = 1;
+  std::set<std::string> types;
+  for (const StageObservation& s : r.stages)
+    for (const auto& [t, seconds] : s.computeByType) types.insert(t);
+  for (const std::string& t : types) slowdown = std::max(slowdown, paramsOf(c, t).collectiveSlowdown);
+  double total = slowdown * r.extraSeconds;
+  for (const StageObservation& s : r.stages) {
+    double slowest = 0;
+    for (const auto& [t, seconds] : s.computeByType) slowest = std::max(slowest, paramsOf(c, t).computeScale * seconds);
+    total += slowdown * s.communicationSeconds + slowest;
+  }
+  return total;
+}
+
+double predictMemory(const MemoryObservation& m, const Calibration& c) {
+  const TypeParameters& p = paramsOf(c, m.type);
+  return p.baseMemoryBytes + p.memoryScale * m.predictedBytes;
+}
+
+Calibration fit(const std::vector<RunObservation>& runs) {
+  std::vector<const RunObservation*> used;
+  std::set<std::string> types;
+  for (const RunObservation& r : runs) {
+    if (r.heldOut || !(r.measuredStepSeconds > 0)) continue;
+    used.push_back(&r);
+    for (const StageObservation& s : r.stages)
+      for (const auto& [t, seconds] : s.computeByType) types.insert(t);
+  }
+  Calibration c;
+  if (used.empty()) return c;
+  for (const std::string& t : types) c.types[t] = TypeParameters{};
+
+  // Step time: coordinate descent over every type's scale and slowdown until the objective
+  // stops falling.
+  double current = stepObjective(used, c);
+  for (int sweep = 0; sweep < 40; ++sweep) {
+    const double before = current;
+    for (const std::string& t : types) {
+      TypeParameters& p = c.types[t];
+      p.computeScale = minimise1d(
+          [&](double x) {
+            const double keep = p.computeScale;
+            p.computeScale = x;
+            const double j = stepObjective(used, c);
+            p.computeScale = keep;
+            return j;
+          },
+          0.05, 20);
+      p.collectiveSlowdown = minimise1d(
+          [&](double x) {
+            const double keep = p.collectiveSlowdown;
+            p.collectiveSlowdown = x;
+            const double j = stepObjective(used, c);
+            p.collectiveSlowdown = keep;
+            return j;
+          },
+          1, 20);
+    }
+    current = stepObjective(used, c);
+    if (before - current <= 1e-12 * std::max(1.0, before)) break;
+  }
+
+  // Memory: measured = base + scale · predicted, least squares per type over every rank.
+  for (const std::string& t : types) {
+    std::vector<double> x, y;
+    for (const RunObservation* r : used)
+      for (const MemoryObservation& m : r->memory)
+        if (m.type == t && m.measuredPeakBytes > 0) x.push_back(m.predictedBytes), y.push_back(m.measuredPeakBytes);
+    if (x.empty()) continue;
+    const double n = static_cast<double>(x.size());
+    double mx = 0, my = 0;
+    for (size_t i = 0; i < x.size(); ++i) mx += x[i] / n, my += y[i] / n;
+    double sxx = 0, sxy = 0;
+    for (size_t i = 0; i < x.size(); ++i) sxx += (x[i] - mx) * (x[i] - mx), sxy += (x[i] - mx) * (y[i] - my);
+    TypeParameters& p = c.types[t];
+    // A slope needs predictions that differ by more than rounding; otherwise keep the model's
+    // bytes as they are and fit the runtime's base alone.
+    p.memoryScale = sxx > 1e-6 * std::max(1.0, mx * mx) * n ? std::clamp(sxy / sxx, 0.05, 20.0) : 1.0;
+    p.baseMemoryBytes = std::max(0.0, my - p.memoryScale * mx);
+  }
+  return c;
+}
+
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+  assert(x.size() == y.size());
+  const size_t n = x.size();
+  if (n < 2) return 0;
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < n; ++i) mx += x[i], my += y[i];
+  mx /= static_cast<double>(n), my /= static_cast<double>(n);
+  double sxx = 0, syy = 0, sxy = 0;
+  for (size_t i = 0; i < n; ++i)
+    sxx += (x[i] - mx) * (x[i] - mx), syy += (y[i] - my) * (y[i] - my), sxy += (x[i] - mx) * (y[i] - my);
+  if (sxx <= 0 || syy <= 0) return 0;
+  return sxy / std::sqrt(sxx * syy);
+}
+
+Accuracy accuracy(const std::vector<RunObservation>& runs, const Calibration& c,
+                  const std::vector<std::string>& rankingKey) {
+  assert(rankingKey.empty() || rankingKey.size() == runs.size());
+  Accuracy a;
+  std::vector<double> predicted, measured, memPredicted, memMeasured;
+  for (const RunObservation& r : runs) {
+    if (!(r.measuredStepSeconds > 0)) continue;
+    ++a.runs;
+    predicted.push_back(predictStep(r, c));
+    measured.push_back(r.measuredStepSeconds);
+    a.stepMape += std::abs(predicted.back() / measured.back() - 1);
+    for (const MemoryObservation& m : r.memory) {
+      if (!(m.measuredPeakBytes > 0)) continue;
+      memPredicted.push_back(predictMemory(m, c));
+      memMeasured.push_back(m.measuredPeakBytes);
+      a.memoryMape += std::abs(memPredicted.back() / memMeasured.back() - 1);
+    }
+  }
+  if (a.runs) a.stepMape /= a.runs;
+  if (!memMeasured.empty()) a.memoryMape /= static_cast<double>(memMeasured.size());
+  a.stepPearson = pearson(predicted, measured);
+  a.memoryPearson = pearson(memPredicted, memMeasured);
+  for (size_t i = 0; i < runs.size() && !rankingKey.empty(); ++i)
+    for (size_t j = i + 1; j < runs.size(); ++j) {
+      if (rankingKey[i].empty() || rankingKey[i] != rankingKey[j]) continue;
+      if (!(runs[i].measuredStepSeconds > 0) || !(runs[j].measuredStepSeconds > 0)) continue;
+      ++a.rankingPairs;
+      const bool predictedFaster = predictStep(runs[i], c) < predictStep(runs[j], c);
+      const bool measuredFaster = runs[i].measuredStepSeconds < runs[j].measuredStepSeconds;
+      a.rankingRight += predictedFaster == measuredFaster;
+    }
+  return a;
+}
+
+}  // namespace hap::cost

@@ -1,0 +1,89 @@
+// Fitting the cost model to recorded runs (`hap calibrate`, docs/cost-model.md §7).
+//
+// A run's plan was priced under a base profile; its prediction is a sum over the exact stage
+// model's stages (DESIGN.md §3) of communication plus the slowest device's computation. The fit
+// keeps that structure and every per-op figure of the base profile, and adjusts, per device type:
+//   - computeScale s_t: every computation of type t is s_t times the base's (what the per-op
+//     benchmarks miss at training time: cache effects between ops, the executor's dispatch, a
+//     throttled core's uneven pace);
+//   - collectiveSlowdown k_t: a collective among devices of types T takes max_{t∈T} k_t times
+//     the base's (a rank whose own, throttled, CPU runs the collective slows all of them down);
+//   - baseMemoryBytes m_t and memoryScale: peak memory = m_t + memoryScale_t · predicted bytes
+//     (the runtime's own memory: libraries, allocator pools, the process image).
+// Step time: predicted(θ) = Σ_stages [ k(run) · comm_stage + max_t s_t · comp_stage,t ], fitted
+// by least squares of the relative error over every recorded step of the fit runs (a mean per
+// run, weighted by its step count). Memory: ordinary least squares per type over every rank.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hap::cost {
+
+// One stage of a run's plan as priced under the base profile.
+struct StageObservation {
+  double communicationSeconds = 0;
+  std::map<std::string, double> computeByType;  // the slowest device of each type present
+};
+
+// One rank's memory in a run.
+struct MemoryObservation {
+  std::string type;
+  double predictedBytes = 0;
+  double measuredPeakBytes = 0;
+};
+
+struct RunObservation {
+  long long run = 0;
+  long long plan = 0;
+  std::string label;              // shown in reports ("bert-tiny hap on local-cpu-3")
+  bool heldOut = false;           // not used in the fit, only reported
+  std::vector<StageObservation> stages;
+  double extraSeconds = 0;        // per-iteration time outside the stages (a replicated plan's
+                                  // cross-machine gradient sums), scaled like communication
+  double measuredStepSeconds = 0; // mean over the measured (non-warm-up) steps
+  int measuredSteps = 0;
+  std::vector<MemoryObservation> memory;
+};
+
+struct TypeParameters {
+  double computeScale = 1;
+  double collectiveSlowdown = 1;
+  double baseMemoryBytes = 0;
+  double memoryScale = 1;
+};
+
+struct Calibration {
+  std::map<std::string, TypeParameters> types;
+};
+
+// The predicted step time of run r under calibration c (types absent from c: identity).
+double predictStep(const RunObservation& r, const Calibration& c);
+double predictMemory(const MemoryObservation& m, const Calibration& c);
+
+// Fits every parameter above to the runs whose heldOut is false. Types that appear only in
+// held-out runs keep the identity. Parameters are bounded: scales in [0.05, 20], slowdowns in
+// [1, 20] (a profile's collective figures are never made faster than measured), memory terms
+// non-negative.
+Calibration fit(const std::vector<RunObservation>& runs);
+
+// Accuracy of predictions against measurements over a set of runs.
+struct Accuracy {
+  int runs = 0;
+  double stepMape = 0;      // mean absolute percentage error of the step time, in [0, ∞)
+  double stepPearson = 0;   // correlation of predicted and measured step times (0 for < 2 runs)
+  double memoryMape = 0;    // over every rank's peak memory
+  double memoryPearson = 0;
+  int rankingPairs = 0;     // pairs of runs of one model and cluster compared
+  int rankingRight = 0;     // of which the prediction orders as measured
+};
+// `rankingKey` groups runs whose plans compete (same model and cluster): only pairs with equal
+// keys are ranked. Empty keys: no ranking.
+Accuracy accuracy(const std::vector<RunObservation>& runs, const Calibration& c,
+                  const std::vector<std::string>& rankingKey = {});
+
+// Pearson correlation of two equal-length series (0 when either is constant or shorter than 2).
+double pearson(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace hap::cost
