@@ -41,10 +41,18 @@ struct TrainOptions {
   bool check = false;
   bool checkFloat32 = false;  // in the model's float32 against a float64 shadow, not in float64
   std::optional<double> checkRtol, checkAtol;  // overrides of CheckTolerance::forDtype
+  // Recording into the profile store (db/store.h): both or neither. Every rank opens the store at
+  // dbPath and adds to run runId (begun by `hap launch --db`, which also finishes it): its
+  // StepRecord after every step, written in whole steps, one transaction per batch of steps (at
+  // most every few steps or seconds, and at the end, so recording costs a step far less than a
+  // millisecond), and at the end its measured per-stage split (StageRecord per Plan::stages).
+  std::string dbPath;
+  int64_t runId = 0;
 };
 
 // Runs the worker. Returns the process exit status (0: success; 1: a check failed). Throws
-// hap::Error (RuntimeError, PlanError, ImportError) for expected failures, with the rank named.
+// hap::Error (RuntimeError, PlanError, ImportError) for expected failures, with the rank named;
+// the profile store's errors (db::StoreError) become RuntimeError naming the rank.
 int runWorker(const TrainOptions& options, const WorkerEnv& env);
 
 }  // namespace hap::rt

@@ -5,6 +5,8 @@
 #include <iostream>
 #include <memory>
 
+#include "db/cluster_profile.h"
+#include "db/store.h"
 #include "engine/base/error.h"
 #include "engine/base/text_file.h"
 #include "engine/cost/cluster.h"
@@ -17,6 +19,8 @@ namespace {
 
 struct CompareArgs {
   std::string model, cluster, csv, segments = "layer";
+  std::string db;          // the profile store a cluster's `profile:` is looked up in
+  bool noProfile = false;
   std::vector<std::string> inputs;
 };
 
@@ -25,7 +29,9 @@ int runCompare(const CompareArgs& a) {
   importOptions.metaWeights = true;  // shapes suffice: the weights are not read
   for (const std::string& in : a.inputs) importOptions.inputOverrides.push_back(ts::parseInputArg(in));
   auto g = std::make_shared<const ir::Graph>(ts::importModel(a.model, importOptions));
-  const cost::Cluster cluster = cost::loadCluster(a.cluster);
+  cost::Cluster cluster = cost::loadCluster(a.cluster);
+  if (a.noProfile) cluster.profile.clear();
+  db::attachProfile(cluster, a.db.empty() ? db::defaultPath() : a.db);
   // `hap plan`'s planning with the default options but --segments: HAP's plan priced against the
   // four baselines (the Megatron one at one machine's batch).
   plan::PlanRequest request;
@@ -81,6 +87,9 @@ void addCompareCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--segments", args->segments, "HAP's segments: layer, scope:DEPTH, auto:PARTS or none")
       ->capture_default_str();
   cmd->add_option("--csv", args->csv, "Also write the table as CSV")->type_name("FILE");
+  cmd->add_option("--db", args->db, "Profile store that the cluster's 'profile:' is looked up in (default: $HAP_DB, "
+                  "else ~/.local/share/hap/profiles.db)")->type_name("FILE");
+  cmd->add_flag("--no-profile", args->noProfile, "Price by the inventory alone, ignoring the cluster's 'profile:'");
   cmd->callback([args, &exitCode] { exitCode = runCompare(*args); });
 }
 

@@ -5,9 +5,12 @@
 
 #include <iostream>
 
+#include "app/cli/calibrate_command.h"
 #include "app/cli/inspect_command.h"
 #include "app/cli/launch_command.h"
 #include "app/cli/plan_command.h"
+#include "app/cli/profile_command.h"
+#include "app/cli/runs_command.h"
 #include "app/cli/compare_command.h"
 #include "app/cli/simulate_command.h"
 #include "engine/base/error.h"
@@ -26,6 +29,9 @@ int main(int argc, char** argv) {
   hap::cli::addSimulateCommand(app, exitCode);
   hap::cli::addCompareCommand(app, exitCode);
   hap::cli::addLaunchCommand(app, exitCode);
+  hap::cli::addProfileCommand(app, exitCode);
+  hap::cli::addCalibrateCommand(app, exitCode);
+  hap::cli::addRunsCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

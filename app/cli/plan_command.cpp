@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <memory>
 
+#include "db/cluster_profile.h"
+#include "db/store.h"
 #include "engine/base/error.h"
 #include "engine/cost/cluster.h"
 #include "engine/import/importer.h"
@@ -19,6 +21,8 @@ namespace {
 
 struct PlanArgs {
   std::string model, cluster, output;
+  std::string db;          // the profile store a cluster's `profile:` is looked up in
+  bool noProfile = false;  // ignore the cluster's `profile:`
   std::vector<std::string> inputs;
   plan::PlanRequest request;
   bool explain = false, quiet = false;
@@ -52,7 +56,9 @@ int runPlan(const PlanArgs& a) {
   importOptions.metaWeights = true;  // shapes suffice: the weights are not read
   for (const std::string& in : a.inputs) importOptions.inputOverrides.push_back(ts::parseInputArg(in));
   auto g = std::make_shared<const ir::Graph>(ts::importModel(a.model, importOptions));
-  const cost::Cluster cluster = cost::loadCluster(a.cluster);
+  cost::Cluster cluster = cost::loadCluster(a.cluster);
+  if (a.noProfile) cluster.profile.clear();
+  db::attachProfile(cluster, a.db.empty() ? db::defaultPath() : a.db);
   ProgressLine progress;
   const plan::PlannedModel planned =
       plan::planModel(std::move(g), importOptions, cluster, a.request, a.quiet ? nullptr : &progress);
@@ -128,6 +134,12 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
       ->check(CLI::IsMember({"dp-ev", "dp-cp", "fsdp", "megatron"}))
       ->excludes(ratios);
   cmd->add_flag("!--no-baselines", args->request.baselines, "Skip pricing the baselines (DP-EV, DP-CP, FSDP, Megatron)");
+  cmd->add_option("--db", args->db,
+                  "Profile store that the cluster's 'profile:' is looked up in (default: $HAP_DB, else "
+                  "~/.local/share/hap/profiles.db)")
+      ->type_name("FILE");
+  cmd->add_flag("--no-profile", args->noProfile,
+                "Price by the inventory alone, ignoring the cluster's 'profile:' (to compare with the profiled plan)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
   cmd->callback([args, &exitCode] { exitCode = runPlan(*args); });
 }

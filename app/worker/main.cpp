@@ -64,6 +64,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"float64", "float32"}));
   app.add_option("--check-rtol", o.checkRtol, "Relative tolerance of --check (default 1e-7; float32: 1e-5)");
   app.add_option("--check-atol", o.checkAtol, "Absolute tolerance of --check, per element (default 1e-7; float32: 1e-6)");
+  CLI::Option* db = app.add_option("--db", o.dbPath,
+                                   "Record this rank's per-step measurements and per-stage split into this profile "
+                                   "store (with --run-id; hap launch --db passes both)")
+                        ->type_name("PATH");
+  CLI::Option* runId = app.add_option("--run-id", o.runId, "The run of --db these steps belong to (begun by hap launch)")
+                           ->check(CLI::PositiveNumber)
+                           ->type_name("N");
+  db->needs(runId);
+  runId->needs(db);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

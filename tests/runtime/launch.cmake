@@ -11,3 +11,11 @@ endif()
 # cpuShareSlowsARank compares how far a CPU share slows a busy rank against an unthrottled one:
 # beside other tests' workers on a small machine both are starved alike, so it runs alone.
 set_tests_properties(tst_launch PROPERTIES RUN_SERIAL TRUE)
+# Runs recorded in the profile store: hap launch --db with the real hap-worker on 3 ranks.
+if(TARGET hap-worker)
+  hap_add_test(tst_run_recording ${CMAKE_CURRENT_LIST_DIR}/tst_run_recording.cpp LIBS hap_db Qt6::Core FIXTURES zoo
+               TIMEOUT 400)
+  target_compile_definitions(tst_run_recording PRIVATE HAP_CLI_PATH="$<TARGET_FILE:hap>"
+                                                       HAP_WORKER_PATH="$<TARGET_FILE:hap-worker>")
+  add_dependencies(tst_run_recording hap hap-worker)
+endif()

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <exception>
 
+#include "db/cluster_profile.h"
+#include "db/store.h"
 #include "engine/base/error.h"
 
 namespace hap::studio {
@@ -58,8 +60,12 @@ void PlanJob::start(std::shared_ptr<const ModelDocument> model, const cost::Clus
       ts::ImportOptions options;  // as the model was opened (and as `hap plan` imports it)
       options.metaWeights = true;
       options.inputOverrides = model->inputOverrides;
+      // A cluster naming a profile is priced by it, from the profile store (`hap plan`'s default
+      // store, db::defaultPath()); a profile the store lacks fails the plan with its message.
+      cost::Cluster priced = cluster;
+      db::attachProfile(priced, db::defaultPath());
       plan::PlannedModel planned =
-          plan::planModel(model->graph, options, cluster, request, &run->throttle, &run->cancel);
+          plan::planModel(model->graph, options, priced, request, &run->throttle, &run->cancel);
       run->plan = makePlanDocument(std::move(planned.plan), planned.graph, "", label, request);
     } catch (const std::exception& e) {
       run->error = e.what();
