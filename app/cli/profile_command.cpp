@@ -252,7 +252,8 @@ void exportCluster(const ProfileArgs& a, const cost::Profile& p) {
   t.flops32 = largestRate(d, cost::OpFamily::MatMul, ir::DType::Float32);
   t.flops64 = largestRate(d, cost::OpFamily::MatMul, ir::DType::Float64);
   t.flops16 = largestRate(d, cost::OpFamily::MatMul, ir::DType::Float16);
-  t.memoryBytes = rt::deviceMemoryBytes(a.cuda);
+  // A GPU's memory is its own; the CPU ranks of one machine share its RAM.
+  t.memoryBytes = rt::deviceMemoryBytes(a.cuda) / (a.cuda ? 1 : std::max(1, a.ranks));
   t.memoryBandwidth = d.memoryBandwidth;
   const cost::OpThroughput* elementwise = d.find(cost::OpFamily::Elementwise, ir::DType::Float32);
   t.opOverheadSeconds = elementwise ? elementwise->samples.front().seconds : 0;
