@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <iostream>
 #include <map>
 #include <set>
@@ -116,15 +115,6 @@ void printAccuracy(const char* what, const std::vector<cost::RunObservation>& ru
                              a.rankingRight, a.rankingPairs);
 }
 
-std::string nowIso() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 int runCalibrate(const CalibrateArgs& a) {
   const std::string path = a.db.empty() ? db::defaultPath() : a.db;
   db::Store store(path);
@@ -228,7 +218,7 @@ int runCalibrate(const CalibrateArgs& a) {
     return 0;
   }
   profile.version = 0;
-  profile.createdAt = nowIso();
+  profile.createdAt.clear();  // the store stamps it
   profile.note = fmt::format("hap calibrate: {} runs of {} plans fitted, {} held out, base {}", fitted.size(),
                              plans.size() - heldOut.size(), held.size(), base.empty() ? "inventory" : base);
   const int version = store.saveProfile(profile);

@@ -90,24 +90,18 @@ Calibration fit(const std::vector<RunObservation>& runs) {
     const double before = current;
     for (const std::string& t : types) {
       TypeParameters& p = c.types[t];
-      p.computeScale = minimise1d(
-          [&](double x) {
-            const double keep = p.computeScale;
-            p.computeScale = x;
-            const double j = stepObjective(used, c);
-            p.computeScale = keep;
-            return j;
-          },
-          0.05, 20);
-      p.collectiveSlowdown = minimise1d(
-          [&](double x) {
-            const double keep = p.collectiveSlowdown;
-            p.collectiveSlowdown = x;
-            const double j = stepObjective(used, c);
-            p.collectiveSlowdown = keep;
-            return j;
-          },
-          1, 20);
+      // Each coordinate over its bounds, the others held.
+      const struct {
+        double TypeParameters::*field;
+        double lo, hi;
+      } coordinates[] = {{&TypeParameters::computeScale, 0.05, 20}, {&TypeParameters::collectiveSlowdown, 1, 20}};
+      for (const auto& k : coordinates)
+        p.*k.field = minimise1d(
+            [&](double x) {
+              p.*k.field = x;
+              return stepObjective(used, c);
+            },
+            k.lo, k.hi);
     }
     current = stepObjective(used, c);
     if (before - current <= 1e-12 * std::max(1.0, before)) break;

@@ -8,18 +8,10 @@
 #include "engine/cost/collective_cost.h"
 #include "engine/cost/profile.h"
 #include "engine/cost/units.h"
+#include "engine/ir/op_cost.h"
 
 namespace hap::cost {
 namespace {
-
-// The dtype the cost model prices a node's arithmetic in (as synth/cost_table.cpp does).
-ir::DType computeType(const ir::Graph& g, const ir::Node& n) {
-  for (ir::ValueId o : n.outputs)
-    if (ir::isFloating(g.value(o).dtype)) return g.value(o).dtype;
-  for (ir::ValueId i : n.tensorInputs())
-    if (ir::isFloating(g.value(i).dtype)) return g.value(i).dtype;
-  return ir::DType::Float32;
-}
 
 std::string linkText(const Link& l) {
   return fmt::format("latency {}, bandwidth {}", formatQuantity(l.latency, Unit::Seconds),
@@ -44,7 +36,7 @@ std::string formatPricing(const ir::Graph& g, const Cluster& cluster) {
     if (n.cost.flops <= 0 && n.cost.bytesRead <= 0 && n.cost.bytesWritten <= 0) continue;
     const std::optional<OpFamily> f = opFamilyOf(n.op);
     if (!f) unmeasuredOps.insert(n.op.substr(n.op.find("::") == std::string::npos ? 0 : n.op.find("::") + 2));
-    ++groups[{f ? std::string(opFamilyName(*f)) : std::string(), computeType(g, n)}];
+    ++groups[{f ? std::string(opFamilyName(*f)) : std::string(), ir::computeType(g, n)}];
   }
   for (const DeviceType& t : cluster.types) {
     const DeviceProfile* d = profile ? profile->device(t.name) : nullptr;

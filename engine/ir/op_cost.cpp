@@ -510,4 +510,12 @@ void annotateCosts(Graph& g) {
   }
 }
 
+DType computeType(const Graph& g, const Node& n) {
+  for (ValueId o : n.outputs)
+    if (isFloating(g.value(o).dtype)) return g.value(o).dtype;
+  for (ValueId i : n.tensorInputs())
+    if (isFloating(g.value(i).dtype)) return g.value(i).dtype;
+  return DType::Float32;
+}
+
 }  // namespace hap::ir

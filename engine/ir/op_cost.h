@@ -13,6 +13,10 @@ namespace hap::ir {
 // per element written, bytes as for any op.
 NodeCost nodeCost(const Graph& g, const Node& n, bool* known = nullptr);
 
+// The dtype node n computes in, which the cost model prices its arithmetic by: its first
+// floating-point output's, else its first floating-point input's, else float32.
+DType computeType(const Graph& g, const Node& n);
+
 // Sets Node::cost for every node of g and appends one Warning diagnostic per distinct op whose
 // cost was estimated, attached to that op's first node and counting its nodes.
 void annotateCosts(Graph& g);

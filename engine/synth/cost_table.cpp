@@ -7,6 +7,7 @@
 
 #include "engine/cost/device_cost.h"
 #include "engine/cost/profile.h"
+#include "engine/ir/op_cost.h"
 #include "engine/ir/segments.h"
 
 namespace hap::synth {
@@ -27,14 +28,6 @@ double backwardFactor(const std::string& op) {
 bool anyGather(const rules::Variant& v) {
   return std::any_of(v.inputs.begin(), v.inputs.end(), isGather) ||
          std::any_of(v.outputs.begin(), v.outputs.end(), isGather);
-}
-
-ir::DType computeType(const ir::Graph& g, const ir::Node& n) {
-  for (ir::ValueId o : n.outputs)
-    if (ir::isFloating(g.value(o).dtype)) return g.value(o).dtype;
-  for (ir::ValueId i : n.tensorInputs())
-    if (ir::isFloating(g.value(i).dtype)) return g.value(i).dtype;
-  return ir::DType::Float32;
 }
 
 }  // namespace
@@ -245,7 +238,7 @@ std::vector<Affine> CostTable::pieces(ir::NodeId id, const rules::Variant& v, in
     }
     return {t};
   }
-  const double rate = type.flops(computeType(g, n));
+  const double rate = type.flops(ir::computeType(g, n));
   const Affine compute = split ? Affine{0, n.cost.flops / rate} : Affine{n.cost.flops / rate, 0};
   const Affine memory{bytes.constant / type.memoryBandwidth, bytes.perShare / type.memoryBandwidth};
   const double overhead = type.opOverheadSeconds;
@@ -257,7 +250,7 @@ std::vector<Affine> CostTable::pieces(ir::NodeId id, const rules::Variant& v, in
       // The weight gradient is formed in full on every device (its gathers are in sfbLinear):
       // half of the matmul backward runs at full size instead of the device's share.
       const double full = cost::computeSeconds(type, n.cost.flops, static_cast<double>(n.cost.bytesRead),
-                                               computeType(g, n)) - overhead;
+                                               ir::computeType(g, n)) - overhead;
       scale += 1;
       extra += full + overhead;
     } else {
@@ -279,7 +272,7 @@ CostTable::Measured CostTable::measured(const ir::Node& n, const cost::DeviceTyp
   m.device = cluster_.measured->device(type.name);
   if (!m.device) return m;
   m.family = *family;
-  m.ops = m.device->find(*family, computeType(theory_.graph(), n));
+  m.ops = m.device->find(*family, ir::computeType(theory_.graph(), n));
   return m;
 }
 

@@ -8,6 +8,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "run_hap.h"
+
 #include <fstream>
 
 #include "db/store.h"
@@ -18,18 +20,6 @@
 using namespace hap;
 
 namespace {
-
-struct Run {
-  int exitCode = -1;
-  QString out, err;
-};
-
-Run runHap(const QStringList& args) {
-  QProcess p;
-  p.start(HAP_CLI_PATH, args);
-  if (!p.waitForFinished(120'000)) qFatal("hap %s did not finish", qPrintable(args.join(' ')));
-  return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-}
 
 QString zoo(const char* model) { return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + model + "-tiny.pt"; }
 
@@ -81,10 +71,10 @@ class TstCalibrateCli : public QObject {
       QCOMPARE(store.saveProfile(slowMatmulProfile()), 1);
     }
     const QString cluster = writeCluster(dir, "bench");
-    const Run with = runHap({"plan", zoo("mlp"), "-c", cluster, "--db", db, "--explain", "-q", "--no-baselines", "-o",
+    const HapRun with = runHap({"plan", zoo("mlp"), "-c", cluster, "--db", db, "--explain", "-q", "--no-baselines", "-o",
                           dir.filePath("with.json")});
     QVERIFY2(with.exitCode == 0, qPrintable(with.err));
-    const Run without = runHap({"plan", zoo("mlp"), "-c", cluster, "--db", db, "--explain", "-q", "--no-baselines",
+    const HapRun without = runHap({"plan", zoo("mlp"), "-c", cluster, "--db", db, "--explain", "-q", "--no-baselines",
                              "--no-profile", "-o", dir.filePath("without.json")});
     QVERIFY2(without.exitCode == 0, qPrintable(without.err));
     // The profiled plan records the version it was priced under, and prices matmuls by it.
@@ -101,7 +91,7 @@ class TstCalibrateCli : public QObject {
              qPrintable(QString("%1 vs %2").arg(predicted(dir.filePath("with.json"))).arg(predicted(dir.filePath("without.json")))));
 
     // A profile the store does not hold: one line naming the cluster file, the store and what it holds.
-    const Run missing = runHap({"plan", zoo("mlp"), "-c", writeCluster(dir, "lab@7"), "--db", db, "-q"});
+    const HapRun missing = runHap({"plan", zoo("mlp"), "-c", writeCluster(dir, "lab@7"), "--db", db, "-q"});
     QCOMPARE(missing.exitCode, 1);
     QVERIFY2(missing.err.contains("cluster.yaml: profile: the profile store") && missing.err.contains("no profile 'lab' version 7") &&
                  missing.err.contains("it holds: bench@1"),
@@ -126,7 +116,7 @@ class TstCalibrateCli : public QObject {
         const QString out = dir.filePath(QString("%1-%2.json").arg(model, *baseline ? baseline : "hap"));
         QStringList args{"plan", zoo(model), "-c", cluster, "--db", db, "-q", "--no-baselines", "-o", out};
         if (*baseline) args << "--baseline" << baseline;
-        const Run r = runHap(args);
+        const HapRun r = runHap(args);
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         plans.push_back(out);
       }
@@ -161,7 +151,7 @@ class TstCalibrateCli : public QObject {
         store.finishRun(runId, db::RunStatus::Succeeded);
       }
     }
-    const Run r = runHap({"calibrate", "--db", db});
+    const HapRun r = runHap({"calibrate", "--db", db});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
     // Every second plan is held out, and reported apart.
     QVERIFY2(r.out.contains("Fit runs (3 runs)") && r.out.contains("Held-out runs (3 runs)"), qPrintable(r.out));
@@ -181,7 +171,7 @@ class TstCalibrateCli : public QObject {
     QCOMPARE(v2->collectives.size(), size_t{1});
 
     // Planned under v2, the same plan now predicts the measured time.
-    const Run again = runHap({"plan", zoo("mlp"), "-c", cluster, "--db", db, "-q", "--no-baselines", "-o",
+    const HapRun again = runHap({"plan", zoo("mlp"), "-c", cluster, "--db", db, "-q", "--no-baselines", "-o",
                            dir.filePath("again.json")});
     QVERIFY2(again.exitCode == 0, qPrintable(again.err));
     const double ratio = predicted(dir.filePath("again.json")) / predicted(plans[0]);
@@ -192,7 +182,7 @@ class TstCalibrateCli : public QObject {
     QTemporaryDir dir;
     const QString db = dir.filePath("e.db");
     { db::Store store(db.toStdString()); }
-    const Run r = runHap({"calibrate", "--db", db});
+    const HapRun r = runHap({"calibrate", "--db", db});
     QCOMPARE(r.exitCode, 1);
     QVERIFY2(r.err.contains("no succeeded run with measured steps") && r.err.contains(db), qPrintable(r.err));
   }

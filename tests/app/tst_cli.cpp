@@ -2,6 +2,8 @@
 // errors.
 #include <QtTest>
 
+#include "run_hap.h"
+
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -12,19 +14,6 @@
 #include <QTemporaryDir>
 
 namespace {
-
-struct Run {
-  int exitCode = -1;
-  QString out, err;
-};
-
-Run hap(const QStringList& args) {
-  QProcess p;
-  p.start(HAP_CLI_PATH, args);
-  if (!p.waitForFinished(60'000)) qFatal("hap %s did not finish", qPrintable(args.join(' ')));
-  return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError())};
-}
 
 QString cluster(const char* name) {
   return qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/clusters/" + name + ".yaml";
@@ -41,17 +30,17 @@ class TstCli : public QObject {
 
  private Q_SLOTS:
   void help() {
-    Run r = hap({"--help"});
+    HapRun r = runHap({"--help"});
     QCOMPARE(r.exitCode, 0);
     QVERIFY(r.out.contains("inspect"));
-    Run sub = hap({"inspect", "--help"});
+    HapRun sub = runHap({"inspect", "--help"});
     QCOMPARE(sub.exitCode, 0);
     for (const char* option : {"--input", "--depth", "--dot", "--json"})
       QVERIFY2(sub.out.contains(option), option);
   }
 
   void inspectTable() {
-    Run r = hap({"inspect", zoo("bert")});
+    HapRun r = runHap({"inspect", zoo("bert")});
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.contains("layers.0") && r.out.contains("layers.1"), qPrintable(r.out));
     QVERIFY(r.out.contains("total"));
@@ -60,13 +49,13 @@ class TstCli : public QObject {
   }
 
   void inspectWithInputOverride() {
-    Run r = hap({"inspect", zoo("vit"), "--input", "x=9x3x16x16", "--input", "y=9"});
+    HapRun r = runHap({"inspect", zoo("vit"), "--input", "x=9x3x16x16", "--input", "y=9"});
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.contains("x: float32 [9, 3, 16, 16]"), qPrintable(r.out));
   }
 
   void inspectJson() {
-    Run r = hap({"inspect", zoo("mlp"), "--json"});
+    HapRun r = runHap({"inspect", zoo("mlp"), "--json"});
     QCOMPARE(r.exitCode, 0);
     QJsonParseError error;
     QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
@@ -81,7 +70,7 @@ class TstCli : public QObject {
   void inspectDot() {
     QTemporaryDir dir;
     const QString file = dir.filePath("g.dot");
-    Run r = hap({"inspect", zoo("vgg19"), "--dot", file});
+    HapRun r = runHap({"inspect", zoo("vgg19"), "--dot", file});
     QCOMPARE(r.exitCode, 0);
     QFile f(file);
     QVERIFY(f.open(QIODevice::ReadOnly));
@@ -92,15 +81,15 @@ class TstCli : public QObject {
   }
 
   void errorsExitOne() {
-    Run missing = hap({"inspect", "/nonexistent/model.pt"});
+    HapRun missing = runHap({"inspect", "/nonexistent/model.pt"});
     QCOMPARE(missing.exitCode, 1);
     QVERIFY2(missing.err.startsWith("hap: error: /nonexistent/model.pt: no such file"),
              qPrintable(missing.err));
-    Run badInput = hap({"inspect", zoo("mlp"), "--input", "x=4xQ"});
+    HapRun badInput = runHap({"inspect", zoo("mlp"), "--input", "x=4xQ"});
     QCOMPARE(badInput.exitCode, 1);
     QVERIFY2(badInput.err.contains("dimension 'Q' is not a non-negative integer"),
              qPrintable(badInput.err));
-    Run usage = hap({"inspect"});
+    HapRun usage = runHap({"inspect"});
     QCOMPARE(usage.exitCode, 2);
     QVERIFY2(usage.err.contains("MODEL is required"), qPrintable(usage.err));
   }
@@ -108,7 +97,7 @@ class TstCli : public QObject {
   void planWritesVerifiedPlan() {
     QTemporaryDir dir;
     const QString out = dir.filePath("plan.json");
-    Run r = hap({"plan", zoo("mlp"), "--cluster", cluster("a100-p100-4"), "-o", out, "-q"});
+    HapRun r = runHap({"plan", zoo("mlp"), "--cluster", cluster("a100-p100-4"), "-o", out, "-q"});
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.contains("Plan verified. Written to"), qPrintable(r.out));
     QVERIFY(r.out.contains("DP-EV") && r.out.contains("DP-CP"));
@@ -120,7 +109,7 @@ class TstCli : public QObject {
 
   // --pin forces Megatron-style tensor parallelism; --explain shows it.
   void planWithPins() {
-    Run r = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--explain", "--no-baselines",
+    HapRun r = runHap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--explain", "--no-baselines",
                  "--pin", "layers.*.attn.?=column", "--pin", "layers.*.attn.out=row",
                  "--pin", "layers.*.ffn.fc1=column", "--pin", "layers.*.ffn.fc2=row"});
     QCOMPARE(r.exitCode, 0);
@@ -131,10 +120,10 @@ class TstCli : public QObject {
     QVERIFY2(r.out.contains(QRegularExpression("replicate-parameter \\(hierarchical\\) +layers\\.")), qPrintable(r.out));
     QVERIFY(r.out.contains("Plan verified."));
 
-    Run bad = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--pin", "layers.*=diagonal"});
+    HapRun bad = runHap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--pin", "layers.*=diagonal"});
     QCOMPARE(bad.exitCode, 1);
     QVERIFY2(bad.err.contains("pin 'layers.*=diagonal' selects no node"), qPrintable(bad.err));
-    Run malformed = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--pin", "column"});
+    HapRun malformed = runHap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--pin", "column"});
     QCOMPARE(malformed.exitCode, 1);
     QVERIFY2(malformed.err.contains("is not PATTERN=VARIANT"), qPrintable(malformed.err));
   }
@@ -145,7 +134,7 @@ class TstCli : public QObject {
   void planFsdpBaseline() {
     QTemporaryDir dir;
     const QString out = dir.filePath("fsdp.json");
-    Run r = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "fsdp", "-o", out});
+    HapRun r = runHap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "fsdp", "-o", out});
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.startsWith("FSDP baseline plan for"), qPrintable(r.out));
     QFile f(out);
@@ -181,7 +170,7 @@ class TstCli : public QObject {
   void planMegatronBaseline() {
     QTemporaryDir dir;
     const QString out = dir.filePath("megatron.json");
-    Run r = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "megatron", "-o", out});
+    HapRun r = runHap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "megatron", "-o", out});
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.startsWith("MEGATRON baseline plan for"), qPrintable(r.out));
     QVERIFY2(r.out.contains("Replicated on 2 machines: each runs this 2-rank program on 1/2 of the batch"),
@@ -213,23 +202,23 @@ class TstCli : public QObject {
     QVERIFY2(variants.size() == 13 && variants.count("column") >= 8 && variants.count("row") >= 4,
              qPrintable(variants.join(",")));
 
-    Run sim = hap({"simulate", out});
+    HapRun sim = runHap({"simulate", out});
     QCOMPARE(sim.exitCode, 0);
     QVERIFY2(sim.out.contains("2 devices per machine, replicated on 2 machines") &&
                  sim.out.contains("Simulated total equals the plan's prediction."),
              qPrintable(sim.out + sim.err));
 
     const QString scripts = dir.filePath("scripts");
-    Run emit = hap({"launch", out, "--emit", "torchrun", scripts});
+    HapRun emit = runHap({"launch", out, "--emit", "torchrun", scripts});
     QCOMPARE(emit.exitCode, 0);
     QStringList runScripts = QDir(scripts).entryList({"run-*.sh"});
     QCOMPARE(runScripts.size(), 2);  // both machines start their ranks
 
-    Run pinned = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "megatron", "--pin",
+    HapRun pinned = runHap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "megatron", "--pin",
                       "head=column"});
     QCOMPARE(pinned.exitCode, 1);
     QVERIFY2(pinned.err.contains("--pin: --baseline megatron pins"), qPrintable(pinned.err));
-    Run mlp = hap({"plan", zoo("mlp"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "megatron"});
+    HapRun mlp = runHap({"plan", zoo("mlp"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "megatron"});
     QCOMPARE(mlp.exitCode, 1);
     QVERIFY2(mlp.err.contains("Megatron's tensor parallelism does not apply") && mlp.err.contains("*.attn."),
              qPrintable(mlp.err));
@@ -241,8 +230,8 @@ class TstCli : public QObject {
   void planBaseline() {
     QTemporaryDir dir;
     const QString out = dir.filePath("dp-cp.json");
-    Run hapPlan = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--segments", "none"});
-    Run r = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "dp-cp", "-o", out});
+    HapRun hapPlan = runHap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--segments", "none"});
+    HapRun r = runHap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "-q", "--baseline", "dp-cp", "-o", out});
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.startsWith("DP-CP baseline plan for"), qPrintable(r.out));
     const QRegularExpression row(R"(\n  DP-CP +([0-9.]+) ms)");
@@ -269,15 +258,15 @@ class TstCli : public QObject {
       QVERIFY(!s.value("sfb").toBool());
     }
     QCOMPARE(inputs, 2);
-    Run both = hap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "--baseline", "dp-ev", "--ratios", "even"});
+    HapRun both = runHap({"plan", zoo("bert"), "--cluster", cluster("a100-p100-4"), "--baseline", "dp-ev", "--ratios", "even"});
     QCOMPARE(both.exitCode, 2);
   }
 
   void planErrors() {
-    Run missing = hap({"plan", zoo("mlp"), "--cluster", "/nonexistent/c.yaml"});
+    HapRun missing = runHap({"plan", zoo("mlp"), "--cluster", "/nonexistent/c.yaml"});
     QCOMPARE(missing.exitCode, 1);
     QVERIFY2(missing.err.contains("/nonexistent/c.yaml"), qPrintable(missing.err));
-    Run usage = hap({"plan", zoo("mlp")});
+    HapRun usage = runHap({"plan", zoo("mlp")});
     QCOMPARE(usage.exitCode, 2);
   }
 
@@ -285,8 +274,8 @@ class TstCli : public QObject {
   void simulateWritesTraceAndReport() {
     QTemporaryDir dir;
     const QString plan = dir.filePath("plan.json"), trace = dir.filePath("t.json"), report = dir.filePath("r.md");
-    QCOMPARE(hap({"plan", zoo("mlp"), "--cluster", cluster("a100-p100-4"), "-o", plan, "-q"}).exitCode, 0);
-    Run r = hap({"simulate", plan, "--trace", trace, "--report", report});
+    QCOMPARE(runHap({"plan", zoo("mlp"), "--cluster", cluster("a100-p100-4"), "-o", plan, "-q"}).exitCode, 0);
+    HapRun r = runHap({"simulate", plan, "--trace", trace, "--report", report});
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.contains("Simulated total equals the plan's prediction."), qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("bottleneck rank"), qPrintable(r.out));
@@ -294,7 +283,7 @@ class TstCli : public QObject {
     QFile f(trace);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QVERIFY(QJsonDocument::fromJson(f.readAll()).object().value("traceEvents").isArray());
-    Run missing = hap({"simulate", dir.filePath("none.json")});
+    HapRun missing = runHap({"simulate", dir.filePath("none.json")});
     QCOMPARE(missing.exitCode, 1);
     QVERIFY2(missing.err.contains("none.json: cannot open the plan file"), qPrintable(missing.err));
   }

@@ -2,6 +2,8 @@
 // and --csv, and the one-line errors for a missing store and an unknown run.
 #include <QtTest>
 
+#include "../app/run_hap.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -16,18 +18,6 @@ using hap::db::StepRecord;
 using hap::db::Store;
 
 namespace {
-
-struct Run {
-  int exitCode = -1;
-  QString out, err;
-};
-
-Run runHap(const QStringList& args) {
-  QProcess p;
-  p.start(HAP_CLI_PATH, args);
-  if (!p.waitForFinished(60'000)) qFatal("hap %s did not finish", qPrintable(args.join(' ')));
-  return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-}
 
 // Step `step` of rank `rank`: rank r takes (r + 1) × 10 ms + step × 1 ms; step 1 is warm-up.
 StepRecord step(int rank, int64_t step) {
@@ -86,7 +76,7 @@ class TstRunsCli : public QObject {
   }
 
   void list() {
-    const Run r = runHap({"runs", "--db", db_});
+    const HapRun r = runHap({"runs", "--db", db_});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     const QStringList lines = r.out.split('\n');
     QVERIFY2(lines.size() > 3, qPrintable(r.out));
@@ -100,7 +90,7 @@ class TstRunsCli : public QObject {
   }
 
   void listJson() {
-    const Run r = runHap({"runs", "--db", db_, "--json"});
+    const HapRun r = runHap({"runs", "--db", db_, "--json"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
@@ -127,7 +117,7 @@ class TstRunsCli : public QObject {
   }
 
   void listCsv() {
-    const Run r = runHap({"runs", "--csv", "--db", db_});
+    const HapRun r = runHap({"runs", "--csv", "--db", db_});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     const QStringList lines = r.out.trimmed().split('\n');
     QCOMPARE(lines.size(), 3);
@@ -144,7 +134,7 @@ class TstRunsCli : public QObject {
   }
 
   void show() {
-    const Run r = runHap({"runs", "show", QString::number(done_), "--db", db_});
+    const HapRun r = runHap({"runs", "show", QString::number(done_), "--db", db_});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(r.out.startsWith(QString("run %1: succeeded").arg(done_)), qPrintable(r.out));
     QVERIFY(r.out.contains("\"optimizer\":\"sgd\""));
@@ -162,7 +152,7 @@ class TstRunsCli : public QObject {
   }
 
   void showJson() {
-    const Run r = runHap({"runs", "--db", db_, "show", QString::number(done_), "--json"});
+    const HapRun r = runHap({"runs", "--db", db_, "show", QString::number(done_), "--json"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QJsonParseError error;
     const QJsonObject doc = QJsonDocument::fromJson(r.out.toUtf8(), &error).object();
@@ -190,7 +180,7 @@ class TstRunsCli : public QObject {
   }
 
   void showCsv() {
-    const Run r = runHap({"runs", "show", QString::number(done_), "--csv", "--db", db_});
+    const HapRun r = runHap({"runs", "show", QString::number(done_), "--csv", "--db", db_});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     const QStringList lines = r.out.trimmed().split('\n');
     QCOMPARE(lines.size(), 1 + 4 * 2);
@@ -202,7 +192,7 @@ class TstRunsCli : public QObject {
 
   void errors() {
     const QString missing = dir_.path() + "/nowhere/profiles.db";
-    Run r = runHap({"runs", "--db", missing});
+    HapRun r = runHap({"runs", "--db", missing});
     QCOMPARE(r.exitCode, 1);
     QVERIFY2(r.err.contains(missing) && r.err.trimmed().count('\n') == 0, qPrintable(r.err));
     QVERIFY(!QFile::exists(missing));
