@@ -1,10 +1,12 @@
-# hap_launch: `hap launch`'s process supervision and cluster launch scripts (launcher.h,
-# launch_scripts.h). Plain C++ and POSIX, no LibTorch: the CLI and the desktop app link it
-# without pulling in the executor. hap_runtime links it (free_port.cpp lives here).
+# hap_launch: `hap launch`'s process supervision, cluster launch scripts and the recording of a
+# launch in the profile store (launcher.h, launch_scripts.h, launch_recording.h). Plain C++ and
+# POSIX, no LibTorch: the CLI and the desktop app link it without pulling in the executor.
+# hap_runtime links it (free_port.cpp lives here).
 add_library(hap_launch STATIC
   ${CMAKE_CURRENT_LIST_DIR}/launcher.cpp
   ${CMAKE_CURRENT_LIST_DIR}/launch_scripts.cpp
   ${CMAKE_CURRENT_LIST_DIR}/free_port.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/launch_recording.cpp
 )
 target_include_directories(hap_launch PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(hap_launch PUBLIC hap_engine PRIVATE fmt::fmt Threads::Threads)
+target_link_libraries(hap_launch PUBLIC hap_db hap_engine PRIVATE fmt::fmt Threads::Threads)

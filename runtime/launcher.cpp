@@ -410,6 +410,15 @@ LaunchResult runWorkers(const std::vector<WorkerCommand>& workers, const LineSin
   return Supervisor(workers, sink, options, std::move(quota)).run();
 }
 
+const char* interruptName(int signal) {
+  switch (signal) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "a signal";
+  }
+}
+
 std::string describeExit(const WorkerExit& e) {
   if (e.exited) return fmt::format("exit code {}", e.code);
   static constexpr std::pair<int, const char*> kNames[] = {

@@ -96,6 +96,10 @@ LaunchResult runWorkers(const std::vector<WorkerCommand>& workers, const LineSin
 // "exit code 3" or "killed by signal 9 (SIGKILL)".
 std::string describeExit(const WorkerExit& e);
 
+// "SIGINT", "SIGTERM", "SIGHUP", else "a signal": the signals that interrupt a launch
+// (LaunchResult::signal).
+const char* interruptName(int signal);
+
 // The CPU-share bookkeeping (the launcher samples CPU clocks and sends the signals): worker w
 // with share s may run while the CPU time it used in the current period, [k·period,
 // (k+1)·period), is below s × period minus what it overran in the period before. Pure: no clocks,

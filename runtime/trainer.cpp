@@ -11,19 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <condition_variable>
 #include <map>
-#include <mutex>
-#include <optional>
-#include <set>
 #include <sstream>
-#include <thread>
-
-#include <sys/resource.h>
-
-#ifdef HAP_HAVE_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
-#endif
 
 #include "db/store.h"
 #include "engine/base/text_file.h"
@@ -36,6 +25,7 @@
 #include "runtime/exactness_check.h"
 #include "runtime/executor.h"
 #include "runtime/module_device.h"
+#include "runtime/run_recorder.h"
 #include "runtime/runtime_error.h"
 
 namespace hap::rt {
@@ -44,299 +34,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using ojson = nlohmann::ordered_json;
-
-// This process's CPU time (user + system, all threads), minor page faults and resident-set
-// high-water mark so far.
-struct ProcessUsage {
-  double cpuSeconds = 0;
-  double minorFaults = 0;
-  double maxResidentBytes = 0;
-};
-ProcessUsage processUsage() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
-  return {seconds(u.ru_utime) + seconds(u.ru_stime), static_cast<double>(u.ru_minflt),
-          1024.0 * static_cast<double>(u.ru_maxrss)};  // Linux: ru_maxrss in KiB
-}
-
-// The rank's peak memory so far: on a GPU the caching allocator's peak of allocated bytes (what
-// the plan's memory model predicts), else the process's resident-set high-water mark.
-double peakMemoryBytes(const c10::Device& device, const ProcessUsage& usage) {
-#ifdef HAP_HAVE_CUDA
-  if (device.is_cuda()) {
-    namespace alloc = c10::cuda::CUDACachingAllocator;
-    const alloc::DeviceStats stats = alloc::getDeviceStats(device.index());
-    return static_cast<double>(stats.allocated_bytes[static_cast<size_t>(alloc::StatType::AGGREGATE)].peak);
-  }
-#else
-  (void)device;
-#endif
-  return usage.maxResidentBytes;
-}
-
-// Times of one clock as a sorted list of disjoint [start, end) intervals.
-using Intervals = std::vector<std::pair<double, double>>;
-
-Intervals merged(Intervals v) {
-  std::sort(v.begin(), v.end());
-  Intervals out;
-  for (const auto& [a, b] : v) {
-    if (!(b > a)) continue;
-    if (!out.empty() && a <= out.back().second) out.back().second = std::max(out.back().second, b);
-    else out.emplace_back(a, b);
-  }
-  return out;
-}
-
-// The length of the part of [lo, hi) that the merged intervals cover.
-double covered(const Intervals& m, double lo, double hi) {
-  double sum = 0;
-  for (const auto& [a, b] : m) sum += std::max(0.0, std::min(b, hi) - std::max(a, lo));
-  return sum;
-}
-
-// A stretch of time split into computation and communication. The rule everywhere (steps and
-// stages): an instant covered by a communication span is communication, else one covered by a
-// computation span is computation, else neither (data loading, the exactness check). So
-// compute + communication never exceeds the wall time, even where a gradient bucket's
-// all-reduce overlaps backward.
-struct TimeSplit {
-  double compute = 0, communication = 0;
-};
-
-// The split of [lo, hi) under the rule above.
-TimeSplit splitTime(const Intervals& compute, const Intervals& communication, double lo, double hi) {
-  TimeSplit t;
-  t.communication = covered(communication, lo, hi);
-  for (const auto& [a, b] : compute) {
-    const double from = std::max(a, lo), to = std::min(b, hi);
-    if (to > from) t.compute += (to - from) - covered(communication, from, to);
-  }
-  return t;
-}
-
-// The plan steps the executor spans in forward(), in order: every compute step and every
-// collective conversion (executor.cpp: Executor::forward; conversions that move nothing between
-// ranks, such as load or slice, get no span).
-std::vector<int> spannedSteps(const plan::Plan& plan) {
-  static const std::set<std::string> kCollectives = {"all-gather", "reduce-scatter", "all-reduce", "all-to-all"};
-  std::vector<int> out;
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const plan::PlanStep& s = plan.steps[i];
-    if (s.kind == plan::PlanStep::Kind::Compute || kCollectives.count(s.instruction)) out.push_back(static_cast<int>(i));
-  }
-  return out;
-}
-
-// Lays [lo, hi) out over `stages` (indices into Plan::stages, in execution order), one slice
-// each, consecutive, each proportional to the stage's predicted time on device group `group`
-// (equal slices when nothing is predicted), and adds each slice's split to out[stage]. Time of
-// `communication` before lo goes to the first stage, after hi to the last.
-void layOut(const plan::Plan& plan, int group, const std::vector<int>& stages, const Intervals& compute,
-            const Intervals& communication, double lo, double hi, std::vector<TimeSplit>& out) {
-  if (stages.empty() || !(hi > lo)) return;
-  std::vector<double> weight;
-  double total = 0;
-  for (int s : stages) {
-    const plan::Stage& st = plan.stages[static_cast<size_t>(s)];
-    const double work = group >= 0 && group < static_cast<int>(st.groupComputation.size())
-                            ? st.groupComputation[static_cast<size_t>(group)]
-                            : st.computationSeconds;
-    weight.push_back(std::max(0.0, st.communicationSeconds + work));
-    total += weight.back();
-  }
-  double at = lo;
-  for (size_t k = 0; k < stages.size(); ++k) {
-    const double share = total > 0 ? weight[k] / total : 1.0 / static_cast<double>(stages.size());
-    const double end = k + 1 == stages.size() ? hi : at + share * (hi - lo);
-    const TimeSplit t = splitTime(compute, communication, at, end);
-    TimeSplit& o = out[static_cast<size_t>(stages[k])];
-    o.compute += t.compute;
-    o.communication += t.communication;
-    at = end;
-  }
-  out[static_cast<size_t>(stages.front())].communication += covered(communication, -INFINITY, lo);
-  out[static_cast<size_t>(stages.back())].communication += covered(communication, hi, INFINITY);
-}
-
-// This rank's measured computation and communication per plan stage (Plan::stages) in one
-// iteration, from the executor's spans of it (Executor::spans). Attribution:
-// - Forward: the executor spans the steps of spannedSteps() in order, so its k-th span before
-//   "backward" is the k-th of them; each goes whole to the forward stage holding its step (a
-//   collective conversion's span is that stage's communication, a compute step's its
-//   computation; a reshard kernel that is a collective itself is communication). Should the
-//   count not match (an executor that spans differently), the forward spans are laid out over
-//   the forward stages as backward is.
-// - Backward: the executor spans backward only as a whole, plus each gradient bucket's all-reduce
-//   (which overlaps it). The whole is laid out over the backward stages in their execution order
-//   (layOut: slices proportional to the predicted stage times of this rank's device group), and
-//   every bucket span counts in the slice(s) it overlaps in time, the part after backward in the
-//   last stage. The duals' collectives run inside backward without spans of their own and count
-//   as computation there.
-std::vector<TimeSplit> stageSplit(const plan::Plan& plan, int group, const std::vector<int>& spanned,
-                                  const std::vector<Executor::Span>& spans) {
-  std::vector<TimeSplit> out(plan.stages.size());
-  std::vector<int> forwardStages, backwardStages;
-  std::vector<int> stageOfStep(plan.steps.size(), -1);  // forward stage of each step
-  for (size_t s = 0; s < plan.stages.size(); ++s) {
-    const plan::Stage& st = plan.stages[s];
-    (st.backward ? backwardStages : forwardStages).push_back(static_cast<int>(s));
-    if (st.backward) continue;
-    for (int i = std::max(0, st.firstStep); i < std::min<int>(st.endStep, static_cast<int>(plan.steps.size())); ++i)
-      stageOfStep[static_cast<size_t>(i)] = static_cast<int>(s);
-  }
-  size_t backwardAt = spans.size();
-  for (size_t k = spans.size(); k-- > 0;)
-    if (spans[k].name == "backward" && !spans[k].communication) {
-      backwardAt = k;
-      break;
-    }
-  const bool matched = backwardAt == spanned.size() &&
-                       std::all_of(spanned.begin(), spanned.end(), [&](int i) { return stageOfStep[static_cast<size_t>(i)] >= 0; });
-  Intervals forwardCompute, forwardCommunication;
-  double forwardStart = INFINITY, forwardEnd = -INFINITY;
-  for (size_t k = 0; k < backwardAt; ++k) {
-    const Executor::Span& sp = spans[k];
-    if (matched) {
-      TimeSplit& o = out[static_cast<size_t>(stageOfStep[static_cast<size_t>(spanned[k])])];
-      (sp.communication ? o.communication : o.compute) += sp.end - sp.start;
-    }
-    (sp.communication ? forwardCommunication : forwardCompute).emplace_back(sp.start, sp.end);
-    forwardStart = std::min(forwardStart, sp.start);
-    forwardEnd = std::max(forwardEnd, sp.end);
-  }
-  if (!matched)
-    layOut(plan, group, forwardStages, merged(forwardCompute), merged(forwardCommunication), forwardStart, forwardEnd,
-           out);
-  if (backwardAt < spans.size()) {
-    const Executor::Span& whole = spans[backwardAt];
-    Intervals buckets;
-    for (size_t k = backwardAt + 1; k < spans.size(); ++k)
-      if (spans[k].communication) buckets.emplace_back(spans[k].start, spans[k].end);
-    layOut(plan, group, backwardStages, Intervals{std::make_pair(whole.start, whole.end)}, merged(buckets), whole.start,
-           whole.end, out);
-  }
-  return out;
-}
-
-// This rank's part of a run recorded in the profile store (TrainOptions::dbPath and runId).
-// step() only queues the record (a lock and a copy: microseconds); a writer thread writes the
-// queue in whole steps, one transaction per batch, when it holds kFlushSteps steps or
-// kFlushSeconds have passed since the last write, and at the end (also when the worker fails).
-// So the store's latency, and waits for the other ranks' writes, stay out of the training loop,
-// and a killed rank loses at most its last batch, never half a step. The Store is used by one
-// thread at a time: the writer while it runs, then the training thread (finish). Store errors
-// become RuntimeError naming the rank, raised on the training thread at its next step() or at
-// finish().
-class RunRecorder {
- public:
-  static constexpr size_t kFlushSteps = 32;
-  static constexpr double kFlushSeconds = 2.0;
-
-  RunRecorder(const TrainOptions& o, int rank) : rank_(rank), run_(o.runId), path_(o.dbPath) {
-    if (o.dbPath.empty() != (o.runId == 0))
-      throw RuntimeError(fmt::format("rank {}: --db and --run-id go together: give both (hap launch --db does) or "
-                                     "neither",
-                                     rank));
-    if (o.dbPath.empty()) return;
-    try {
-      store_.emplace(o.dbPath);
-      if (!store_->run(run_))
-        throw RuntimeError(fmt::format("rank {}: --run-id {}: no such run in {}; let hap launch --db begin the run",
-                                       rank, run_, o.dbPath));
-    } catch (const db::StoreError& e) {
-      throw RuntimeError(fmt::format("rank {}: {}", rank, e.what()));
-    }
-    writer_ = std::thread([this] { writeLoop(); });
-  }
-  ~RunRecorder() { stopWriter(); }  // writes what is queued, also when the worker fails
-  RunRecorder(const RunRecorder&) = delete;
-  RunRecorder& operator=(const RunRecorder&) = delete;
-
-  bool enabled() const { return store_.has_value(); }
-
-  void step(const db::StepRecord& r) {
-    if (!enabled()) return;
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!error_.empty()) throw RuntimeError(fmt::format("rank {}: {}", rank_, error_));
-    queue_.push_back(r);
-    if (queue_.size() >= kFlushSteps) wake_.notify_one();
-  }
-
-  // Writes the queued steps, then the per-stage split.
-  void finish(const std::vector<db::StageRecord>& stages) {
-    if (!enabled()) return;
-    stopWriter();
-    if (!error_.empty()) throw RuntimeError(fmt::format("rank {}: {}", rank_, error_));
-    try {
-      store_->recordStages(run_, stages);
-    } catch (const db::StoreError& e) {
-      throw RuntimeError(fmt::format("rank {}: {}", rank_, e.what()));
-    }
-  }
-
-  // "recorded 4 steps of rank 0 in PATH (run 3; 1 transaction, 0.8 ms writing)".
-  std::string summary() const {
-    return fmt::format("recorded {} steps of rank {} in {} (run {}; {} transaction{}, {:.1f} ms writing)", recorded_,
-                       rank_, path_, run_, transactions_, transactions_ == 1 ? "" : "s", writing_ * 1e3);
-  }
-
- private:
-  void writeLoop() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      wake_.wait_for(lock, std::chrono::duration<double>(kFlushSeconds),
-                     [&] { return stopping_ || queue_.size() >= kFlushSteps; });
-      if (!queue_.empty()) {
-        std::vector<db::StepRecord> batch;
-        batch.swap(queue_);
-        lock.unlock();
-        std::string error;
-        const auto start = Clock::now();
-        try {
-          store_->recordSteps(run_, batch);
-        } catch (const std::exception& e) {
-          error = e.what();
-        }
-        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        lock.lock();
-        if (!error.empty()) {
-          error_ = error;
-          return;
-        }
-        recorded_ += batch.size();
-        ++transactions_;
-        writing_ += seconds;
-      }
-      if (stopping_) return;
-    }
-  }
-
-  void stopWriter() {
-    if (!writer_.joinable()) return;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_one();
-    writer_.join();
-  }
-
-  int rank_;
-  int64_t run_;
-  std::string path_;
-  std::optional<db::Store> store_;
-  std::thread writer_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  // Under mutex_:
-  std::vector<db::StepRecord> queue_;
-  bool stopping_ = false;
-  std::string error_;  // the store's error that stopped the writer
-  size_t recorded_ = 0, transactions_ = 0;
-  double writing_ = 0;  // seconds the writer spent in the store
-};
 
 // The seed of iteration `it`'s random ops: a mix of the run's seed and the iteration (splitmix64),
 // the same on every rank and in the single-device reference.
@@ -511,7 +208,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   const std::string who = fmt::format("rank {}", env.rank);
   if (o.threads > 0) at::set_num_threads(o.threads);
   const plan::Plan plan = plan::readPlan(o.planPath);
-  RunRecorder recorder(o, env.rank);
+  RunRecorder recorder(o.dbPath, o.runId, env.rank);
   const std::string modelPath = modelPathFor(o, plan);
   if (plan::sha256File(modelPath) != plan.modelSha256)
     throw RuntimeError(fmt::format("{}: {} is not the model this plan was made for (its SHA-256 differs from the "
@@ -695,23 +392,12 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
     // The per-stage split of the last measured steps (kTracedIterations at most; the warm-up
     // steps only when none was measured), averaged.
     const int group = plan.devices.empty() ? 0 : plan.devices[static_cast<size_t>(programRank)].group;
-    const bool anyMeasured = std::find(tracedWarmup.begin(), tracedWarmup.end(), false) != tracedWarmup.end();
-    std::vector<TimeSplit> mean(plan.stages.size());
-    int used = 0;
-    for (size_t i = 0; i < traced.size(); ++i) {
-      if (anyMeasured && tracedWarmup[i]) continue;
-      const std::vector<TimeSplit> split = stageSplit(plan, group, spanned, traced[i]);
-      for (size_t s = 0; s < split.size(); ++s) {
-        mean[s].compute += split[s].compute;
-        mean[s].communication += split[s].communication;
-      }
-      ++used;
+    std::vector<std::vector<TimedSpan>> iterations;
+    for (const std::vector<Executor::Span>& spans : traced) {
+      std::vector<TimedSpan>& timed = iterations.emplace_back();
+      for (const Executor::Span& s : spans) timed.push_back({s.name, s.communication, s.start, s.end});
     }
-    std::vector<db::StageRecord> stages;
-    if (used > 0)
-      for (size_t s = 0; s < mean.size(); ++s)
-        stages.push_back({env.rank, static_cast<int>(s), mean[s].compute / used, mean[s].communication / used});
-    recorder.finish(stages);
+    recorder.finish(stageRecords(plan, env.rank, group, spanned, iterations, tracedWarmup));
     if (lead) std::cout << recorder.summary() << "\n" << std::flush;
   }
 

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -12,19 +11,16 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "db/store.h"
 #include "engine/base/error.h"
-#include "engine/cost/cluster_yaml.h"
 #include "engine/plan/plan_json.h"
-#include "engine/plan/planner.h"
 #include "runtime/free_port.h"
+#include "runtime/launch_recording.h"
 #include "runtime/launch_scripts.h"
 #include "runtime/launcher.h"
 
@@ -70,15 +66,6 @@ class InterruptGuard {
   static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
   std::array<struct sigaction, 3> previous_{};
 };
-
-const char* signalName(int signal) {
-  switch (signal) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    default: return "a signal";
-  }
-}
 
 // The plan's device count, checked against --workers.
 int worldSize(const plan::Plan& p, const LaunchArgs& a) {
@@ -193,98 +180,6 @@ std::string joinShares(const std::vector<double>& shares) {
   return s;
 }
 
-// The value of worker option `name` in `args` ("--name value" or "--name=value"), if given.
-std::optional<std::string> optionValue(const std::vector<std::string>& args, std::string_view name) {
-  std::optional<std::string> value;  // the last one wins, as with CLI11
-  const std::string prefix = std::string(name) + "=";
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == name && i + 1 < args.size()) value = args[i + 1];
-    else if (args[i].rfind(prefix, 0) == 0) value = args[i].substr(prefix.size());
-  }
-  return value;
-}
-
-// A run of `hap launch --local --db` in the profile store: the plan, its cluster and the launch
-// settings are written before any worker starts (beginRun), the outcome after the last one is
-// reaped (finish). A launcher killed in between leaves the run `running` until
-// db::Store::recoverAbandonedRuns marks it aborted.
-class RecordedRun {
- public:
-  // Opens the store (db::StoreError, naming the file, when it cannot) and begins the run.
-  RecordedRun(const LaunchArgs& a, const plan::Plan& p, const std::vector<std::string>& workerArgs,
-              const std::vector<double>& shares)
-      : store_(a.db), path_(a.db) {
-    store_.recoverAbandonedRuns();
-    const int64_t cluster = store_.saveCluster(p.cluster.name, cost::formatClusterYaml(p.cluster));
-    const std::string model = optionValue(workerArgs, "--model").value_or(p.modelPath);
-
-    db::PlanRecord planRecord;
-    std::ifstream in(a.plan, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in) throw Error(fmt::format("{}: cannot read the plan file", a.plan));
-    planRecord.json = text.str();
-    planRecord.sha256 = plan::sha256File(a.plan);
-    planRecord.modelSha256 = p.modelSha256;
-    planRecord.modelPath = model;
-    planRecord.strategy = p.strategy;  // "hap" or the baseline planned (hap plan --baseline)
-    planRecord.clusterId = cluster;
-    planRecord.predictedSeconds = p.estimate.iterationSeconds;
-    for (const plan::PlanDevice& d : plan::worldDevices(p)) {
-      planRecord.predictedMemoryBytes.push_back(d.memoryBytes);
-      planRecord.predictedComputeSeconds.push_back(d.computeSeconds);
-    }
-    const int64_t planId = store_.savePlan(planRecord);
-
-    // Every option that shapes the run; a worker option not given is null (the worker's default).
-    using ojson = nlohmann::ordered_json;
-    auto worker = [&](std::string_view name) -> ojson {
-      if (auto v = optionValue(workerArgs, name)) return *v;
-      return nullptr;
-    };
-    const bool throttled = std::any_of(shares.begin(), shares.end(), [](double s) { return s < 1; });
-    ojson settings = {
-        {"ranks", shares.size()},
-        {"cpu_shares", shares},
-        {"cpu_period_ms", a.cpuPeriodMs},
-        {"steps", worker("--steps")},
-        {"warmup", worker("--warmup")},
-        {"seed", worker("--seed")},
-        {"data", worker("--data")},
-        {"data_path", worker("--data-path")},
-        {"optimizer", worker("--optimizer")},
-        {"lr", worker("--lr")},
-        {"threads", worker("--threads")},
-        {"bucket_mb", worker("--bucket-mb")},
-        {"cuda", rt::hasOption(workerArgs, "--cuda")},
-        {"plan", fs::absolute(a.plan).lexically_normal().string()},
-        {"model", model},
-        {"timeout_s", a.timeout > 0 ? ojson(a.timeout) : ojson(nullptr)},
-        {"omp_num_threads", std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "1"},
-        {"worker_args", workerArgs}};
-
-    db::RunRecord run;
-    run.planId = planId;
-    run.label = a.label;
-    run.settingsJson = settings.dump();
-    run.ranks = static_cast<int>(shares.size());
-    if (throttled) run.cpuShares = shares;
-    // host, pid and start time: the store's defaults (this process, now), which
-    // recoverAbandonedRuns judges by.
-    id_ = store_.beginRun(run);
-  }
-
-  int64_t id() const { return id_; }
-  const std::string& path() const { return path_; }
-
-  void finish(db::RunStatus status, const std::string& reason = {}) { store_.finishRun(id_, status, reason); }
-
- private:
-  db::Store store_;
-  std::string path_;
-  int64_t id_ = 0;
-};
-
 int runLocal(const LaunchArgs& a) {
   const plan::Plan p = plan::readPlan(a.plan);
   const int n = worldSize(p, a);
@@ -292,15 +187,18 @@ int runLocal(const LaunchArgs& a) {
   const std::string worker = resolveWorker(a.worker);
   std::vector<std::string> extra = workerArguments(a);
   const int port = rt::freeTcpPort();
-  std::optional<RecordedRun> recorded;
+  // --db: the run recorded in the profile store (runtime/launch_recording.h).
+  std::optional<db::Store> store;
+  int64_t run = 0;
   if (!a.db.empty()) {
     for (const char* option : {"--db", "--run-id"})
       if (rt::hasOption(extra, option))
         throw Error(fmt::format("{} is given after --: give hap launch --db PATH instead (it begins the run and "
                                 "passes --db and --run-id to every worker)",
                                 option));
-    recorded.emplace(a, p, extra, shares);
-    extra.insert(extra.end(), {"--db", fs::absolute(a.db).string(), "--run-id", std::to_string(recorded->id())});
+    store.emplace(a.db);
+    run = rt::beginRecordedRun(*store, p, {a.plan, extra, shares, a.cpuPeriodMs, a.timeout, a.label});
+    extra.insert(extra.end(), {"--db", fs::absolute(a.db).string(), "--run-id", std::to_string(run)});
   }
   const bool ompSet = std::getenv("OMP_NUM_THREADS") != nullptr;
 
@@ -339,28 +237,13 @@ int runLocal(const LaunchArgs& a) {
     try {
       result = rt::runWorkers(commands, rt::prefixedSink(prefixes), options);
     } catch (const Error& e) {
-      if (recorded) recorded->finish(db::RunStatus::Failed, e.what());
+      if (store) store->finishRun(run, db::RunStatus::Failed, e.what());
       throw;
     }
   }
-  if (recorded) {
-    switch (result.outcome) {
-      case rt::LaunchResult::Outcome::Succeeded: recorded->finish(db::RunStatus::Succeeded); break;
-      case rt::LaunchResult::Outcome::WorkerFailed: {
-        const rt::WorkerExit& e = result.workers[static_cast<size_t>(result.failedWorker)];
-        recorded->finish(db::RunStatus::Failed,
-                         fmt::format("rank {}: {}: {}", result.failedWorker, rt::describeExit(e),
-                                     e.lastErrorLine.empty() ? "(it printed no error)" : e.lastErrorLine));
-        break;
-      }
-      case rt::LaunchResult::Outcome::TimedOut:
-        recorded->finish(db::RunStatus::Failed, fmt::format("timed out after {:g} s (--timeout)", a.timeout));
-        break;
-      case rt::LaunchResult::Outcome::Interrupted:
-        recorded->finish(db::RunStatus::Stopped, fmt::format("interrupted ({})", signalName(result.signal)));
-        break;
-    }
-    std::cerr << fmt::format("hap launch: run {} recorded in {}\n", recorded->id(), recorded->path());
+  if (store) {
+    rt::finishRecordedRun(*store, run, result, a.timeout);
+    std::cerr << fmt::format("hap launch: run {} recorded in {}\n", run, a.db);
   }
 
   auto stillRunning = [&] {
@@ -384,7 +267,7 @@ int runLocal(const LaunchArgs& a) {
       std::cerr << fmt::format("hap launch: timed out after {:g} s (--timeout){}\n", a.timeout, stillRunning());
       return 1;
     case rt::LaunchResult::Outcome::Interrupted:
-      std::cerr << fmt::format("hap launch: interrupted ({}){}\n", signalName(result.signal), stillRunning());
+      std::cerr << fmt::format("hap launch: interrupted ({}){}\n", rt::interruptName(result.signal), stillRunning());
       return 130;
   }
   return 1;
