@@ -22,6 +22,7 @@ CREATE TABLE profile (
   host TEXT NOT NULL,
   created_at TEXT NOT NULL,
   note TEXT NOT NULL,
+  gradient_exposure REAL NOT NULL,
   UNIQUE (name, version)
 );
 

@@ -385,12 +385,14 @@ int Store::saveProfile(const cost::Profile& p) {
     const int version = next.getColumn(0).getInt();
 
     SQLite::Statement ins(*s.db,
-                          "INSERT INTO profile (name, version, host, created_at, note) VALUES (?, ?, ?, ?, ?)");
+                          "INSERT INTO profile (name, version, host, created_at, note, gradient_exposure) "
+                          "VALUES (?, ?, ?, ?, ?, ?)");
     ins.bind(1, p.name);
     ins.bind(2, version);
     ins.bind(3, p.host);
     ins.bind(4, p.createdAt.empty() ? nowUtc() : p.createdAt);
     ins.bind(5, p.note);
+    ins.bind(6, p.gradientExposure);
     ins.exec();
     const int64_t profileId = s.db->getLastInsertRowid();
 
@@ -464,9 +466,10 @@ std::optional<cost::Profile> Store::loadProfile(const std::string& name, int ver
     // One read transaction: a profile saved meanwhile is not seen half.
     SQLite::Transaction t(*s.db, SQLite::TransactionBehavior::DEFERRED);
     SQLite::Statement head(*s.db,
-                           version == 0 ? "SELECT id, version, host, created_at, note FROM profile WHERE name = ? "
-                                          "ORDER BY version DESC LIMIT 1"
-                                        : "SELECT id, version, host, created_at, note FROM profile WHERE name = ? "
+                           version == 0 ? "SELECT id, version, host, created_at, note, gradient_exposure FROM profile "
+                                          "WHERE name = ? ORDER BY version DESC LIMIT 1"
+                                        : "SELECT id, version, host, created_at, note, gradient_exposure FROM profile "
+                                          "WHERE name = ? "
                                           "AND version = ?");
     head.bind(1, name);
     if (version != 0) head.bind(2, version);
@@ -478,6 +481,7 @@ std::optional<cost::Profile> Store::loadProfile(const std::string& name, int ver
     p.host = text(head.getColumn(2));
     p.createdAt = text(head.getColumn(3));
     p.note = text(head.getColumn(4));
+    p.gradientExposure = real(head.getColumn(5));
     const std::string where = fmt::format("profile '{}' v{}", p.name, p.version);
 
     SQLite::Statement dev(*s.db,

@@ -64,6 +64,13 @@ std::optional<Prepared> prepare(const db::Store& store, const db::RunRecord& run
   for (const plan::Stage& st : p.stages) {
     cost::StageObservation s;
     s.communicationSeconds = st.communicationSeconds;
+    // The gradient all-reduces of replicated parameters run in backward (their dual).
+    if (st.backward)
+      for (int i = st.firstStep; i < st.endStep; ++i) {
+        const plan::PlanStep& step = p.steps[static_cast<size_t>(i)];
+        if (step.kind == plan::PlanStep::Kind::Convert && step.instruction == "replicate-parameter")
+          s.gradientSeconds += step.backwardCommunication;
+      }
     for (size_t g = 0; g < st.groupComputation.size(); ++g) {
       double& slowest = s.computeByType[typeOfGroup[static_cast<int>(g)]];
       slowest = std::max(slowest, st.groupComputation[g]);
@@ -213,6 +220,9 @@ int runCalibrate(const CalibrateArgs& a) {
     d->computeScale *= t.computeScale;
     d->collectiveSlowdown *= t.collectiveSlowdown;
   }
+  std::cout << fmt::format("  gradient all-reduces: {:.0f}% of their time exposed (the rest behind backward)\n",
+                           after.gradientExposure * 100);
+  profile.gradientExposure *= after.gradientExposure;
   if (a.dryRun) {
     std::cout << "Dry run: nothing saved.\n";
     return 0;

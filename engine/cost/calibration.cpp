@@ -60,7 +60,7 @@ double predictStep(const RunObservation& r, const Calibration& c) {
   for (const StageObservation& s : r.stages) {
     double slowest = 0;
     for (const auto& [t, seconds] : s.computeByType) slowest = std::max(slowest, paramsOf(c, t).computeScale * seconds);
-    total += slowdown * s.communicationSeconds + slowest;
+    total += slowdown * (s.communicationSeconds - (1 - c.gradientExposure) * s.gradientSeconds) + slowest;
   }
   return total;
 }
@@ -85,6 +85,10 @@ Calibration fit(const std::vector<RunObservation>& runs) {
 
   // Step time: coordinate descent over every type's scale and slowdown until the objective
   // stops falling.
+  // The exposure is identifiable only where some plan all-reduces gradients.
+  bool gradients = false;
+  for (const RunObservation* r : used)
+    for (const StageObservation& s : r->stages) gradients = gradients || s.gradientSeconds > 0;
   double current = stepObjective(used, c);
   for (int sweep = 0; sweep < 40; ++sweep) {
     const double before = current;
@@ -103,6 +107,13 @@ Calibration fit(const std::vector<RunObservation>& runs) {
             },
             k.lo, k.hi);
     }
+    if (gradients)
+      c.gradientExposure = minimise1d(
+          [&](double x) {
+            c.gradientExposure = x;
+            return stepObjective(used, c);
+          },
+          0.01, 2);
     current = stepObjective(used, c);
     if (before - current <= 1e-12 * std::max(1.0, before)) break;
   }

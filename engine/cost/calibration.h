@@ -8,9 +8,13 @@
 //     throttled core's uneven pace);
 //   - collectiveSlowdown k_t: a collective among devices of types T takes max_{t∈T} k_t times
 //     the base's (a rank whose own, throttled, CPU runs the collective slows all of them down);
+//   - and for all types at once, gradientExposure g: the share of the replicated parameters'
+//     gradient all-reduces the step pays; the runtime all-reduces gradient buckets while backward
+//     still runs, which the stage model, synchronous by design, does not see;
 //   - baseMemoryBytes m_t and memoryScale: peak memory = m_t + memoryScale_t · predicted bytes
 //     (the runtime's own memory: libraries, allocator pools, the process image).
-// Step time: predicted(θ) = Σ_stages [ k(run) · comm_stage + max_t s_t · comp_stage,t ], fitted
+// Step time: predicted(θ) = Σ_stages [ k(run) · (comm_stage − (1 − g) · grad_stage)
+//                                      + max_t s_t · comp_stage,t ], fitted
 // by least squares of the relative error over every recorded step of the fit runs (a mean per
 // run, weighted by its step count). Memory: ordinary least squares per type over every rank.
 #pragma once
@@ -23,7 +27,8 @@ namespace hap::cost {
 
 // One stage of a run's plan as priced under the base profile.
 struct StageObservation {
-  double communicationSeconds = 0;
+  double communicationSeconds = 0;  // all of it, gradientSeconds included
+  double gradientSeconds = 0;       // of which replicated parameters' gradient all-reduces
   std::map<std::string, double> computeByType;  // the slowest device of each type present
 };
 
@@ -56,6 +61,8 @@ struct TypeParameters {
 
 struct Calibration {
   std::map<std::string, TypeParameters> types;
+  // The share of the gradient all-reduces the step pays (Profile::gradientExposure).
+  double gradientExposure = 1;
 };
 
 // The predicted step time of run r under calibration c (types absent from c: identity).

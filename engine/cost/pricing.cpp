@@ -26,8 +26,11 @@ std::string formatPricing(const ir::Graph& g, const Cluster& cluster) {
   if (!profile)
     out += "  no profile: every op by the inventory's roofline, every collective by its links\n";
   else
-    out += fmt::format("  profile {} v{} ({}{})\n", profile->name, profile->version, profile->note,
-                       profile->host.empty() ? "" : ", measured on " + profile->host);
+    out += fmt::format("  profile {} v{} ({}{}){}\n", profile->name, profile->version, profile->note,
+                       profile->host.empty() ? "" : ", measured on " + profile->host,
+                       profile->gradientExposure != 1
+                           ? fmt::format("; gradient all-reduces {:.0f}% exposed (calibrated)", profile->gradientExposure * 100)
+                           : "");
 
   // (family or "" for ops no benchmark stands for, dtype) → nodes, for every node with work.
   std::map<std::pair<std::string, ir::DType>, int> groups;

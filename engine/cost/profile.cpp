@@ -131,6 +131,8 @@ void validate(const Profile& p, const std::string& origin) {
                                    origin, p.name, p.version, what));
   };
   if (p.name.empty()) fail("no name");
+  if (!(p.gradientExposure >= 0) || !std::isfinite(p.gradientExposure))
+    fail(fmt::format("gradient exposure {} is not a non-negative number", p.gradientExposure));
   for (const DeviceProfile& d : p.devices) {
     if (d.deviceType.empty()) fail("a device profile without a device type");
     if (!(d.computeScale > 0) || !std::isfinite(d.computeScale))

@@ -112,6 +112,10 @@ struct Profile {
   std::string note;         // "hap profile --quick", "hap calibrate: 12 runs, 6 plans"
   std::vector<DeviceProfile> devices;
   std::vector<CollectiveFit> collectives;
+  // Calibration (hap calibrate): the share of a replicated parameter's gradient all-reduce that
+  // the step pays for, the rest running behind backward in the runtime's gradient buckets
+  // (runtime/gradient_buckets.h). 1: all of it, as the stage model prices it uncalibrated.
+  double gradientExposure = 1;
 
   const DeviceProfile* device(std::string_view deviceType) const;
   // The fit for collective c on link class k; for all-gather and reduce-scatter the one of

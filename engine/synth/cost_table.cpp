@@ -406,7 +406,11 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
       // every use (fully sharded data parallelism).
       if (param && !restrictions_.parameterReplicas && v.rank() > 0) return pair(x, 0, kIdentity);
       Conversion c{param ? ConversionKind::ParamReplicate : ConversionKind::LoadReplica};
-      if (param) c.backwardSeconds = cost::allReduceSeconds(cluster_, bytes);
+      // The gradient's all-reduce; a calibrated profile says how much of it the runtime's gradient
+      // buckets leave exposed behind backward (Profile::gradientExposure).
+      if (param)
+        c.backwardSeconds = cost::allReduceSeconds(cluster_, bytes) *
+                            (cluster_.measured ? cluster_.measured->gradientExposure : 1.0);
       return c;
     }
     if (to == kIdentitySfb) {

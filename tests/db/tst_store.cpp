@@ -35,6 +35,7 @@ cost::Profile sampleProfile(const std::string& note) {
   p.host = "bench-host";
   p.createdAt = "2026-11-26T07:01:02Z";
   p.note = note;
+  p.gradientExposure = 0.375;
   for (int d = 0; d < 2; ++d) {
     cost::DeviceProfile dev;
     dev.deviceType = d == 0 ? "cpu-full" : "cpu-quarter";
@@ -79,6 +80,7 @@ void compareProfiles(const cost::Profile& a, const cost::Profile& b) {
   QCOMPARE(a.host, b.host);
   QCOMPARE(a.createdAt, b.createdAt);
   QCOMPARE(a.note, b.note);
+  QCOMPARE(a.gradientExposure, b.gradientExposure);
   QCOMPARE(a.devices.size(), b.devices.size());
   for (size_t d = 0; d < a.devices.size(); ++d) {
     const cost::DeviceProfile &x = a.devices[d], &y = b.devices[d];

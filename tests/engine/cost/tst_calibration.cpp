@@ -13,13 +13,14 @@ namespace {
 
 // A run of two stages on devices of the given types: stage 1 communicates `comm` and computes
 // comp[type]; stage 2 computes half of that.
-cost::RunObservation makeRun(long long id, std::map<std::string, double> comp, double comm) {
+cost::RunObservation makeRun(long long id, std::map<std::string, double> comp, double comm, double gradient = 0) {
   cost::RunObservation r;
   r.run = id;
   r.plan = id;
-  r.stages.push_back({comm, comp});
+  r.stages.push_back({comm, 0, comp});
+  if (gradient > 0) r.stages.push_back({gradient, gradient, {}});  // a backward stage of gradient all-reduces
   for (auto& [t, s] : comp) s /= 2;
-  r.stages.push_back({0, comp});
+  r.stages.push_back({0, 0, comp});
   r.measuredSteps = 5;
   for (const auto& [t, s] : comp) r.memory.push_back({t, 1e8 * (1 + s), 0});
   return r;
@@ -35,6 +36,7 @@ cost::Calibration truth() {
   cost::Calibration c;
   c.types["fast"] = {.computeScale = 1.4, .collectiveSlowdown = 1.0, .baseMemoryBytes = 3e8, .memoryScale = 1.1};
   c.types["slow"] = {.computeScale = 2.5, .collectiveSlowdown = 1.8, .baseMemoryBytes = 2e8, .memoryScale = 1.0};
+  c.gradientExposure = 0.4;
   return c;
 }
 
@@ -50,6 +52,10 @@ class TestCalibration : public QObject {
     QVERIFY(std::abs(cost::predictStep(r, {}) - 0.019) < 1e-15);
     // Slow computes 2.5x: 0.020 then 0.010 are the slowest; its slowdown 1.8 scales the 4 ms.
     QVERIFY(std::abs(cost::predictStep(r, truth()) - (1.8 * 0.004 + 0.020 + 0.010)) < 1e-15);
+    // Gradient all-reduces: all of them uncalibrated, 40% (slowed down 1.8x) under the truth.
+    const cost::RunObservation dp = makeRun(2, {{"fast", 0.010}, {"slow", 0.008}}, 0.004, 0.010);
+    QVERIFY(std::abs(cost::predictStep(dp, {}) - 0.029) < 1e-15);
+    QVERIFY(std::abs(cost::predictStep(dp, truth()) - (1.8 * 0.004 + 1.8 * 0.4 * 0.010 + 0.020 + 0.010)) < 1e-15);
   }
 
   void fitRecoversTheParameters() {
@@ -62,6 +68,7 @@ class TestCalibration : public QObject {
         runs.push_back(makeRun(++id, {{"fast", fast}, {"slow", fast / 3}}, comm));
         runs.push_back(makeRun(++id, {{"fast", fast}, {"slow", fast}}, comm));
         runs.push_back(makeRun(++id, {{"fast", fast}}, comm));
+        runs.push_back(makeRun(++id, {{"fast", fast}, {"slow", fast / 2}}, comm, 0.02));  // data parallel
       }
     for (cost::RunObservation& r : runs) measure(r, t);
     const cost::Calibration c = cost::fit(runs);
@@ -73,6 +80,7 @@ class TestCalibration : public QObject {
       QVERIFY2(std::abs(got.baseMemoryBytes / want.baseMemoryBytes - 1) < 1e-6, type);
     }
     QVERIFY(std::abs(c.types.at("slow").collectiveSlowdown / 1.8 - 1) < 1e-3);
+    QVERIFY2(std::abs(c.gradientExposure / 0.4 - 1) < 1e-3, qPrintable(QString::number(c.gradientExposure)));
     const cost::Accuracy a = cost::accuracy(runs, c);
     QVERIFY(a.stepMape < 1e-3);
     QVERIFY(a.stepPearson > 0.9999);
