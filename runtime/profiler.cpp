@@ -487,7 +487,8 @@ std::vector<cost::CollectiveFit> benchmarkCollectives(Communicator& comm, const 
       {cost::Collective::ReduceScatter, "grouped"}, {cost::Collective::AllToAll, ""},
       {cost::Collective::Broadcast, ""},
   };
-  const int64_t largest = options.quick ? (int64_t{4} << 20) : (int64_t{64} << 20);
+  // Quick: 4 KiB … 4 MiB; full: 4 KiB … 256 MiB (a large model's gradient buckets and layers).
+  const int64_t largest = options.quick ? (int64_t{4} << 20) : (int64_t{256} << 20);
   const c10::Device device = comm.device();
   std::vector<cost::CollectiveFit> fits;
   for (const Kind& kind : kinds) {
@@ -496,7 +497,7 @@ std::vector<cost::CollectiveFit> benchmarkCollectives(Communicator& comm, const 
       CollectiveCall call = makeCall(comm, kind, target);
       // Many repeats of the fast sizes, whose times a busy machine disturbs most, few of the slow
       // ones; every rank computes the same count.
-      const int repeats = target >= (int64_t{16} << 20) ? 5 : target >= (int64_t{1} << 20) ? (options.quick ? 7 : 11)
+      const int repeats = target >= (int64_t{64} << 20) ? 3 : target >= (int64_t{16} << 20) ? 5 : target >= (int64_t{1} << 20) ? (options.quick ? 7 : 11)
                                                                                          : (options.quick ? 15 : 21);
       call.prepare();
       call.run();  // warm-up (connections, buffers)

@@ -59,7 +59,7 @@ cost::DeviceProfile deviceProfileFromJson(const std::string& text, const std::st
 double deviceMemoryBytes(bool cuda);
 
 struct CollectiveBenchmarkOptions {
-  bool quick = false;  // 4 KiB … 4 MiB; else 4 KiB … 64 MiB (×4 steps)
+  bool quick = false;  // 4 KiB … 4 MiB; else 4 KiB … 256 MiB (×4 steps)
   ProgressSink progress;  // called on rank 0 only
 };
 

@@ -15,14 +15,21 @@ const TypeParameters& paramsOf(const Calibration& c, const std::string& type) {
   return it == c.types.end() ? kIdentity : it->second;
 }
 
-// Σ w · (predicted / measured − 1)² over the fit runs.
+// Σ w · (predicted / measured − 1)² over the fit runs, plus a weak pull of every parameter
+// towards the identity: λ · Σ w · Σ_params (ln x)². A parameter the runs cannot tell (the compute
+// scale of a type that never bounds a stage) then stays at 1 instead of drifting to a bound, and
+// one they can tell moves as if the pull were not there (λ is 1e-3 of a 1% error).
 double stepObjective(const std::vector<const RunObservation*>& runs, const Calibration& c) {
-  double j = 0;
+  double j = 0, weight = 0;
   for (const RunObservation* r : runs) {
     const double e = predictStep(*r, c) / r->measuredStepSeconds - 1;
     j += std::max(1, r->measuredSteps) * e * e;
+    weight += std::max(1, r->measuredSteps);
   }
-  return j;
+  double prior = std::pow(std::log(c.gradientExposure), 2);
+  for (const auto& [type, p] : c.types)
+    prior += std::pow(std::log(p.computeScale), 2) + std::pow(std::log(p.collectiveSlowdown), 2);
+  return j + 1e-7 * weight * prior;
 }
 
 // Minimises f over x in [lo, hi] (log-spaced grid, then golden section around the best point).

@@ -123,6 +123,38 @@ class TstProfileCli : public QObject {
     QCOMPARE(c.machines[0].link.latency, ring->link.latency);
   }
 
+  // An emulated heterogeneous cluster's profile: a type measured at half a core by the
+  // launcher's quota is about half as fast, --merge adds a second type to the latest version, and
+  // --link-class stores the collective fits for both classes.
+  void throttledTypesMergeIntoOneProfile() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString db = dir.filePath("profiles.db");
+    const Run half = runHap({"profile", "--quick", "--ranks", "2", "--link-class", "intra,inter", "--name", "emu",
+                             "--device-type", "cpu-0.5", "--cpu-share", "0.5", "--db", db});
+    QVERIFY2(half.exitCode == 0, qPrintable(half.out + half.err));
+    const Run full = runHap({"profile", "--quick", "--ranks", "1", "--name", "emu", "--device-type", "cpu-1", "--merge",
+                             "--cpu-share", "1", "--db", db});
+    QVERIFY2(full.exitCode == 0, qPrintable(full.out + full.err));
+    QVERIFY2(full.out.contains("profile emu v2 saved"), qPrintable(full.out));
+
+    const db::Store store(db.toStdString(), db::Store::Mode::ReadOnly);
+    const std::optional<cost::Profile> p = store.loadProfile("emu");
+    QVERIFY(p && p->version == 2);
+    QCOMPARE(p->devices.size(), size_t{2});
+    const cost::DeviceProfile *a = p->device("cpu-0.5"), *b = p->device("cpu-1");
+    QVERIFY(a && b);
+    const cost::OpThroughput *ma = a->find(cost::OpFamily::MatMul, ir::DType::Float32),
+                             *mb = b->find(cost::OpFamily::MatMul, ir::DType::Float32);
+    QVERIFY(ma && mb);
+    // At the largest size (the quota's 20 ms periods average out over the loop): about 2x.
+    const double ratio = ma->samples.back().seconds / mb->samples.back().seconds;
+    QVERIFY2(ratio > 1.4 && ratio < 3.5, qPrintable(QString("half a core is %1x as slow").arg(ratio)));
+    // The collectives measured with the first type are kept by the merge, under both classes.
+    for (cost::LinkClass k : {cost::LinkClass::Intra, cost::LinkClass::Inter})
+      QVERIFY2(p->collective(cost::Collective::AllReduce, k, "ring"), cost::linkClassName(k).data());
+  }
+
   void badDatabaseFailsBeforeMeasuring() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
