@@ -82,25 +82,32 @@ std::string selfExecutable() {
   return self.string();
 }
 
+// A new empty file in the temporary folder for a child's result, removed when it goes out of
+// scope.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& prefix) {
+    const fs::path dir = fs::temp_directory_path();
+    std::string name = (dir / (prefix + "-XXXXXX")).string();
+    const int fd = ::mkstemp(name.data());
+    if (fd < 0) throw Error(fmt::format("hap profile: cannot create a temporary file in {}", dir.string()));
+    ::close(fd);
+    path = name;
+  }
+  ~TempFile() {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+};
+
 void say(std::string_view line) { std::cout << line << std::endl; }
 
 // Runs `ranks` local `hap profile-worker` processes and returns rank 0's fits.
 std::vector<cost::CollectiveFit> measureCollectives(const ProfileArgs& a) {
-  const fs::path dir = fs::temp_directory_path();
-  std::string path = (dir / "hap-profile-XXXXXX").string();
-  std::vector<char> buffer(path.begin(), path.end());
-  buffer.push_back('\0');
-  const int fd = ::mkstemp(buffer.data());
-  if (fd < 0) throw Error(fmt::format("hap profile: cannot create a temporary file in {}", dir.string()));
-  ::close(fd);
-  path = buffer.data();
-  struct Remove {
-    std::string path;
-    ~Remove() {
-      std::error_code ec;
-      fs::remove(path, ec);
-    }
-  } remove{path};
+  const TempFile out("hap-profile");
+  const std::string& path = out.path;
 
   const std::string self = selfExecutable();
   const int port = rt::freeTcpPort();
@@ -152,21 +159,8 @@ std::vector<cost::CollectiveFit> measureCollectives(const ProfileArgs& a) {
 // the launcher's CPU-time quota (the quota hap launch --cpu-share puts on a rank), timing each size
 // by the mean over a loop, and returns its figures.
 cost::DeviceProfile measureComputeThrottled(const ProfileArgs& a) {
-  const fs::path dir = fs::temp_directory_path();
-  std::string path = (dir / "hap-profile-compute-XXXXXX").string();
-  std::vector<char> buffer(path.begin(), path.end());
-  buffer.push_back('\0');
-  const int fd = ::mkstemp(buffer.data());
-  if (fd < 0) throw Error(fmt::format("hap profile: cannot create a temporary file in {}", dir.string()));
-  ::close(fd);
-  path = buffer.data();
-  struct Remove {
-    std::string path;
-    ~Remove() {
-      std::error_code ec;
-      fs::remove(path, ec);
-    }
-  } remove{path};
+  const TempFile out("hap-profile-compute");
+  const std::string& path = out.path;
 
   rt::WorkerCommand c;
   c.program = selfExecutable();
