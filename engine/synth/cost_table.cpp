@@ -267,10 +267,9 @@ std::vector<Affine> CostTable::pieces(ir::NodeId id, const rules::Variant& v, in
 CostTable::Measured CostTable::measured(const ir::Node& n, const cost::DeviceType& type) const {
   Measured m;
   if (!cluster_.measured) return m;
+  m.device = cluster_.measured->device(type.name);  // its calibration applies to every op
   const std::optional<cost::OpFamily> family = cost::opFamilyOf(n.op);
-  if (!family) return m;
-  m.device = cluster_.measured->device(type.name);
-  if (!m.device) return m;
+  if (!m.device || !family) return m;
   m.family = *family;
   m.ops = m.device->find(*family, ir::computeType(theory_.graph(), n));
   return m;

@@ -226,6 +226,40 @@ class TestProfile : public QObject {
              qPrintable(QString::number(scaled.groupSeconds(relu, reluBatch, slow, synth::Pass::Both) / reluRoofline)));
   }
 
+  // An op no family stands for (a loss) keeps the roofline, scaled by its type's calibration.
+  void calibrationScalesOpsWithoutAFamily() {
+    test::GraphBuilder b;
+    using GB = test::GraphBuilder;
+    ir::ValueId x = b.input("x", {64, 256}), y = b.input("y", {64, 256});
+    ir::ValueId w = b.param("fc.weight", {256, 256});
+    auto l = b.op("aten::linear", {GB::tensor("input", x), GB::tensor("weight", w), GB::constant("bias", std::monostate{})},
+                  {{64, 256}});
+    auto loss = b.op("aten::mse_loss", {GB::tensor("self", b.out(l)), GB::tensor("target", y),
+                                        GB::constant("reduction", int64_t{1})},
+                     {{}});
+    b.g.loss = b.out(loss);
+    ir::annotateCosts(b.g);
+    b.g.check();
+    const synth::Theory theory(b.g);
+    const ir::NodeId mse = nodeWithOp(b.g, "aten::mse_loss");
+    QVERIFY(!cost::opFamilyOf("aten::mse_loss"));
+    QVERIFY(b.g.node(mse).cost.bytesRead > 0);
+    const cost::Cluster plain = twoTypes();
+    cost::Cluster c = plain;
+    auto p = std::make_shared<cost::Profile>();
+    p->name = "lab";
+    p->devices.push_back({.deviceType = "slow", .computeScale = 2});
+    c.measured = p;
+    const std::vector<double> shares{0.5, 0.5};
+    const synth::CostTable before(theory, plain, shares), after(theory, c, shares);
+    const int slow = after.groupOf(1);
+    for (int v = 0; v < static_cast<int>(theory.variants(mse).size()); ++v) {
+      const double t = before.groupSeconds(mse, v, slow, synth::Pass::Both);
+      QVERIFY(t > 0);
+      QVERIFY(std::abs(after.groupSeconds(mse, v, slow, synth::Pass::Both) / t - 2) < 1e-12);
+    }
+  }
+
   void explainSaysWhereFiguresComeFrom() {
     const ir::Graph g = linearGraph(64, 512, 512);
     cost::Cluster c = twoTypes();
