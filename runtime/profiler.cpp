@@ -48,22 +48,28 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Runs `op` once to warm up (allocations, lazy initialisation, caches), then once timed: the
+// seconds of one call (at least 1 ns), from which a caller sizes its batches.
+double warmUpAndTimeOnce(const std::function<void()>& op, const c10::Device& device) {
+  synchronize(device);
+  op();
+  synchronize(device);
+  const Clock::time_point start = Clock::now();
+  op();
+  synchronize(device);
+  return std::max(secondsSince(start), 1e-9);
+}
+
 // Median seconds per call of `op` over `repeats` timed batches, after one warm-up call. A batch
 // runs the op often enough to last about `batchSeconds` (once for slow ops).
 double timeCall(const std::function<void()>& op, int repeats, const c10::Device& device,
                 double batchSeconds = 2e-3) {
-  synchronize(device);
-  op();  // warm-up: allocations, lazy initialisation, caches
-  synchronize(device);
-  Clock::time_point start = Clock::now();
-  op();
-  synchronize(device);
-  const double once = std::max(secondsSince(start), 1e-9);
+  const double once = warmUpAndTimeOnce(op, device);
   const int inner = std::clamp(static_cast<int>(batchSeconds / once), 1, 10000);
   std::vector<double> times;
   for (int r = 0; r < repeats; ++r) {
     synchronize(device);
-    start = Clock::now();
+    const Clock::time_point start = Clock::now();
     for (int k = 0; k < inner; ++k) op();
     synchronize(device);
     times.push_back(secondsSince(start) / inner);
@@ -75,17 +81,11 @@ double timeCall(const std::function<void()>& op, int repeats, const c10::Device&
 // warm-up call. Under a CPU-time quota this is the throttled rate: the loop spans many periods,
 // stopped ones included. The clock is read about every millisecond of calls at full speed.
 double loopMean(const std::function<void()>& op, double seconds, const c10::Device& device) {
-  synchronize(device);
-  op();  // warm-up: allocations, lazy initialisation, caches
-  synchronize(device);
-  Clock::time_point start = Clock::now();
-  op();
-  synchronize(device);
-  const double once = std::max(secondsSince(start), 1e-9);
+  const double once = warmUpAndTimeOnce(op, device);
   const int64_t batch = std::clamp<int64_t>(static_cast<int64_t>(1e-3 / once), 1, 10000);
   int64_t calls = 0;
   double elapsed = 0;
-  start = Clock::now();
+  const Clock::time_point start = Clock::now();
   do {
     for (int64_t k = 0; k < batch; ++k) op();
     synchronize(device);
