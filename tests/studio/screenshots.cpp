@@ -11,10 +11,14 @@
 #include <QProcess>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
 #include <QTreeView>
 
+#include <cmath>
 #include <cstdio>
 
 #include "app/studio/core/open_job.h"
@@ -24,6 +28,8 @@
 #include "app/studio/widgets/inputs_dialog.h"
 #include "app/studio/widgets/main_window.h"
 #include "app/studio/widgets/plan_panel.h"
+#include "app/studio/widgets/profiles_view.h"
+#include "db/store.h"
 #include "engine/plan/plan_request.h"
 
 using namespace hap::studio;
@@ -53,6 +59,107 @@ void raiseDock(MainWindow& w, const char* name) {
   if (auto* d = w.findChild<QDockWidget*>(QString::fromLatin1(name))) {
     d->show();
     d->raise();
+  }
+}
+
+// A profile store as `hap profile` and three recorded runs leave it (3 ranks at CPU shares 1, 0.5,
+// 0.25), for the Profiles dock's picture.
+void fillProfileStore(const QString& path) {
+  namespace cost = hap::cost;
+  hap::db::Store s(path.toStdString());
+  cost::Profile p;
+  p.name = "this-machine";
+  p.host = "bench-host";
+  p.note = "hap profile --quick";
+  p.createdAt = "2026-11-24T09:12:40Z";
+  const double shares[] = {1, 0.5, 0.25};
+  const char* names[] = {"cpu-full", "cpu-half", "cpu-quarter"};
+  for (int d = 0; d < 3; ++d) {
+    cost::DeviceProfile dev;
+    dev.deviceType = names[d];
+    dev.description = QStringLiteral("cpu: Intel Xeon @ 2.2GHz, 2 threads, share %1").arg(shares[d]).toStdString();
+    dev.threads = 2;
+    dev.memoryBandwidth = 9.6e9 * shares[d];
+    struct Op {
+      cost::OpFamily family;
+      hap::ir::DType dtype;
+      double work0, rate;
+    };
+    for (const Op& o : {Op{cost::OpFamily::MatMul, hap::ir::DType::Float32, 2e5, 6.1e10},
+                        Op{cost::OpFamily::Convolution, hap::ir::DType::Float32, 1e6, 3.2e10},
+                        Op{cost::OpFamily::Elementwise, hap::ir::DType::Float32, 4096, 4.4e9},
+                        Op{cost::OpFamily::Softmax, hap::ir::DType::Float32, 4096, 2.1e9},
+                        Op{cost::OpFamily::Normalization, hap::ir::DType::Float32, 4096, 1.7e9},
+                        Op{cost::OpFamily::Embedding, hap::ir::DType::Float32, 4096, 3.3e9}}) {
+      cost::OpThroughput t;
+      t.family = o.family;
+      t.dtype = o.dtype;
+      for (int k = 0; k < 5; ++k) {
+        const double work = o.work0 * std::pow(8.0, k);
+        t.samples.push_back({work, 4e-6 + work / (o.rate * shares[d] * (0.55 + 0.1 * k))});
+      }
+      dev.ops.push_back(t);
+    }
+    p.devices.push_back(dev);
+  }
+  auto fit = [](cost::Collective c, const char* algorithm, double latency, double bandwidth, double residual) {
+    cost::CollectiveFit f;
+    f.collective = c;
+    f.algorithm = algorithm;
+    f.linkClass = cost::LinkClass::Intra;
+    f.link.latency = latency;
+    f.link.bandwidth = bandwidth;
+    f.ranks = 3;
+    f.samples = 8;
+    f.relativeResidual = residual;
+    return f;
+  };
+  p.collectives = {fit(cost::Collective::AllReduce, "ring", 3.1e-5, 2.4e9, 0.047),
+                   fit(cost::Collective::AllGather, "padded", 2.7e-5, 2.9e9, 0.052),
+                   fit(cost::Collective::AllGather, "grouped", 4.4e-5, 2.2e9, 0.081),
+                   fit(cost::Collective::ReduceScatter, "padded", 2.9e-5, 2.6e9, 0.061),
+                   fit(cost::Collective::AllToAll, "", 5.2e-5, 1.8e9, 0.094),
+                   fit(cost::Collective::Broadcast, "", 1.9e-5, 3.4e9, 0.038)};
+  s.saveProfile(p);
+  p.note = "hap calibrate: 6 runs, 3 plans";
+  p.host.clear();
+  p.createdAt = "2026-11-25T16:40:03Z";
+  for (cost::DeviceProfile& d : p.devices) d.computeScale = 1.18, d.collectiveSlowdown = d.deviceType == "cpu-quarter" ? 1.9 : 1.2;
+  s.saveProfile(p);
+
+  const int64_t cluster = s.saveCluster("local-cpu-3", "name: local-cpu-3\n");
+  for (int run = 0; run < 3; ++run) {
+    hap::db::PlanRecord plan;
+    plan.modelSha256 = std::string(64, 'b');
+    plan.modelPath = run == 2 ? "/zoo/mlp-tiny.pt" : "/zoo/bert-tiny.pt";
+    plan.strategy = run == 1 ? "dp-ev" : "hap";
+    plan.clusterId = cluster;
+    plan.predictedSeconds = run == 2 ? 0.0061 : run == 1 ? 0.0412 : 0.0287;
+    plan.json = QStringLiteral("{\"run\": %1}").arg(run).toStdString();
+    hap::db::RunRecord r;
+    r.planId = s.savePlan(plan);
+    r.label = run == 1 ? "bench-hetero DP-EV" : run == 2 ? "mlp smoke" : "bench-hetero HAP";
+    r.ranks = 3;
+    r.cpuShares = {1, 0.5, 0.25};
+    r.startedAt = QStringLiteral("2026-11-25T1%1:05:00Z").arg(run + 1).toStdString();
+    const int64_t id = s.beginRun(r);
+    std::vector<hap::db::StepRecord> steps;
+    for (int step = 1; step <= 30; ++step)
+      for (int rank = 0; rank < 3; ++rank) {
+        hap::db::StepRecord st;
+        st.rank = rank;
+        st.step = step;
+        st.warmup = step <= 2;
+        const double base = plan.predictedSeconds * (1.05 + 0.04 * std::sin(step * 1.7 + rank)) * (step <= 2 ? 1.6 : 1.0);
+        st.seconds = base;
+        st.computeSeconds = base * (0.55 + 0.1 * rank);
+        st.communicationSeconds = base * (0.3 - 0.05 * rank);
+        st.loss = 2.2 * std::exp(-step / 12.0) + 0.35 + 0.03 * std::sin(step * 2.3);
+        st.peakMemoryBytes = (run == 2 ? 1.1e8 : 3.4e8) * (1 - 0.2 * rank);
+        steps.push_back(st);
+      }
+    s.recordSteps(id, steps);
+    s.finishRun(id, hap::db::RunStatus::Succeeded);
   }
 }
 
@@ -195,5 +302,26 @@ int main(int argc, char** argv) {
   if (QAction* v = w.action(QStringLiteral("view.colourBy.%1").arg(static_cast<int>(ColourBy::Variant)))) v->trigger();
   QTest::qWait(200);
   ok &= save(w, out + "/plan-variants.png");
+
+  // 9. The profile store (issue 20): the Profiles dock on a store filled here, both tabs.
+  QTemporaryDir storeDir;
+  const QString store = storeDir.filePath("profiles.db");
+  fillProfileStore(store);
+  if (auto* profiles = w.findChild<ProfilesView*>(); profiles && storeDir.isValid()) {
+    auto* dock = w.findChild<QDockWidget*>(QStringLiteral("dock.profiles"));
+    raiseDock(w, "dock.profiles");
+    dock->setFloating(true);  // its own size, whatever the window's layout left it
+    dock->resize(1500, 520);
+    profiles->setStorePath(store);
+    profiles->profilesTable()->selectRow(0);
+    QTest::qWait(200);
+    ok &= save(*dock, out + "/profiles.png");
+    profiles->tabs()->setCurrentIndex(ProfilesView::RunsTab);
+    profiles->runsTable()->selectRow(1);
+    QTest::qWait(300);
+    ok &= save(*dock, out + "/profiles-runs.png");
+  } else {
+    ok = false;
+  }
   return ok ? 0 : 1;
 }

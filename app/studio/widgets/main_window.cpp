@@ -358,6 +358,7 @@ void MainWindow::createMenus() {
   file->addAction(action("file.open"));
   file->addAction(action("file.openCluster"));
   file->addAction(action("file.openPlan"));
+  file->addAction(action("file.openStore"));
   m_recentMenu = file->addMenu(tr("Open &Recent"));
   file->addSeparator();
   QMenu* templates = file->addMenu(tr("&New Cluster from Template"));
@@ -440,6 +441,7 @@ void MainWindow::createMenus() {
     if (QAction* a = action(QStringLiteral("view.colourBy.%1").arg(static_cast<int>(c)))) a->setChecked(true);
   });
   m_viewMenu->addSeparator();
+  m_viewMenu->addAction(action("view.profiles"));
   QMenu* panels = m_viewMenu->addMenu(tr("&Panels"));
   for (QDockWidget* d : findChildren<QDockWidget*>()) panels->addAction(d->toggleViewAction());
 

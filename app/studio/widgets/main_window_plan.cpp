@@ -31,6 +31,7 @@
 #include "app/studio/widgets/graph_view.h"
 #include "app/studio/widgets/main_window.h"
 #include "app/studio/widgets/plan_panel.h"
+#include "app/studio/widgets/profiles_view.h"
 #include "app/studio/widgets/properties_panel.h"
 #include "app/studio/widgets/ratios_view.h"
 #include "app/studio/widgets/search_view.h"
@@ -60,7 +61,9 @@ void MainWindow::createPlanViews() {
   QDockWidget* baselines = dock(QStringLiteral("dock.baselines"), tr("Baselines"), m_baselines);
   QDockWidget* explain = dock(QStringLiteral("dock.explain"), tr("Explain"), m_explain);
   QDockWidget* compare = dock(QStringLiteral("dock.compare"), tr("Compare"), m_compare);
-  for (QDockWidget* d : {m_stagesDock, ratios, baselines, explain, compare}) tabifyDockWidget(m_searchDock, d);
+  // The profile store (issue 20, item 4): read when its dock is first shown.
+  QDockWidget* profiles = dock(QStringLiteral("dock.profiles"), tr("Profiles"), new ProfilesView(this));
+  for (QDockWidget* d : {m_stagesDock, ratios, baselines, explain, compare, profiles}) tabifyDockWidget(m_searchDock, d);
   m_planDocks = {m_stagesDock, ratios, baselines, explain};
   for (QDockWidget* d : m_planDocks)
     connect(d, &QDockWidget::visibilityChanged, this, [this, d](bool visible) {
@@ -155,6 +158,24 @@ void MainWindow::createPlanActions() {
   connect(a, &QAction::triggered, this, [this] { exportLaunch(static_cast<int>(rt::ScriptKind::Slurm)); });
   a = addAction(QStringLiteral("plan.exportSsh"), tr("ss&h…"));
   connect(a, &QAction::triggered, this, [this] { exportLaunch(static_cast<int>(rt::ScriptKind::Ssh)); });
+  // The profile store: File ▸ Open Profile Store…, View ▸ Profiles, and the view's own Refresh.
+  auto* profiles = findChild<ProfilesView*>();
+  const auto showProfiles = [this] {
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dock.profiles"))) {
+      d->show();
+      d->raise();
+    }
+  };
+  a = addAction(QStringLiteral("file.openStore"), tr("Open Profile &Store…"));
+  a->setToolTip(tr("Browse a profile store: device profiles, link fits, recorded runs"));
+  connect(a, &QAction::triggered, this, [showProfiles, profiles] {
+    showProfiles();
+    profiles->openStoreDialog();
+  });
+  a = addAction(QStringLiteral("view.profiles"), tr("&Profiles"));
+  a->setToolTip(tr("The profile store: device profiles, link fits, recorded runs and their steps"));
+  connect(a, &QAction::triggered, this, showProfiles);
+  m_actions[QStringLiteral("profiles.refresh")] = profiles->refreshAction();
   a = addAction(QStringLiteral("plan.compare"), tr("C&ompare Plans"));
   connect(a, &QAction::triggered, this, [this] {
     if (auto* d = findChild<QDockWidget*>(QStringLiteral("dock.compare"))) {

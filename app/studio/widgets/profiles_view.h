@@ -1,0 +1,120 @@
+// The Profiles view (issue 20, item 4, browsing): the profile store's device types, link fits,
+// runs and their steps, read-only.
+//
+// The store's path at the top (db::defaultPath() unless set: $HAP_DB, else the XDG data folder),
+// with Open Store… and Refresh (F5 while the view has focus). Two tabs: Profiles (every stored
+// profile version; selecting one fills its device types with their op rates, and its collective
+// fits) and Runs (every recorded run, newest first; selecting one fills its steps per rank and a
+// chart of loss and step time per step). A missing or unreadable store is said in the view, with
+// what to do; nothing here throws or writes to the store.
+#pragma once
+
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+#include "app/studio/core/profile_store_models.h"
+
+class QAction;
+class QChart;
+class QChartView;
+class QLabel;
+class QLineEdit;
+class QLineSeries;
+class QPushButton;
+class QSplitter;
+class QTabWidget;
+class QTableView;
+class QTreeView;
+
+namespace hap::studio {
+
+class ProfilesView : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum Tab { ProfilesTab, RunsTab };
+
+  explicit ProfilesView(QWidget* parent = nullptr);
+  ~ProfilesView() override;
+
+  QString storePath() const { return m_storePath; }
+  // Shows the store at `path` (read at once).
+  void setStorePath(const QString& path);
+  // Reads the store again, keeping the selected profile and run where they still exist.
+  void reload();
+  // Asks for a store file, then shows it.
+  void openStoreDialog();
+
+  // The store's reading failed (missing, not a store, ...): the message the view shows, else "".
+  QString error() const;
+
+  // For tests and the main window.
+  QAction* refreshAction() const { return m_refresh; }
+  QLineEdit* pathEdit() const { return m_pathEdit; }
+  QPushButton* openButton() const { return m_openButton; }
+  QLabel* message() const { return m_message; }
+  QTabWidget* tabs() const { return m_tabs; }
+  QTableView* profilesTable() const { return m_profilesTable; }
+  QTreeView* devicesTree() const { return m_devicesTree; }
+  QTableView* collectivesTable() const { return m_collectivesTable; }
+  QTableView* runsTable() const { return m_runsTable; }
+  QTableView* stepsTable() const { return m_stepsTable; }
+  QChartView* chartView() const { return m_chartView; }
+  ProfilesModel* profilesModel() const { return m_profiles; }
+  DeviceProfilesModel* devicesModel() const { return m_devices; }
+  CollectiveFitsModel* collectivesModel() const { return m_collectives; }
+  RunsModel* runsModel() const { return m_runs; }
+  StepsModel* stepsModel() const { return m_steps; }
+  // The run chart's series (nullptr / empty without a run): loss per step (left axis), and each
+  // rank's step time per step in milliseconds (right axis), warm-up steps included.
+  QLineSeries* lossSeries() const { return m_lossSeries; }
+  const std::vector<QLineSeries*>& stepTimeSeries() const { return m_stepSeries; }
+
+ Q_SIGNALS:
+  void storeLoaded();  // after every read of the store, failed or not
+
+ protected:
+  bool event(QEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void showEvent(QShowEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  void showProfile(int row);
+  void showRun(int row);
+  void rebuildChart();
+  void updateHints();
+  static void fitColumns(QTableView* table);
+
+  QString m_storePath;
+  bool m_loaded = false;
+  std::unique_ptr<StoreReader> m_reader;
+
+  QAction* m_refresh = nullptr;
+  QLineEdit* m_pathEdit = nullptr;
+  QPushButton* m_openButton = nullptr;
+  QLabel* m_message = nullptr;
+  QTabWidget* m_tabs = nullptr;
+  QLabel* m_profilesHint = nullptr;
+  QLabel* m_runsHint = nullptr;
+  QTableView* m_profilesTable = nullptr;
+  QTreeView* m_devicesTree = nullptr;
+  QTableView* m_collectivesTable = nullptr;
+  QTableView* m_runsTable = nullptr;
+  QTableView* m_stepsTable = nullptr;
+  QChartView* m_chartView = nullptr;
+  QSplitter* m_profilesSplit = nullptr;
+  QSplitter* m_runsSplit = nullptr;
+  bool m_splitsSized = false;  // the splitters' first sizes are set once the view has a width
+  ProfilesModel* m_profiles = nullptr;
+  DeviceProfilesModel* m_devices = nullptr;
+  CollectiveFitsModel* m_collectives = nullptr;
+  RunsModel* m_runs = nullptr;
+  StepsModel* m_steps = nullptr;
+  QLineSeries* m_lossSeries = nullptr;
+  std::vector<QLineSeries*> m_stepSeries;
+};
+
+}  // namespace hap::studio
