@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "db/run_figures.h"
 #include "db/store.h"
 #include "engine/base/error.h"
 #include "engine/ir/summary.h"
@@ -30,64 +31,6 @@ struct RunsArgs {
   bool json = false, csv = false;
   int64_t id = 0;  // `show`
 };
-
-// The figures `hap runs` shows of one run, computed from its steps.
-struct RunFigures {
-  int64_t steps = 0;              // distinct steps recorded
-  double meanStepSeconds = kNaN;  // rank 0, steps that are not warm-up
-  double finalLoss = kNaN;        // rank 0's loss at the last step
-};
-
-RunFigures figuresOf(const std::vector<db::StepRecord>& steps) {
-  RunFigures f;
-  int64_t lastStep = std::numeric_limits<int64_t>::min(), lastLossStep = lastStep;
-  double sum = 0;
-  int n = 0;
-  for (const db::StepRecord& s : steps) {  // by step, then rank
-    if (s.step != lastStep) ++f.steps, lastStep = s.step;
-    if (s.rank != 0) continue;
-    if (!s.warmup && std::isfinite(s.seconds)) sum += s.seconds, ++n;
-    if (s.step >= lastLossStep) f.finalLoss = s.loss, lastLossStep = s.step;
-  }
-  if (n > 0) f.meanStepSeconds = sum / n;
-  return f;
-}
-
-// One rank's means over its steps that are not warm-up (all its steps when every one is).
-struct RankMeans {
-  int rank = 0;
-  int steps = 0;  // the steps the means are over
-  double stepSeconds = kNaN, computeSeconds = kNaN, communicationSeconds = kNaN;
-  double peakMemoryBytes = kNaN;  // the largest over all its steps
-};
-
-std::vector<RankMeans> rankMeans(const std::vector<db::StepRecord>& steps) {
-  std::map<int, std::vector<const db::StepRecord*>> byRank;
-  for (const db::StepRecord& s : steps) byRank[s.rank].push_back(&s);
-  std::vector<RankMeans> out;
-  for (const auto& [rank, all] : byRank) {
-    std::vector<const db::StepRecord*> measured;
-    for (const db::StepRecord* s : all)
-      if (!s->warmup) measured.push_back(s);
-    if (measured.empty()) measured = all;
-    RankMeans m;
-    m.rank = rank;
-    m.steps = static_cast<int>(measured.size());
-    auto mean = [&](double db::StepRecord::*field) {
-      double sum = 0;
-      for (const db::StepRecord* s : measured) sum += s->*field;
-      return sum / static_cast<double>(measured.size());
-    };
-    m.stepSeconds = mean(&db::StepRecord::seconds);
-    m.computeSeconds = mean(&db::StepRecord::computeSeconds);
-    m.communicationSeconds = mean(&db::StepRecord::communicationSeconds);
-    for (const db::StepRecord* s : all)
-      if (std::isfinite(s->peakMemoryBytes))
-        m.peakMemoryBytes = std::isnan(m.peakMemoryBytes) ? s->peakMemoryBytes : std::max(m.peakMemoryBytes, s->peakMemoryBytes);
-    out.push_back(m);
-  }
-  return out;
-}
 
 std::string ms(double seconds) { return std::isfinite(seconds) ? fmt::format("{:.3f} ms", seconds * 1e3) : "-"; }
 std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "-"; }
@@ -124,11 +67,11 @@ int runList(const RunsArgs& a) {
   struct Row {
     db::RunRecord run;
     std::optional<db::PlanRecord> plan;
-    RunFigures figures;
+    db::RunFigures figures;
   };
   std::vector<Row> rows;
   for (db::RunRecord& r : store.runs()) {
-    Row row{r, r.planId != 0 ? store.plan(r.planId) : std::nullopt, figuresOf(store.steps(r.id))};
+    Row row{r, r.planId != 0 ? store.plan(r.planId) : std::nullopt, db::RunFigures::of(store.steps(r.id))};
     rows.push_back(std::move(row));
   }
   auto strategy = [](const Row& r) { return r.plan ? r.plan->strategy : std::string(); };
@@ -190,7 +133,7 @@ int runShow(const RunsArgs& a) {
   const std::optional<db::PlanRecord> plan = r.planId != 0 ? store.plan(r.planId) : std::nullopt;
   const std::vector<db::StepRecord> steps = store.steps(r.id);
   const std::vector<db::StageRecord> stages = store.stages(r.id);
-  const std::vector<RankMeans> means = rankMeans(steps);
+  const std::vector<db::RankMeans> means = db::rankMeans(steps);
   int ranks = r.ranks;
   for (const db::StepRecord& s : steps) ranks = std::max(ranks, s.rank + 1);
 
@@ -250,7 +193,7 @@ int runShow(const RunsArgs& a) {
       stepRows.push_back({{"step", s.step}, {"warmup", s.warmup}, {"loss", jnum(s.loss)}, {"seconds", seconds}});
     }
     json rankRows = json::array();
-    for (const RankMeans& m : means)
+    for (const db::RankMeans& m : means)
       rankRows.push_back({{"rank", m.rank},
                           {"steps", m.steps},
                           {"mean_step_seconds", jnum(m.stepSeconds)},
@@ -297,7 +240,7 @@ int runShow(const RunsArgs& a) {
   }
   std::cout << fmt::format("\n{:>6}  {:>6}  {:>12}  {:>12}  {:>14}  {:>12}\n", "rank", "steps", "step", "compute",
                            "communication", "peak memory");
-  for (const RankMeans& m : means)
+  for (const db::RankMeans& m : means)
     std::cout << fmt::format("{:>6}  {:>6}  {:>12}  {:>12}  {:>14}  {:>12}\n", m.rank, m.steps, ms(m.stepSeconds),
                              ms(m.computeSeconds), ms(m.communicationSeconds), bytes(m.peakMemoryBytes));
   std::cout << "\nw: a warm-up step. Per-rank figures are means over the steps after warm-up; peak memory is the "

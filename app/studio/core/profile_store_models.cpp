@@ -441,21 +441,6 @@ QVariant CollectiveFitsModel::headerData(int section, Qt::Orientation orientatio
 // ---------------------------------------------------------------------------------------------
 // RunsModel
 
-RunFigures RunFigures::of(const std::vector<db::StepRecord>& steps) {
-  RunFigures f;
-  int64_t lastStep = std::numeric_limits<int64_t>::min(), lastLossStep = lastStep;
-  double sum = 0;
-  int n = 0;
-  for (const db::StepRecord& s : steps) {  // by step, then rank
-    if (s.step != lastStep) ++f.steps, lastStep = s.step;
-    if (s.rank != 0) continue;
-    if (!s.warmup && std::isfinite(s.seconds)) sum += s.seconds, ++n;
-    if (s.step >= lastLossStep) f.finalLoss = s.loss, lastLossStep = s.step;
-  }
-  if (n > 0) f.meanStepSeconds = sum / n;
-  return f;
-}
-
 RunsModel::RunsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void RunsModel::load(StoreReader& reader) {
@@ -469,7 +454,7 @@ void RunsModel::load(StoreReader& reader) {
       if (it == plans.end()) it = plans.emplace(r.planId, reader.plan(r.planId)).first;
       row.plan = it->second;
     }
-    row.figures = RunFigures::of(reader.steps(r.id));
+    row.figures = db::RunFigures::of(reader.steps(r.id));
     row.run = std::move(r);
     m_rows.push_back(std::move(row));
   }

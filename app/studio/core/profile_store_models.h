@@ -19,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "db/run_figures.h"
 #include "db/store.h"
 #include "engine/cost/profile.h"
 
@@ -138,14 +139,6 @@ class CollectiveFitsModel : public QAbstractTableModel {
   std::vector<cost::CollectiveFit> m_rows;
 };
 
-// The figures of one run computed from its steps, as `hap runs` computes them.
-struct RunFigures {
-  int64_t steps = 0;          // distinct steps recorded
-  double meanStepSeconds = std::numeric_limits<double>::quiet_NaN();  // rank 0's mean over the steps after warm-up; NaN when none
-  double finalLoss = std::numeric_limits<double>::quiet_NaN();        // rank 0's loss at the last step; NaN when none
-  static RunFigures of(const std::vector<db::StepRecord>& steps);
-};
-
 // Every recorded run, newest first (by start, then id).
 class RunsModel : public QAbstractTableModel {
   Q_OBJECT
@@ -172,7 +165,7 @@ class RunsModel : public QAbstractTableModel {
   struct Row {
     db::RunRecord run;
     std::optional<db::PlanRecord> plan;
-    RunFigures figures;
+    db::RunFigures figures;
   };
   std::vector<Row> m_rows;
   QString m_error;
