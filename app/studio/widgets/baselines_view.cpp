@@ -1,3 +1,4 @@
+#include "app/studio/widgets/chart_style.h"
 #include "app/studio/widgets/baselines_view.h"
 
 #include <QBoxLayout>
@@ -68,19 +69,7 @@ BaselinesView::BaselinesView(QWidget* parent) : QWidget(parent) {
   hint->setObjectName(QStringLiteral("baselinesHint"));
   hint->setStyleSheet(QStringLiteral("color: gray;"));
 
-  auto* chart = new QChart;
-  chart->setAnimationOptions(QChart::NoAnimation);
-  chart->setTheme(QChart::ChartThemeLight);
-  chart->setBackgroundRoundness(0);
-  chart->setMargins(QMargins(4, 4, 4, 4));
-  QFont title = chart->titleFont();
-  title.setPointSizeF(10);
-  title.setBold(true);
-  chart->setTitleFont(title);
-  chart->legend()->setAlignment(Qt::AlignBottom);
-  m_chartView = new QChartView(chart, this);
-  m_chartView->setObjectName(QStringLiteral("baselinesChart"));
-  m_chartView->setRenderHint(QPainter::Antialiasing);
+  m_chartView = makeChartView(this, QStringLiteral("baselinesChart"));
   m_chartView->setMinimumHeight(160);
 
   auto* tableBox = new QWidget(this);
@@ -194,11 +183,7 @@ void BaselinesView::openRow(int row) {
 
 void BaselinesView::rebuildChart() {
   QChart* c = chart();
-  c->removeAllSeries();
-  for (QAbstractAxis* axis : c->axes()) {
-    c->removeAxis(axis);
-    delete axis;
-  }
+  emptyChart(c);
   m_series = nullptr;
   m_chartRows.clear();
   if (!m_plan) {

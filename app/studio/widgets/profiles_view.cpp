@@ -1,3 +1,4 @@
+#include "app/studio/widgets/chart_style.h"
 #include "app/studio/widgets/profiles_view.h"
 
 #include <QAction>
@@ -169,19 +170,7 @@ ProfilesView::ProfilesView(QWidget* parent) : QWidget(parent) {
   runsLayout->addWidget(m_runsTable, 1);
   runsLayout->addWidget(m_runsHint);
 
-  auto* chart = new QChart;
-  chart->setAnimationOptions(QChart::NoAnimation);
-  chart->setTheme(QChart::ChartThemeLight);
-  chart->setBackgroundRoundness(0);
-  chart->setMargins(QMargins(4, 4, 4, 4));
-  QFont title = chart->titleFont();
-  title.setPointSizeF(10);
-  title.setBold(true);
-  chart->setTitleFont(title);
-  chart->legend()->setAlignment(Qt::AlignBottom);
-  m_chartView = new QChartView(chart, this);
-  m_chartView->setObjectName(QStringLiteral("runChart"));
-  m_chartView->setRenderHint(QPainter::Antialiasing);
+  m_chartView = makeChartView(this, QStringLiteral("runChart"));
   m_chartView->setMinimumSize(280, 180);
 
   auto* runTables = new QSplitter(Qt::Vertical, this);
@@ -350,11 +339,7 @@ void ProfilesView::updateHints() {
 
 void ProfilesView::rebuildChart() {
   QChart* c = m_chartView->chart();
-  c->removeAllSeries();
-  for (QAbstractAxis* axis : c->axes()) {
-    c->removeAxis(axis);
-    delete axis;
-  }
+  emptyChart(c);
   m_lossSeries = nullptr;
   m_stepSeries.clear();
   if (m_steps->rowCount() == 0) {

@@ -1,3 +1,4 @@
+#include "app/studio/widgets/chart_style.h"
 #include "app/studio/widgets/ratios_view.h"
 
 #include <QBoxLayout>
@@ -55,37 +56,6 @@ QColor deviceColour(int type, int indexInType) {
 }
 
 QColor textOn(const QColor& fill) { return fill.lightnessF() > 0.6 ? QColor(0x20, 0x20, 0x20) : QColor(Qt::white); }
-
-void styleChart(QChart* chart) {
-  chart->setAnimationOptions(QChart::NoAnimation);
-  chart->setTheme(QChart::ChartThemeLight);
-  chart->setBackgroundRoundness(0);
-  chart->setMargins(QMargins(4, 4, 4, 4));
-  chart->legend()->setAlignment(Qt::AlignBottom);
-  QFont title = chart->titleFont();
-  title.setPointSizeF(10);
-  title.setBold(true);
-  chart->setTitleFont(title);
-}
-
-// Removes every series and axis of `chart` (deleting them).
-void emptyChart(QChart* chart) {
-  chart->removeAllSeries();
-  for (QAbstractAxis* axis : chart->axes()) {
-    chart->removeAxis(axis);
-    delete axis;
-  }
-}
-
-QChartView* makeChartView(QWidget* parent, const QString& name) {
-  auto* chart = new QChart;
-  styleChart(chart);
-  auto* view = new QChartView(chart, parent);
-  view->setObjectName(name);
-  view->setRenderHint(QPainter::Antialiasing);
-  view->setMinimumSize(200, 160);
-  return view;
-}
 
 QTableView* makeTable(QWidget* parent, const QString& name) {
   auto* table = new QTableView(parent);
