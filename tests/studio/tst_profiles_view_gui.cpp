@@ -2,15 +2,23 @@
 // filled through db::Store; View ▸ Profiles shows it; a click on a profile fills its device types
 // and collective fits; on the Runs tab a click on a run fills its steps and the chart; F5 with
 // focus in the view reads the store again; File ▸ Open Profile Store… through the file dialog, a
-// text file as the store and a missing store are said in the view. Saves screenshots to
-// /tmp/shots/ (or $HAP_SHOTS_DIR).
+// text file as the store and a missing store are said in the view. Profile This Machine… runs the
+// build's `hap profile` ($HAP_CLI) through its dialog and selects the new profile; a cancelled run
+// leaves no process behind (checked in /proc); a missing hap is said in the view. Saves screenshots
+// to /tmp/shots/ (or $HAP_SHOTS_DIR).
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabBar>
 #include <QTabWidget>
@@ -39,6 +47,68 @@ void clickRow(QAbstractItemView& view, int row) {
   const QRect rect = view.visualRect(index);
   QVERIFY(rect.isValid());
   QTest::mouseClick(view.viewport(), Qt::LeftButton, Qt::NoModifier, rect.center());
+}
+
+// The processes whose parent is `pid`, from /proc.
+QList<qint64> childrenOf(qint64 pid) {
+  QList<qint64> out;
+  const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+  for (const QString& e : entries) {
+    bool numeric = false;
+    const qint64 id = e.toLongLong(&numeric);
+    if (!numeric) continue;
+    QFile f(QStringLiteral("/proc/%1/stat").arg(e));
+    if (!f.open(QIODevice::ReadOnly)) continue;
+    const QByteArray stat = f.readAll();
+    // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+    const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields.size() > 1 && fields[1].toLongLong() == pid) out << id;
+  }
+  return out;
+}
+
+// Whether process `pid` is alive and its command line contains `needle`.
+bool alive(qint64 pid, const QByteArray& needle) {
+  QFile f(QStringLiteral("/proc/%1/cmdline").arg(pid));
+  if (!f.open(QIODevice::ReadOnly)) return false;
+  QByteArray cmd = f.readAll();
+  cmd.replace('\0', ' ');
+  return cmd.contains(needle);
+}
+
+// Every process whose command line contains `needle`.
+QList<qint64> processesWith(const QByteArray& needle) {
+  QList<qint64> out;
+  const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+  for (const QString& e : entries) {
+    bool numeric = false;
+    const qint64 id = e.toLongLong(&numeric);
+    if (numeric && id != QCoreApplication::applicationPid() && alive(id, needle)) out << id;
+  }
+  return out;
+}
+
+// Answers the Profile This Machine dialog.
+void answerProfileDialog(const QString& name, int ranks, bool quick) {
+  testing::whenDialog<QDialog>([=](QDialog* d) {
+    QCOMPARE(d->objectName(), QStringLiteral("profileMachineDialog"));
+    auto* nameEdit = d->findChild<QLineEdit*>(QStringLiteral("profileName"));
+    auto* type = d->findChild<QLineEdit*>(QStringLiteral("profileDeviceType"));
+    auto* ranksBox = d->findChild<QSpinBox*>(QStringLiteral("profileRanks"));
+    auto* quickBox = d->findChild<QCheckBox*>(QStringLiteral("profileQuick"));
+    auto* buttons = d->findChild<QDialogButtonBox*>();
+    QVERIFY(nameEdit && type && ranksBox && quickBox && buttons);
+    // The defaults: this host, cpu, 2 ranks, not quick.
+    QCOMPARE(nameEdit->text(), QSysInfo::machineHostName());
+    QCOMPARE(type->text(), QStringLiteral("cpu"));
+    QCOMPARE(ranksBox->value(), 2);
+    QVERIFY(!quickBox->isChecked());
+    nameEdit->setText(name);
+    ranksBox->setValue(ranks);
+    if (quick) QTest::mouseClick(quickBox, Qt::LeftButton);
+    QCOMPARE(quickBox->isChecked(), quick);
+    QTest::mouseClick(buttons->button(QDialogButtonBox::Ok), Qt::LeftButton);
+  });
 }
 
 }  // namespace
@@ -157,6 +227,148 @@ class TestProfilesViewGui : public QObject {
     QCOMPARE(view->storePath(), m_path);
     QVERIFY(view->message()->isHidden());
     QCOMPARE(view->runsModel()->rowCount(), 3);
+  }
+
+  void profileThisMachine() {
+    qputenv("HAP_CLI", HAP_CLI_PATH);
+    QTemporaryDir dir;  // a store of its own: the other tests count the shared one's rows
+    const QString store = dir.filePath(QStringLiteral("profiled.db"));
+    testing::fillStore(store);
+    ProfilesView view;
+    view.setStorePath(store);
+    view.resize(1200, 520);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const int before = view.profilesModel()->rowCount();
+    QCOMPARE(before, 3);
+    auto* action = view.findChild<QAction*>(QStringLiteral("profiles.profileMachine"));
+    QVERIFY(action);
+    QCOMPARE(action, view.profileMachineAction());
+    QVERIFY(!view.profileLog()->isVisible());
+
+    QSignalSpy done(&view, &ProfilesView::profileFinished);
+    answerProfileDialog(QStringLiteral("studio-quick"), 1, true);
+    action->trigger();
+    QVERIFY(view.profileLog()->isVisible());
+    QVERIFY(QTest::qWaitFor([&] { return done.size() == 1; }, 60000));
+    QVERIFY2(done[0][0].toBool(), qPrintable(done[0][1].toString() + "\n" + view.profileLog()->toPlainText()));
+    const QString log = view.profileLog()->toPlainText();
+    QVERIFY2(log.contains(QStringLiteral("--ranks 1")) && log.contains(QStringLiteral("--quick")) &&
+                 log.contains(QStringLiteral("no collective benchmarks")) &&
+                 log.contains(QStringLiteral("profile studio-quick v1 saved to %1").arg(store)),
+             qPrintable(log));
+    QCOMPARE(view.profilesModel()->rowCount(), before + 1);
+    const db::ProfileInfo* info = view.profilesModel()->info(view.profilesTable()->currentIndex().row());
+    QVERIFY(info);
+    QCOMPARE(QString::fromStdString(info->name), QStringLiteral("studio-quick"));
+    QCOMPARE(info->version, 1);
+    QCOMPARE(view.devicesModel()->rowCount(), 1);  // device type cpu
+    QVERIFY(!view.cancelProfileButton()->isEnabled());
+    QVERIFY(action->isEnabled());
+    QVERIFY(view.message()->isHidden());
+    saveShot(view, QStringLiteral("profiles-profiled"));
+  }
+
+  void cancelLeavesNoProcess() {
+    qputenv("HAP_CLI", HAP_CLI_PATH);
+    QTemporaryDir dir;
+    const QString store = dir.filePath(QStringLiteral("cancel.db"));
+    ProfilesView view;
+    view.setStorePath(store);
+    view.resize(1200, 520);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QSignalSpy done(&view, &ProfilesView::profileFinished);
+    QSignalSpy lines(view.profileJob(), &ProfileJob::progress);
+    answerProfileDialog(QStringLiteral("studio-cancel"), 2, false);
+    view.profileMachineAction()->trigger();
+    QVERIFY(view.profileJob()->busy());
+    const qint64 pid = view.profileJob()->processId();
+    QVERIFY(pid > 0);
+    QVERIFY(QTest::qWaitFor([&] { return alive(pid, "hap profile"); }, 5000));
+    QVERIFY(!view.profileMachineAction()->isEnabled());
+    // Let it get going (its first line), note its children, then Cancel.
+    QVERIFY(QTest::qWaitFor([&] { return !lines.isEmpty(); }, 30000));
+    const QList<qint64> children = childrenOf(pid);
+    QVERIFY(view.cancelProfileButton()->isEnabled());
+    QTest::mouseClick(view.cancelProfileButton(), Qt::LeftButton);
+    QVERIFY(QTest::qWaitFor([&] { return done.size() == 1; }, 10000));
+    QVERIFY(!done[0][0].toBool());
+    QCOMPARE(done[0][1].toString(), QStringLiteral("Cancelled"));
+    QVERIFY(!view.profileJob()->busy());
+    QVERIFY(!view.profileJob()->process());
+    QVERIFY(view.profileMachineAction()->isEnabled());
+    QVERIFY(view.profileLog()->toPlainText().contains(QStringLiteral("Failed: Cancelled")));
+    // No process left: not hap, not its ranks, nothing naming this store.
+    QVERIFY(QTest::qWaitFor([&] { return !alive(pid, "hap profile"); }, 5000));
+    for (qint64 child : children) QVERIFY(QTest::qWaitFor([&] { return !alive(child, "hap profile"); }, 5000));
+    QVERIFY(childrenOf(pid).isEmpty());
+    QVERIFY2(processesWith(store.toUtf8()).isEmpty(), "a process naming the store is left");
+    QVERIFY(view.profilesModel()->rowCount() == 0);
+  }
+
+  void cancelDuringTheCollectives() {
+    // Cancelled while the ranks run: they go with hap.
+    qputenv("HAP_CLI", HAP_CLI_PATH);
+    QTemporaryDir dir;
+    ProfileJob job;
+    QSignalSpy done(&job, &ProfileJob::finished);
+    bool collectives = false;
+    connect(&job, &ProfileJob::progress, this, [&](const QString& line) {
+      if (line.contains(QStringLiteral("collective benchmarks among"))) collectives = true;
+    });
+    ProfileOptions o;
+    o.name = QStringLiteral("studio-ranks");
+    o.ranks = 3;
+    o.quick = true;
+    o.storePath = dir.filePath(QStringLiteral("ranks.db"));
+    QVERIFY(job.start(o));
+    const qint64 pid = job.processId();
+    QList<qint64> ranks;
+    QVERIFY(QTest::qWaitFor([&] {
+      if (collectives) ranks = childrenOf(pid);
+      return ranks.size() == 3 || !done.isEmpty();
+    }, 30000));
+    QVERIFY2(done.isEmpty(), "hap profile ended before its ranks were seen");
+    job.cancel();
+    QVERIFY(QTest::qWaitFor([&] { return done.size() == 1; }, 10000));
+    QCOMPARE(done[0][1].toString(), QStringLiteral("Cancelled"));
+    QVERIFY(!alive(pid, "hap profile"));
+    for (qint64 rank : ranks) QVERIFY(QTest::qWaitFor([&] { return !alive(rank, "profile-worker"); }, 5000));
+  }
+
+  void destroyingTheJobKillsTheChild() {
+    qputenv("HAP_CLI", HAP_CLI_PATH);
+    QTemporaryDir dir;
+    qint64 pid = 0;
+    {
+      ProfileJob job;
+      ProfileOptions o;
+      o.ranks = 2;
+      o.storePath = dir.filePath(QStringLiteral("gone.db"));
+      QVERIFY(job.start(o));
+      pid = job.processId();
+      QVERIFY(QTest::qWaitFor([&] { return alive(pid, "hap profile"); }, 5000));
+    }
+    QVERIFY(QTest::qWaitFor([&] { return !alive(pid, "hap profile"); }, 5000));
+  }
+
+  void missingHapIsSaid() {
+    qputenv("HAP_CLI", m_dir.filePath(QStringLiteral("no-such-hap")).toUtf8());
+    ProfilesView view;
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QSignalSpy done(&view, &ProfilesView::profileFinished);
+    ProfileOptions o;
+    o.quick = true;
+    view.profileMachine(o);
+    QCOMPARE(done.size(), 1);
+    QVERIFY(!done[0][0].toBool());
+    QVERIFY2(done[0][1].toString().contains(QStringLiteral("HAP_CLI")), qPrintable(done[0][1].toString()));
+    QVERIFY(view.message()->isVisible());
+    QVERIFY(view.message()->text().contains(QStringLiteral("no-such-hap")));
+    QVERIFY(view.profileMachineAction()->isEnabled());
+    qputenv("HAP_CLI", HAP_CLI_PATH);
   }
 
   void missingStoreSaysWhatToDo() {

@@ -464,6 +464,9 @@ void MainWindow::createMenus() {
   exportMenu->addAction(action("plan.exportReport"));
   exportMenu->addMenu(launch);
 
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(action("profiles.profileMachine"));
+
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(action("help.about"));
   if (QSettings().value("view/leftToRight", false).toBool()) action("view.leftToRight")->setChecked(true);

@@ -176,6 +176,7 @@ void MainWindow::createPlanActions() {
   a->setToolTip(tr("The profile store: device profiles, link fits, recorded runs and their steps"));
   connect(a, &QAction::triggered, this, showProfiles);
   m_actions[QStringLiteral("profiles.refresh")] = profiles->refreshAction();
+  m_actions[QStringLiteral("profiles.profileMachine")] = profiles->profileMachineAction();
   a = addAction(QStringLiteral("plan.compare"), tr("C&ompare Plans"));
   connect(a, &QAction::triggered, this, [this] {
     if (auto* d = findChild<QDockWidget*>(QStringLiteral("dock.compare"))) {

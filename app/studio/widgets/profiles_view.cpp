@@ -3,15 +3,23 @@
 
 #include <QAction>
 #include <QBoxLayout>
+#include <QCheckBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QSysInfo>
 #include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QHeaderView>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSettings>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -112,11 +120,41 @@ ProfilesView::ProfilesView(QWidget* parent) : QWidget(parent) {
   refreshButton->setObjectName(QStringLiteral("refreshStore"));
   refreshButton->setDefaultAction(m_refresh);
   refreshButton->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  m_profileMachine = new QAction(tr("Profile This Machine…"), this);
+  m_profileMachine->setObjectName(QStringLiteral("profiles.profileMachine"));
+  m_profileMachine->setToolTip(tr("Measure this machine with hap profile and save the result into this store"));
+  addAction(m_profileMachine);
+  auto* profileButton = new QToolButton(this);
+  profileButton->setObjectName(QStringLiteral("profileMachine"));
+  profileButton->setDefaultAction(m_profileMachine);
+  profileButton->setToolButtonStyle(Qt::ToolButtonTextOnly);
   auto* top = new QHBoxLayout;
   top->addWidget(storeLabel);
   top->addWidget(m_pathEdit, 1);
   top->addWidget(m_openButton);
   top->addWidget(refreshButton);
+  top->addWidget(profileButton);
+
+  // A profile run's lines, with Cancel.
+  m_job = new ProfileJob(this);
+  m_profileBox = new QWidget(this);
+  m_profileBox->setObjectName(QStringLiteral("profileRun"));
+  m_profileLog = new QPlainTextEdit(m_profileBox);
+  m_profileLog->setObjectName(QStringLiteral("profileLog"));
+  m_profileLog->setReadOnly(true);
+  m_profileLog->setLineWrapMode(QPlainTextEdit::NoWrap);
+  m_profileLog->setMaximumBlockCount(2000);
+  m_profileLog->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_profileLog->setFixedHeight(m_profileLog->fontMetrics().lineSpacing() * 6 + 12);
+  m_cancelProfile = new QPushButton(tr("Cancel"), m_profileBox);
+  m_cancelProfile->setObjectName(QStringLiteral("cancelProfile"));
+  m_cancelProfile->setToolTip(tr("Stop hap profile (nothing is saved)"));
+  m_cancelProfile->setEnabled(false);
+  auto* runLayout = new QHBoxLayout(m_profileBox);
+  runLayout->setContentsMargins(0, 0, 0, 0);
+  runLayout->addWidget(m_profileLog, 1);
+  runLayout->addWidget(m_cancelProfile, 0, Qt::AlignTop);
+  m_profileBox->hide();
 
   m_message = new QLabel(this);
   m_message->setObjectName(QStringLiteral("profilesMessage"));
@@ -197,9 +235,17 @@ ProfilesView::ProfilesView(QWidget* parent) : QWidget(parent) {
   layout->addLayout(top);
   layout->addWidget(m_message);
   layout->addWidget(m_tabs, 1);
+  layout->addWidget(m_profileBox);
 
   connect(m_refresh, &QAction::triggered, this, &ProfilesView::reload);
   connect(m_openButton, &QPushButton::clicked, this, &ProfilesView::openStoreDialog);
+  connect(m_profileMachine, &QAction::triggered, this, &ProfilesView::profileMachineDialog);
+  connect(m_cancelProfile, &QPushButton::clicked, m_job, [this] { m_job->cancel(); });
+  connect(m_job, &ProfileJob::started, this, [this](const QString& commandLine) {
+    m_profileLog->appendPlainText(QStringLiteral("$ ") + commandLine);
+  });
+  connect(m_job, &ProfileJob::progress, m_profileLog, &QPlainTextEdit::appendPlainText);
+  connect(m_job, &ProfileJob::finished, this, &ProfilesView::onProfileFinished);
   connect(m_pathEdit, &QLineEdit::returnPressed, this, [this] { setStorePath(m_pathEdit->text().trimmed()); });
   connect(m_profilesTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { showProfile(current.isValid() ? current.row() : -1); });
@@ -232,6 +278,81 @@ void ProfilesView::openStoreDialog() {
   if (path.isEmpty()) return;
   s.setValue(key, QFileInfo(path).absolutePath());
   setStorePath(path);
+}
+
+void ProfilesView::profileMachineDialog() {
+  if (m_job->busy()) return;
+  QDialog dialog(this);
+  dialog.setObjectName(QStringLiteral("profileMachineDialog"));
+  dialog.setWindowTitle(tr("Profile This Machine"));
+  auto* name = new QLineEdit(QSysInfo::machineHostName(), &dialog);
+  name->setObjectName(QStringLiteral("profileName"));
+  name->setToolTip(tr("The profile's name: a new version of it is saved"));
+  auto* deviceType = new QLineEdit(QStringLiteral("cpu"), &dialog);
+  deviceType->setObjectName(QStringLiteral("profileDeviceType"));
+  deviceType->setToolTip(tr("The device type the figures belong to (a cluster's device_types key)"));
+  auto* ranks = new QSpinBox(&dialog);
+  ranks->setObjectName(QStringLiteral("profileRanks"));
+  ranks->setRange(1, 64);
+  ranks->setValue(2);
+  ranks->setToolTip(tr("Local ranks for the collective benchmarks (1: no collectives)"));
+  auto* quick = new QCheckBox(tr("Quick (fewer sizes and repeats)"), &dialog);
+  quick->setObjectName(QStringLiteral("profileQuick"));
+  auto* store = new QLabel(m_storePath, &dialog);
+  store->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+  buttons->button(QDialogButtonBox::Ok)->setText(tr("Profile"));
+  connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+  connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  auto* form = new QFormLayout(&dialog);
+  form->addRow(tr("Name:"), name);
+  form->addRow(tr("Device type:"), deviceType);
+  form->addRow(tr("Ranks:"), ranks);
+  form->addRow(QString(), quick);
+  form->addRow(tr("Store:"), store);
+  form->addRow(buttons);
+  if (dialog.exec() != QDialog::Accepted) return;
+  ProfileOptions options;
+  options.name = name->text().trimmed();
+  options.deviceType = deviceType->text().trimmed();
+  options.ranks = ranks->value();
+  options.quick = quick->isChecked();
+  profileMachine(options);
+}
+
+void ProfilesView::profileMachine(ProfileOptions options) {
+  if (m_job->busy()) return;
+  options.storePath = m_storePath;
+  m_profileLog->clear();
+  m_profileBox->show();
+  m_profileMachine->setEnabled(false);
+  m_cancelProfile->setEnabled(true);
+  m_job->start(options);  // a failure to start comes back through finished()
+}
+
+void ProfilesView::onProfileFinished(bool ok, const QString& message) {
+  m_profileMachine->setEnabled(true);
+  m_cancelProfile->setEnabled(false);
+  m_profileBox->show();
+  m_profileLog->appendPlainText(ok ? message : tr("Failed: %1").arg(message));
+  if (ok) {
+    reload();
+    // Select the new profile.
+    for (int row = 0; row < m_profiles->rowCount(); ++row) {
+      const db::ProfileInfo* info = m_profiles->info(row);
+      if (info && QString::fromStdString(info->name) == m_job->savedName() && info->version == m_job->savedVersion()) {
+        m_tabs->setCurrentIndex(ProfilesTab);
+        m_profilesTable->selectRow(row);
+        m_profilesTable->scrollTo(m_profiles->index(row, 0));
+        break;
+      }
+    }
+  } else {
+    m_message->setStyleSheet(QStringLiteral("color: #b01c1c;"));
+    m_message->setText(tr("hap profile: %1").arg(message));
+    m_message->show();
+  }
+  Q_EMIT profileFinished(ok, message);
 }
 
 void ProfilesView::reload() {

@@ -7,6 +7,11 @@
 // fits) and Runs (every recorded run, newest first; selecting one fills its steps per rank and a
 // chart of loss and step time per step). A missing or unreadable store is said in the view, with
 // what to do; nothing here throws or writes to the store.
+//
+// Profile This Machine… (issue 20, item 4) asks for the profile's name, device type, ranks and
+// quick, then runs `hap profile --db <this store>` as a child (ProfileJob): its lines in a log
+// under the tabs, with Cancel; on success the store is read again and the new profile selected.
+// Its failure is said in the log and the message line. The child never outlives the view.
 #pragma once
 
 #include <QWidget>
@@ -14,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "app/studio/core/profile_job.h"
 #include "app/studio/core/profile_store_models.h"
 
 class QAction;
@@ -22,6 +28,7 @@ class QChartView;
 class QLabel;
 class QLineEdit;
 class QLineSeries;
+class QPlainTextEdit;
 class QPushButton;
 class QSplitter;
 class QTabWidget;
@@ -46,12 +53,20 @@ class ProfilesView : public QWidget {
   void reload();
   // Asks for a store file, then shows it.
   void openStoreDialog();
+  // Asks for the profile's options (a modal dialog), then profiles this machine into this store.
+  void profileMachineDialog();
+  // Runs `hap profile` with `options` into this view's store (options.storePath is replaced).
+  void profileMachine(ProfileOptions options);
 
   // The store's reading failed (missing, not a store, ...): the message the view shows, else "".
   QString error() const;
 
   // For tests and the main window.
   QAction* refreshAction() const { return m_refresh; }
+  QAction* profileMachineAction() const { return m_profileMachine; }
+  QPlainTextEdit* profileLog() const { return m_profileLog; }
+  QPushButton* cancelProfileButton() const { return m_cancelProfile; }
+  ProfileJob* profileJob() const { return m_job; }
   QLineEdit* pathEdit() const { return m_pathEdit; }
   QPushButton* openButton() const { return m_openButton; }
   QLabel* message() const { return m_message; }
@@ -74,6 +89,7 @@ class ProfilesView : public QWidget {
 
  Q_SIGNALS:
   void storeLoaded();  // after every read of the store, failed or not
+  void profileFinished(bool ok, const QString& message);  // after a profile run, once the store is read
 
  protected:
   bool event(QEvent* event) override;
@@ -86,6 +102,7 @@ class ProfilesView : public QWidget {
   void showRun(int row);
   void rebuildChart();
   void updateHints();
+  void onProfileFinished(bool ok, const QString& message);
   static void fitColumns(QTableView* table);
 
   QString m_storePath;
@@ -93,6 +110,11 @@ class ProfilesView : public QWidget {
   std::unique_ptr<StoreReader> m_reader;
 
   QAction* m_refresh = nullptr;
+  QAction* m_profileMachine = nullptr;
+  ProfileJob* m_job = nullptr;
+  QWidget* m_profileBox = nullptr;  // the log and Cancel, shown once a run starts
+  QPlainTextEdit* m_profileLog = nullptr;
+  QPushButton* m_cancelProfile = nullptr;
   QLineEdit* m_pathEdit = nullptr;
   QPushButton* m_openButton = nullptr;
   QLabel* m_message = nullptr;
