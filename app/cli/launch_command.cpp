@@ -1,28 +1,23 @@
 #include "app/cli/launch_command.h"
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
 
-#include "db/store.h"
 #include "engine/base/error.h"
 #include "engine/plan/plan_json.h"
-#include "runtime/free_port.h"
-#include "runtime/launch_recording.h"
 #include "runtime/launch_scripts.h"
 #include "runtime/launcher.h"
+#include "runtime/local_launch.h"
 
 namespace hap::cli {
 namespace {
@@ -67,101 +62,6 @@ class InterruptGuard {
   std::array<struct sigaction, 3> previous_{};
 };
 
-// The plan's device count, checked against --workers.
-int worldSize(const plan::Plan& p, const LaunchArgs& a) {
-  const int n = static_cast<int>(plan::worldDevices(p).size());  // a replicated plan: every machine's copy
-  if (n == 0) throw Error(fmt::format("{}: the plan has no device", a.plan));
-  for (int j = 0; j < static_cast<int>(p.devices.size()); ++j)
-    if (p.devices[static_cast<size_t>(j)].rank != j)
-      throw Error(fmt::format("{}: field 'cluster.devices[{}].rank' is {}: devices must be listed by rank; re-plan "
-                              "with hap plan",
-                              a.plan, j, p.devices[static_cast<size_t>(j)].rank));
-  if (a.workers > 0 && a.workers != n)
-    throw Error(fmt::format("--workers {}: the plan {} has {} devices and runs with exactly one worker per device; "
-                            "re-plan for {} devices (hap plan -c CLUSTER) to run {} workers",
-                            a.workers, a.plan, n, a.workers, a.workers));
-  return n;
-}
-
-// --cpu-share "1,0.4,..." (one per rank, rank 0 first) or one value for all ranks.
-std::vector<double> parseShares(const std::string& text, int ranks) {
-  if (text.empty()) return std::vector<double>(static_cast<size_t>(ranks), 1.0);
-  std::vector<double> shares;
-  size_t begin = 0;
-  for (;;) {
-    const size_t comma = text.find(',', begin);
-    std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    char* end = nullptr;
-    const double value = item.empty() ? NAN : std::strtod(item.c_str(), &end);
-    if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(value))
-      throw Error(fmt::format("--cpu-share: value {} ('{}') is not a number; write fractions of one CPU such as "
-                              "1,0.5,0.25",
-                              shares.size() + 1, item));
-    if (!(value > 0 && value <= 1))
-      throw Error(fmt::format("--cpu-share: value {} ({}) is not in (0, 1]: each is the share of one CPU a rank may "
-                              "use, 1 for a full CPU",
-                              shares.size() + 1, item));
-    shares.push_back(value);
-    if (comma == std::string::npos) break;
-    begin = comma + 1;
-  }
-  if (shares.size() == 1) return std::vector<double>(static_cast<size_t>(ranks), shares[0]);
-  if (static_cast<int>(shares.size()) != ranks)
-    throw Error(fmt::format("--cpu-share: {} values for {} ranks; give one value per rank (rank 0 first) or one for "
-                            "all",
-                            shares.size(), ranks));
-  return shares;
-}
-
-bool isExecutableFile(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-}
-
-std::optional<fs::path> onPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (!path) return std::nullopt;
-  std::string_view rest(path);
-  while (true) {
-    const size_t colon = rest.find(':');
-    const std::string_view dir = rest.substr(0, colon);
-    const fs::path candidate = fs::path(dir.empty() ? "." : std::string(dir)) / name;
-    if (isExecutableFile(candidate)) return fs::absolute(candidate);
-    if (colon == std::string_view::npos) return std::nullopt;
-    rest.remove_prefix(colon + 1);
-  }
-}
-
-// --worker PATH (a name without '/' is looked up on PATH), else hap-worker of this build
-// (<build>/app/worker/hap-worker beside <build>/app/cli/hap), next to hap, or on PATH.
-std::string resolveWorker(const std::string& given) {
-  if (!given.empty()) {
-    if (given.find('/') == std::string::npos) {
-      if (auto found = onPath(given)) return found->string();
-      throw Error(fmt::format("--worker {}: not found on PATH; give the executable's path", given));
-    }
-    std::error_code ec;
-    if (!fs::exists(given, ec)) throw Error(fmt::format("--worker {}: no such file", given));
-    if (!isExecutableFile(given)) throw Error(fmt::format("--worker {}: not an executable file", given));
-    return fs::absolute(given).lexically_normal().string();
-  }
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  std::vector<fs::path> candidates;
-  if (!ec) {
-    candidates.push_back(self.parent_path().parent_path() / "worker" / "hap-worker");
-    candidates.push_back(self.parent_path() / "hap-worker");
-  }
-  for (const fs::path& c : candidates)
-    if (isExecutableFile(c)) return c.string();
-  if (auto found = onPath("hap-worker")) return found->string();
-  throw Error(fmt::format("hap-worker not found: not at {} nor on PATH; build it (ninja hap-worker) or name it with "
-                          "--worker PATH",
-                          candidates.empty() ? std::string("<build>/app/worker/hap-worker") : candidates[0].string()));
-}
-
 // --steps N, then the arguments after --.
 std::vector<std::string> workerArguments(const LaunchArgs& a) {
   std::vector<std::string> args;
@@ -182,69 +82,37 @@ std::string joinShares(const std::vector<double>& shares) {
 
 int runLocal(const LaunchArgs& a) {
   const plan::Plan p = plan::readPlan(a.plan);
-  const int n = worldSize(p, a);
-  const std::vector<double> shares = parseShares(a.cpuShare, n);
-  const std::string worker = resolveWorker(a.worker);
-  std::vector<std::string> extra = workerArguments(a);
-  const int port = rt::freeTcpPort();
-  // --db: the run recorded in the profile store (runtime/launch_recording.h).
-  std::optional<db::Store> store;
-  int64_t run = 0;
-  if (!a.db.empty()) {
-    for (const char* option : {"--db", "--run-id"})
-      if (rt::hasOption(extra, option))
-        throw Error(fmt::format("{} is given after --: give hap launch --db PATH instead (it begins the run and "
-                                "passes --db and --run-id to every worker)",
-                                option));
-    store.emplace(a.db);
-    run = rt::beginRecordedRun(*store, p, {a.plan, extra, shares, a.cpuPeriodMs, a.timeout, a.label});
-    extra.insert(extra.end(), {"--db", fs::absolute(a.db).string(), "--run-id", std::to_string(run)});
-  }
-  const bool ompSet = std::getenv("OMP_NUM_THREADS") != nullptr;
-
-  std::vector<rt::WorkerCommand> commands;
-  std::vector<std::string> prefixes;
-  const std::string planPath = fs::absolute(a.plan).string();
-  for (int r = 0; r < n; ++r) {
-    rt::WorkerCommand c;
-    c.program = worker;
-    c.args.push_back(planPath);
-    c.args.insert(c.args.end(), extra.begin(), extra.end());
-    c.env = {{"RANK", std::to_string(r)},       {"LOCAL_RANK", std::to_string(r)},
-             {"WORLD_SIZE", std::to_string(n)}, {"LOCAL_WORLD_SIZE", std::to_string(n)},
-             {"MASTER_ADDR", "127.0.0.1"},      {"MASTER_PORT", std::to_string(port)}};
-    if (!ompSet) c.env.emplace_back("OMP_NUM_THREADS", "1");
-    c.cpuShare = shares[static_cast<size_t>(r)];
-    commands.push_back(std::move(c));
-    prefixes.push_back(fmt::format("[rank {}] ", r));
-  }
+  const int n = rt::planRanks(p, a.plan, a.workers);
+  rt::LocalLaunchRequest request;
+  request.planPath = a.plan;
+  request.worker = rt::resolveWorker(a.worker);
+  request.workerArgs = workerArguments(a);
+  request.cpuShares = rt::parseCpuShares(a.cpuShare, n);
+  request.cpuPeriodMs = a.cpuPeriodMs;
+  request.timeoutSeconds = a.timeout;
+  request.dbPath = a.db;
+  request.label = a.label;
+  request.interrupt = &gInterrupt;
 
   std::set<std::string> hosts;
   for (const plan::PlanDevice& d : plan::worldDevices(p)) hosts.insert(d.machine);
   std::string note;
   if (hosts.size() > 1) note = fmt::format("; the plan's {} machines are emulated on this one", hosts.size());
+  const std::vector<double>& shares = request.cpuShares;
   const bool throttled = std::any_of(shares.begin(), shares.end(), [](double s) { return s < 1; });
-  std::cerr << fmt::format("hap launch: {} ranks of {} on 127.0.0.1:{}{}{}\n", n, worker, port,
-                           throttled ? fmt::format(", CPU shares {}", joinShares(shares)) : std::string(), note);
+  std::vector<std::string> prefixes;
+  for (int r = 0; r < n; ++r) prefixes.push_back(fmt::format("[rank {}] ", r));
 
-  rt::LaunchOptions options;
-  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::llround(a.timeout * 1000)));
-  options.quotaPeriod = std::chrono::milliseconds(a.cpuPeriodMs);
-  options.interrupt = &gInterrupt;
-  rt::LaunchResult result;
+  rt::LocalLaunchResult launched;
   {
     InterruptGuard guard;
-    try {
-      result = rt::runWorkers(commands, rt::prefixedSink(prefixes), options);
-    } catch (const Error& e) {
-      if (store) store->finishRun(run, db::RunStatus::Failed, e.what());
-      throw;
-    }
+    launched = rt::runLocalLaunch(p, request, rt::prefixedSink(prefixes), [&](const rt::LocalLaunchStart& s) {
+      std::cerr << fmt::format("hap launch: {} ranks of {} on 127.0.0.1:{}{}{}\n", n, s.worker, s.port,
+                               throttled ? fmt::format(", CPU shares {}", joinShares(shares)) : std::string(), note);
+    });
   }
-  if (store) {
-    rt::finishRecordedRun(*store, run, result, a.timeout);
-    std::cerr << fmt::format("hap launch: run {} recorded in {}\n", run, a.db);
-  }
+  const rt::LaunchResult& result = launched.result;
+  if (!a.db.empty()) std::cerr << fmt::format("hap launch: run {} recorded in {}\n", launched.start.run, a.db);
 
   auto stillRunning = [&] {
     std::string ranks;
@@ -278,7 +146,7 @@ int runEmit(const LaunchArgs& a) {
   if (!kind) throw Error(fmt::format("--emit {}: unknown kind; write torchrun, slurm or ssh", a.emit[0]));
   const std::string& dir = a.emit[1];
   const plan::Plan p = plan::readPlan(a.plan);
-  worldSize(p, a);
+  rt::planRanks(p, a.plan, a.workers);
   rt::EmitRequest request{*kind, dir, workerArguments(a), a.masterPort, a.force};
   const std::vector<std::string> written = rt::emitLaunchFolder(p, a.plan, request);
   const bool modelNamed = !rt::hasOption(request.workerArgs, "--model") && !p.modelPath.empty();
