@@ -15,8 +15,15 @@
 
 #include <signal.h>
 
+#include <atomic>
+#include <thread>
+
+#include "db/store.h"
+#include "engine/base/error.h"
+#include "engine/plan/plan_json.h"
 #include "runtime/launch_scripts.h"
 #include "runtime/launcher.h"
+#include "runtime/local_launch.h"
 
 namespace {
 
@@ -243,6 +250,82 @@ class TstLaunch : public QObject {
     QCOMPARE(p.exitCode(), 130);
     QVERIFY2(QString::fromUtf8(p.readAllStandardError()).contains("hap launch: interrupted (SIGINT)"), "message");
     QVERIFY(allGone(recordedPids(workDir_)));
+  }
+
+  // The library the CLI and the app share (runtime/local_launch.h), called directly: the start is
+  // reported once, before the first worker line, with the recorded run; an interrupt stops every
+  // rank and the run is recorded as stopped; bad shares are refused before anything starts.
+  void localLaunchLibrary() {
+    freshWorkDir("library");
+    const QProcessEnvironment e = env("chatty");
+    for (const QString& k : {QString("FAKE_WORKER_MODE"), QString("FAKE_WORKER_DIR")})
+      qputenv(k.toUtf8(), e.value(k).toUtf8());
+    const hap::plan::Plan p = hap::plan::readPlan(plan_.toStdString());
+    hap::rt::LocalLaunchRequest request;
+    request.planPath = plan_.toStdString();
+    request.worker = worker_.toStdString();
+    request.workerArgs = {"--steps", "2"};
+    request.dbPath = tmp_.filePath("library.db").toStdString();
+    request.label = "library";
+    int starts = 0, linesBeforeStart = 0, lines = 0;
+    hap::rt::LocalLaunchStart seen;
+    const hap::rt::LocalLaunchResult r = hap::rt::runLocalLaunch(
+        p, request,
+        [&](int, hap::rt::OutputStream, std::string_view) {
+          ++lines;
+          if (starts == 0) ++linesBeforeStart;
+        },
+        [&](const hap::rt::LocalLaunchStart& s) {
+          ++starts;
+          seen = s;
+        });
+    QCOMPARE(starts, 1);
+    QCOMPARE(linesBeforeStart, 0);
+    QVERIFY(lines > 4 * 200);
+    QCOMPARE(seen.ranks, 4);
+    QVERIFY(seen.port > 0);
+    QVERIFY(seen.run > 0);
+    QCOMPARE(r.start.run, seen.run);
+    QVERIFY(std::find(seen.args.begin(), seen.args.end(), "--run-id") != seen.args.end());
+    QCOMPARE(static_cast<int>(r.result.outcome), static_cast<int>(hap::rt::LaunchResult::Outcome::Succeeded));
+    {
+      hap::db::Store store(request.dbPath, hap::db::Store::Mode::ReadOnly);
+      const auto run = store.run(seen.run);
+      QVERIFY(run);
+      QCOMPARE(static_cast<int>(run->status), static_cast<int>(hap::db::RunStatus::Succeeded));
+      QCOMPARE(run->label, std::string("library"));
+    }
+
+    // Interrupted from another thread once every rank sleeps.
+    freshWorkDir("library-stop");
+    qputenv("FAKE_WORKER_MODE", "sleep");
+    qputenv("FAKE_WORKER_DIR", workDir_.toUtf8());
+    std::atomic<int> interrupt{0};
+    request.interrupt = &interrupt;
+    std::thread stopper([&] {
+      QElapsedTimer t;
+      t.start();
+      while (recordedPids(workDir_).size() < 8 && t.elapsed() < 20'000) QThread::msleep(50);
+      interrupt.store(SIGTERM);
+    });
+    const hap::rt::LocalLaunchResult stopped = hap::rt::runLocalLaunch(p, request, [](int, hap::rt::OutputStream, std::string_view) {});
+    stopper.join();
+    QCOMPARE(static_cast<int>(stopped.result.outcome), static_cast<int>(hap::rt::LaunchResult::Outcome::Interrupted));
+    QVERIFY(allGone(recordedPids(workDir_)));
+    {
+      hap::db::Store store(request.dbPath, hap::db::Store::Mode::ReadOnly);
+      QCOMPARE(static_cast<int>(store.run(stopped.start.run)->status), static_cast<int>(hap::db::RunStatus::Stopped));
+    }
+
+    // Shares are checked before a run is recorded or a worker starts.
+    request.cpuShares = {1, 0.5};
+    const size_t runsBefore = hap::db::Store(request.dbPath, hap::db::Store::Mode::ReadOnly).runs().size();
+    QVERIFY_THROWS_EXCEPTION(hap::Error, hap::rt::runLocalLaunch(p, request, [](int, hap::rt::OutputStream, std::string_view) {}));
+    request.cpuShares = {1, 1, 1.5, 1};
+    QVERIFY_THROWS_EXCEPTION(hap::Error, hap::rt::runLocalLaunch(p, request, [](int, hap::rt::OutputStream, std::string_view) {}));
+    QCOMPARE(hap::db::Store(request.dbPath, hap::db::Store::Mode::ReadOnly).runs().size(), runsBefore);
+    qunsetenv("FAKE_WORKER_MODE");
+    qunsetenv("FAKE_WORKER_DIR");
   }
 
   // (c) The CPU quota's bookkeeping (cgroup cpu.max semantics): a busy throttled worker gets
