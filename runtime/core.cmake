@@ -9,6 +9,7 @@ list(APPEND HAP_RUNTIME_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/module_device.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exactness_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trainer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/preflight.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_recorder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/profiler.cpp
 )

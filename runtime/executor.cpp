@@ -91,7 +91,6 @@ struct Executor::Impl {
 
   void plant(const std::vector<plan::PlanStep>& planSteps, const ts::ModelTensors& tensors);
   void setUpParameters(const std::vector<plan::PlanStep>& planSteps, const ts::ModelTensors& tensors);
-  void setUpInputs(const std::vector<plan::PlanStep>& planSteps, const std::vector<ts::InputSpec>& specs);
   at::Tensor& held(ir::ValueId v, Rel r, const plan::PlanStep& s) {
     auto it = env.find(formKey(v, r));
     if (it == env.end())
@@ -106,12 +105,13 @@ struct Executor::Impl {
   void runCompute(CompiledStep& c);
 };
 
-void Executor::Impl::setUpInputs(const std::vector<plan::PlanStep>& planSteps,
-                                 const std::vector<ts::InputSpec>& specs) {
+std::vector<InputPiece> planInputPieces(const plan::Plan& plan, const ir::Graph& planned,
+                                        const std::vector<ts::InputSpec>& specs, int rank) {
+  const ir::Graph& g = planned;
   // An input is read whole when any step loads it whole; else as the piece of its one cut.
   std::unordered_map<ir::ValueId, const plan::Form*> cut;
   std::unordered_set<ir::ValueId> whole;
-  for (const plan::PlanStep& s : planSteps) {
+  for (const plan::PlanStep& s : plan.steps) {
     if (s.kind != plan::PlanStep::Kind::Convert || g.value(s.to.value).kind != ir::ValueKind::Input) continue;
     if (s.instruction == "load") whole.insert(s.to.value);
     else if (s.instruction == "load-shard") {
@@ -119,6 +119,7 @@ void Executor::Impl::setUpInputs(const std::vector<plan::PlanStep>& planSteps,
       if (!fresh && (it->second->rel != s.to.rel || it->second->lengths != s.to.lengths)) whole.insert(s.to.value);
     }
   }
+  std::vector<InputPiece> pieces;
   for (ir::ValueId v : g.inputs) {
     const ir::Value& value = g.value(v);
     InputPiece piece;
@@ -136,9 +137,9 @@ void Executor::Impl::setUpInputs(const std::vector<plan::PlanStep>& planSteps,
       piece.offset = offsetOf(f.lengths, rank);
       piece.length = f.lengths[static_cast<size_t>(rank)];
     }
-    inputPieces.push_back(std::move(piece));
-    inputValues.push_back(v);
+    pieces.push_back(std::move(piece));
   }
+  return pieces;
 }
 
 void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planSteps, const ts::ModelTensors& tensors) {
@@ -233,7 +234,8 @@ void Executor::Impl::plant(const std::vector<plan::PlanStep>& planSteps, const t
   if (comm.size() != static_cast<int>(plan.devices.size()))
     throw RuntimeError(fmt::format("the plan is for {} ranks, but WORLD_SIZE is {}; start one worker per plan device",
                                    plan.devices.size(), comm.size()));
-  setUpInputs(planSteps, tensors.inputs);
+  inputPieces = planInputPieces(plan, g, tensors.inputs, rank);
+  inputValues = g.inputs;
   setUpParameters(planSteps, tensors);
   if (comm.size() > 1 && !bucketed.empty())  // a world of one has nothing to sum
     buckets = std::make_unique<GradientBuckets>(parameters, bucketed, comm, options.bucketBytes);

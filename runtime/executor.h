@@ -56,6 +56,13 @@ struct ExecutorOptions {
   at::ScalarType floating = at::ScalarType::Undefined;
 };
 
+// The forward arguments program rank `rank` of `plan` reads (Executor::inputPieces, without
+// building the executor): an input is whole when any step of the plan loads it whole, else the
+// piece of its one cut; ranges of integer inputs from `specs` (ts::ModelTensors::inputs).
+// `planned` is plan::planGraph(imported, plan).
+std::vector<InputPiece> planInputPieces(const plan::Plan& plan, const ir::Graph& planned,
+                                        const std::vector<ts::InputSpec>& specs, int rank);
+
 class Executor {
  public:
   // `planned` is plan::planGraph(imported, plan); `tensors` holds the imported graph's parameter,

@@ -44,17 +44,6 @@ uint64_t iterationSeed(uint64_t seed, int64_t it) {
   return (z ^ (z >> 31)) & ((1ULL << 62) - 1);
 }
 
-// The model file: --model, else the plan's path as written, else beside the plan.
-std::string modelPathFor(const TrainOptions& o, const plan::Plan& p) {
-  if (!o.modelPath.empty()) return o.modelPath;
-  std::error_code ec;
-  if (fs::is_regular_file(p.modelPath, ec)) return p.modelPath;
-  const fs::path beside = fs::path(o.planPath).parent_path() / fs::path(p.modelPath).filename();
-  if (fs::is_regular_file(beside, ec)) return beside.string();
-  throw RuntimeError(fmt::format("{}: the plan's model {} is not there (nor beside the plan); name it with --model",
-                                 o.planPath, p.modelPath));
-}
-
 // Every rank's text, on every rank (an all-gather of the sizes, then of the bytes).
 std::vector<std::string> gatherText(Communicator& comm, const std::string& text) {
   const int n = comm.size();
@@ -114,34 +103,6 @@ std::string allReduceLine(const Communicator::AllReduceCounts& c) {
   if (c.machines == 0) return fmt::format("all-reduces: {} flat", c.flat);
   return fmt::format("all-reduces: {} hierarchical ({} machines × {} ranks), {} flat", c.hierarchical, c.machines,
                      c.perMachine, c.flat);
-}
-
-// A replicated plan's world-level pieces: each machine's rows of the global batch (the inputs'
-// dimension Replication::inputDims, `machines` times the plan's length there), cut inside the
-// machine as the program cuts them. RuntimeError when the program cuts an input along another
-// dimension (the verifier rejects such plans).
-std::vector<InputPiece> machinePieces(std::vector<InputPiece> pieces, const plan::Plan& plan, int machine) {
-  const plan::Replication& r = plan.replication;
-  for (InputPiece& p : pieces) {
-    int d = -1;
-    for (size_t i = 0; i < plan.inputs.size(); ++i)
-      if (plan.inputs[i].name == p.name) d = r.inputDims[i];
-    if (d < 0) continue;
-    const int64_t rows = p.shape[static_cast<size_t>(d)];
-    p.shape[static_cast<size_t>(d)] = rows * r.machines;
-    if (p.dim < 0) {
-      p.dim = d;
-      p.offset = machine * rows;
-      p.length = rows;
-    } else if (p.dim == d) {
-      p.offset += machine * rows;
-    } else {
-      throw RuntimeError(fmt::format("input '{}' is cut along dimension {} inside a machine and {} across machines; "
-                                     "re-plan with hap plan --baseline megatron",
-                                     p.name, p.dim, d));
-    }
-  }
-  return pieces;
 }
 
 // The weight of this machine's loss in the global loss (plan::Replication): lossWeight, or, for a
@@ -204,22 +165,67 @@ void sumAcrossMachines(Communicator& peers, std::vector<LocalParameter>& params)
 
 }  // namespace
 
+std::string workerModelPath(const std::string& modelPath, const plan::Plan& p, const std::string& planPath) {
+  if (!modelPath.empty()) return modelPath;
+  std::error_code ec;
+  if (fs::is_regular_file(p.modelPath, ec)) return p.modelPath;
+  const fs::path beside = fs::path(planPath).parent_path() / fs::path(p.modelPath).filename();
+  if (fs::is_regular_file(beside, ec)) return beside.string();
+  throw RuntimeError(fmt::format("{}: the plan's model {} is not there (nor beside the plan); name it with --model",
+                                 planPath, p.modelPath));
+}
+
+void checkModelHash(const plan::Plan& p, const std::string& planPath, const std::string& modelPath) {
+  if (plan::sha256File(modelPath) != p.modelSha256)
+    throw RuntimeError(fmt::format("{}: {} is not the model this plan was made for (its SHA-256 differs from the "
+                                   "plan's model.sha256); re-plan with `hap plan` or pass the right --model",
+                                   planPath, modelPath));
+}
+
+ir::Graph loadPlannedModel(const plan::Plan& plan, const std::string& planPath, const std::string& modelPath,
+                           ts::ModelTensors& tensors) {
+  const ir::Graph imported = ts::importModel(modelPath, plan::importOptionsFor(plan), tensors);
+  if (const std::vector<std::string> problems = plan::verifyPlan(imported, plan); !problems.empty())
+    throw RuntimeError(fmt::format("{}: the plan does not verify against {} ({} problems; first: {})", planPath,
+                                   modelPath, problems.size(), problems.front()));
+  return plan::planGraph(imported, plan);
+}
+
+std::vector<InputPiece> worldInputPieces(const plan::Plan& plan, std::vector<InputPiece> pieces, int rank) {
+  const plan::Replication& r = plan.replication;
+  if (!r.replicated()) return pieces;
+  const int machine = rank / static_cast<int>(plan.devices.size());
+  for (InputPiece& p : pieces) {
+    int d = -1;
+    for (size_t i = 0; i < plan.inputs.size(); ++i)
+      if (plan.inputs[i].name == p.name) d = r.inputDims[i];
+    if (d < 0) continue;
+    const int64_t rows = p.shape[static_cast<size_t>(d)];
+    p.shape[static_cast<size_t>(d)] = rows * r.machines;
+    if (p.dim < 0) {
+      p.dim = d;
+      p.offset = machine * rows;
+      p.length = rows;
+    } else if (p.dim == d) {
+      p.offset += machine * rows;
+    } else {
+      throw RuntimeError(fmt::format("input '{}' is cut along dimension {} inside a machine and {} across machines; "
+                                     "re-plan with hap plan --baseline megatron",
+                                     p.name, p.dim, d));
+    }
+  }
+  return pieces;
+}
+
 int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   const std::string who = fmt::format("rank {}", env.rank);
   if (o.threads > 0) at::set_num_threads(o.threads);
   const plan::Plan plan = plan::readPlan(o.planPath);
   RunRecorder recorder(o.dbPath, o.runId, env.rank);
-  const std::string modelPath = modelPathFor(o, plan);
-  if (plan::sha256File(modelPath) != plan.modelSha256)
-    throw RuntimeError(fmt::format("{}: {} is not the model this plan was made for (its SHA-256 differs from the "
-                                   "plan's model.sha256); re-plan with `hap plan` or pass the right --model",
-                                   o.planPath, modelPath));
+  const std::string modelPath = workerModelPath(o.modelPath, plan, o.planPath);
+  checkModelHash(plan, o.planPath, modelPath);
   ts::ModelTensors tensors;
-  const ir::Graph imported = ts::importModel(modelPath, plan::importOptionsFor(plan), tensors);
-  if (const std::vector<std::string> problems = plan::verifyPlan(imported, plan); !problems.empty())
-    throw RuntimeError(fmt::format("{}: the plan does not verify against {} ({} problems; first: {})", o.planPath,
-                                   modelPath, problems.size(), problems.front()));
-  const ir::Graph planned = plan::planGraph(imported, plan);
+  const ir::Graph planned = loadPlannedModel(plan, o.planPath, modelPath, tensors);
   const std::vector<plan::PlanDevice> world = plan::worldDevices(plan);
   if (static_cast<int>(world.size()) != env.worldSize)
     throw RuntimeError(fmt::format("{}: the plan is for {} ranks, but WORLD_SIZE is {}; start one worker per device "
@@ -254,8 +260,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   Executor exec(plan, planned, tensors, program, executorOptions);
   std::vector<LocalParameter>& params = exec.parameters();
   Optimizer optimizer(params, o.optimizer);
-  const std::vector<InputPiece> pieces =
-      replication.replicated() ? machinePieces(exec.inputPieces(), plan, machine) : exec.inputPieces();
+  const std::vector<InputPiece> pieces = worldInputPieces(plan, exec.inputPieces(), env.rank);
   std::unique_ptr<BatchSource> source = makeBatchSource(o.data, pieces);
   MachineLossWeight lossWeight(plan, exec.inputPieces(), program, peers.get());
   const bool lead = env.rank == 0;
@@ -480,6 +485,10 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   }
 
   if (!o.exportPath.empty()) {
+    if (lead) {  // its folder, as the checkpoints' (an error shows when the file cannot be written)
+      std::error_code ec;
+      fs::create_directories(fs::path(o.exportPath).parent_path(), ec);
+    }
     if (machine == 0) exportModel(program, modelPath, o.exportPath, params, exec.buffers());  // every machine holds the same
     if (machineComm) comm->barrier();
     if (lead) std::cout << fmt::format("exported: {}\n", o.exportPath) << std::flush;

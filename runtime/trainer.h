@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "engine/import/model_tensors.h"
+#include "engine/plan/plan.h"
 #include "runtime/data.h"
 #include "runtime/exactness_check.h"
 #include "runtime/executor.h"
@@ -29,7 +32,7 @@ struct TrainOptions {
   std::string checkpointDir;    // consolidated checkpoints step-N.pt here, every checkpointEvery
   int64_t checkpointEvery = 0;  // steps; 0: only at the end when checkpointDir is set
   std::string resumePath;       // a checkpoint to continue from
-  std::string exportPath;       // the trained model as a TorchScript file (rank 0 writes)
+  std::string exportPath;       // the trained model as a TorchScript file (rank 0 writes; creates its folder)
   int threads = 0;              // intra-op threads; 0 keeps LibTorch's default
   bool cuda = false;            // NCCL and CUDA tensors (a CUDA build of LibTorch)
   // Gradient buckets all-reduced during backward (ExecutorOptions::bucketBytes; <= 0: one
@@ -49,6 +52,30 @@ struct TrainOptions {
   std::string dbPath;
   int64_t runId = 0;
 };
+
+// The model file a worker of `plan` (read from `planPath`) loads: `modelPath` (--model) when
+// given, else the plan's model path as written, else the file of that name beside the plan.
+// RuntimeError naming the plan when none is there.
+std::string workerModelPath(const std::string& modelPath, const plan::Plan& plan, const std::string& planPath);
+
+// RuntimeError naming both files when `modelPath`'s SHA-256 is not the plan's model.sha256: the
+// worker refuses such a model. Reads the whole file.
+void checkModelHash(const plan::Plan& plan, const std::string& planPath, const std::string& modelPath);
+
+// The model as a worker of `plan` loads it: imported with the plan's input shapes (its
+// parameters', buffers' and constants' data into `tensors`) and checked by the plan verifier;
+// returns the planned graph (plan::planGraph). RuntimeError naming both files when the plan does
+// not verify; the importer's ImportError and planGraph's PlanError otherwise.
+ir::Graph loadPlannedModel(const plan::Plan& plan, const std::string& planPath, const std::string& modelPath,
+                           ts::ModelTensors& tensors);
+
+// The pieces of the global batch world rank `rank` reads, from its program's pieces
+// (Executor::inputPieces or planInputPieces): those themselves, or for a replicated plan
+// (plan::Replication) its machine's rows of the global batch (the inputs' dimension
+// Replication::inputDims, `machines` times the plan's length there), cut inside the machine as the
+// program cuts them. RuntimeError when the program cuts an input along another dimension (the
+// verifier rejects such plans).
+std::vector<InputPiece> worldInputPieces(const plan::Plan& plan, std::vector<InputPiece> programPieces, int rank);
 
 // Runs the worker. Returns the process exit status (0: success; 1: a check failed). Throws
 // hap::Error (RuntimeError, PlanError, ImportError) for expected failures, with the rank named;
