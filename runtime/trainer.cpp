@@ -429,9 +429,13 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
   const double stdev = measured.size() > 1 ? std::sqrt(var / static_cast<double>(measured.size() - 1)) : 0;
   if (lead) {
     const Communicator::AllReduceCounts counts = program.allReduceCounts();
+    // No step run (--steps 0 --warmup 0, e.g. to export a checkpoint): no figures to report.
     const std::string summary =
-        fmt::format("{} steps: {:.3f} ± {:.3f} ms per iteration, {:.1f} samples/s, final loss {:.6f}", measured.size(),
-                    mean * 1e3, stdev * 1e3, mean > 0 ? samples / mean : 0.0, records.empty() ? 0.0 : records.back().loss);
+        records.empty()
+            ? std::string("0 steps run: no timing and no loss")
+            : fmt::format("{} steps: {:.3f} ± {:.3f} ms per iteration, {:.1f} samples/s, final loss {:.6f}",
+                          measured.size(), mean * 1e3, stdev * 1e3, mean > 0 ? samples / mean : 0.0,
+                          records.back().loss);
     std::cout << summary << "\n";
     if (o.steps > 0) {
       std::string line = "per measured step:";
@@ -451,7 +455,7 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
                        {"mean_seconds", mean},
                        {"std_seconds", stdev},
                        {"samples_per_second", mean > 0 ? samples / mean : 0.0},
-                       {"final_loss", records.empty() ? 0.0 : records.back().loss},
+                       {"final_loss", records.empty() ? ojson(nullptr) : ojson(records.back().loss)},
                        {"predicted_seconds", plan.estimate.iterationSeconds},
                        {"rank_cpu_seconds", rankCpu},
                        {"rank_minor_faults", rankFaults},
