@@ -52,7 +52,8 @@ void PlanJob::start(std::shared_ptr<const ModelDocument> model, const cost::Clus
   auto run = std::make_shared<Run>();
   m_running = run;
   QPointer<PlanJob> self(this);
-  std::thread thread([run, self, model, cluster, request, label = label.toStdString()] {
+  std::thread thread([run, self, model, cluster, request, label = label.toStdString(),
+                      store = m_storePath.isEmpty() ? db::defaultPath() : m_storePath.toStdString()] {
     // Planning yields to the window: its threads (and the alternation's, which inherit this) run
     // at a lower priority, so the GUI thread gets a core whenever it wakes on a 2-core machine.
     setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kPlanningNice);
@@ -61,9 +62,9 @@ void PlanJob::start(std::shared_ptr<const ModelDocument> model, const cost::Clus
       options.metaWeights = true;
       options.inputOverrides = model->inputOverrides;
       // A cluster naming a profile is priced by it, from the profile store (`hap plan`'s default
-      // store, db::defaultPath()); a profile the store lacks fails the plan with its message.
+      // store, db::defaultPath(), unless setStorePath); a profile the store lacks fails the plan with its message.
       cost::Cluster priced = cluster;
-      db::attachProfile(priced, db::defaultPath());
+      db::attachProfile(priced, store);
       plan::PlannedModel planned =
           plan::planModel(model->graph, options, priced, request, &run->throttle, &run->cancel);
       run->plan = makePlanDocument(std::move(planned.plan), planned.graph, "", label, request);

@@ -42,6 +42,10 @@ class PlanJob : public QObject {
   // The delivery interval of searchEvents (milliseconds).
   void setInterval(int milliseconds) { m_timer.setInterval(milliseconds); }
   int interval() const { return m_timer.interval(); }
+  // The profile store a cluster's `profile:` is read from ("" = db::defaultPath(), as `hap plan`);
+  // the next start() uses it (Run ▸ Calibrate… points it at the store it calibrated into).
+  void setStorePath(const QString& path) { m_storePath = path; }
+  QString storePath() const { return m_storePath; }
 
  Q_SIGNALS:
   void started();
@@ -60,6 +64,7 @@ class PlanJob : public QObject {
   void reapThreads();
 
   QTimer m_timer;
+  QString m_storePath;
   std::shared_ptr<Run> m_running;
   std::vector<std::pair<std::shared_ptr<Run>, std::thread>> m_threads;
 };

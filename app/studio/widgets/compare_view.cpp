@@ -147,8 +147,16 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   m_table->horizontalHeader()->setHighlightSections(false);
   m_table->horizontalHeader()->setStretchLastSection(true);
 
+  m_caption = new QLabel(this);
+  m_caption->setObjectName(QStringLiteral("compareCaption"));
+  m_caption->setWordWrap(true);
+  m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_caption->setStyleSheet(QStringLiteral("font-weight: bold;"));
+  m_caption->hide();
+
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(m_caption);
   layout->addLayout(choose);
   layout->addWidget(totals);
   layout->addWidget(m_note);
@@ -156,10 +164,14 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_table, 1);
 
   connect(m_comboA, &QComboBox::currentIndexChanged, this, [this] {
-    if (!m_choosing) recompare();
+    if (m_choosing) return;
+    setCaption({});
+    recompare();
   });
   connect(m_comboB, &QComboBox::currentIndexChanged, this, [this] {
-    if (!m_choosing) recompare();
+    if (m_choosing) return;
+    setCaption({});
+    recompare();
   });
   connect(swap, &QPushButton::clicked, this, [this] { setPlans(rowB(), rowA()); });
   connect(m_highlight, &QPushButton::clicked, this,
@@ -194,7 +206,13 @@ void CompareView::setHistory(PlanHistoryModel* history) {
   onHistoryRowsInserted();
 }
 
+void CompareView::setCaption(const QString& text) {
+  m_caption->setText(text);
+  m_caption->setVisible(!text.isEmpty());
+}
+
 void CompareView::onHistoryRowsInserted() {
+  setCaption({});
   const int n = m_history ? m_history->size() : 0;
   setPlans(n >= 2 ? n - 2 : n - 1, n - 1);
 }

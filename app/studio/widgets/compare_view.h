@@ -42,6 +42,10 @@ class CompareView : public QWidget {
   // "1.08× faster" / "1.10× slower" / "same time": B against A.
   QLabel* speedupLabel() const { return m_speedup; }
   QLabel* summaryLabel() const { return m_summary; }
+  // A line above the plans saying why these two are compared (a calibrated re-plan's summary);
+  // cleared when the user picks other plans or a plan is added. "" hides it.
+  void setCaption(const QString& text);
+  QLabel* captionLabel() const { return m_caption; }
 
  Q_SIGNALS:
   // The imported nodes whose variant differs between A and B (possibly none), whenever the
@@ -71,6 +75,7 @@ class CompareView : public QWidget {
   QLabel* m_fitsB = nullptr;
   QLabel* m_note = nullptr;
   QLabel* m_summary = nullptr;
+  QLabel* m_caption = nullptr;
   QTableView* m_table = nullptr;
   QPushButton* m_highlight = nullptr;
   bool m_choosing = false;  // setPlans() is moving both combos

@@ -85,9 +85,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   createDocks();
   createPlanViews();
+  createLaunchDock();  // the Run dock (main_window_launch.cpp)
   m_cluster->setDiscardGuard([this] { return confirmDiscardCluster(); });
   createActions();
   createPlanActions();
+  createLaunchActions();
   createMenus();
 
   m_statusModel = new QLabel(tr("Open a model (Ctrl+O) or drop a .pt file here"), this);
@@ -465,7 +467,13 @@ void MainWindow::createMenus() {
   exportMenu->addMenu(launch);
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(action("run.launch"));  // the Run dock (main_window_launch.cpp)
+  run->addAction(action("run.stop"));
+  run->addAction(action("view.run"));
+  run->addSeparator();
   run->addAction(action("profiles.profileMachine"));
+  run->addAction(createCalibrateAction());  // Run ▸ Calibrate… (main_window_calibrate.cpp)
+  run->addAction(action("run.showMeasured"));  // Compare with Run… (main_window_measured.cpp)
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(action("help.about"));
@@ -659,7 +667,7 @@ bool MainWindow::confirmDiscardCluster() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (!confirmDiscardCluster()) {
+  if (!confirmDiscardCluster() || !confirmStopRun()) {
     event->ignore();
     return;
   }

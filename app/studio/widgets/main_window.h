@@ -24,12 +24,15 @@ class QToolButton;
 namespace hap::studio {
 
 class BaselinesView;
+class CalibrateDialog;  // Calibrate
 class ClusterPanel;
 class CompareView;
 class ErrorBar;
 class ExplainView;
 class FindBar;
 class GraphView;
+class LaunchView;
+class MeasuredView;  // Measured
 class OpenJob;
 class PlanHistoryModel;
 class PlanJob;
@@ -175,6 +178,55 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const PlanDocument> m_plan;
   QString m_lastError;
   Selection m_selection;
+
+  // ---- Calibrate (issue 20, item 4; main_window_calibrate.cpp) ----
+ public:
+  // Run ▸ Calibrate…: shows the calibrate dialog (modeless, made once) on the Profiles dock's store.
+  void openCalibrateDialog();
+  CalibrateDialog* calibrateDialog() const { return m_calibrateDialog; }
+  // Gives the cluster panel's cluster `profile: <profile>` ("NAME@N", read from `storePath`), plans
+  // the open model again, and once that plan is made compares it with the plan shown now in the
+  // Compare dock, with a one-line summary of what changed. False, saying why, when it cannot plan.
+  bool replanWithProfile(const QString& profile, const QString& storePath);
+  QString calibrationChange() const { return m_calibrationChange; }
+ Q_SIGNALS:
+  // replanWithProfile's plan was made (summary: what changed) or not (ok false, summary: why).
+  void calibratedReplanFinished(bool ok, const QString& summary);
+ private:
+  QAction* createCalibrateAction();  // "run.calibrate", made and registered on first call
+  void onCalibratedReplanEnded(bool ok, const QString& why);
+  CalibrateDialog* m_calibrateDialog = nullptr;
+  bool m_calibratedReplan = false;  // the plan being made is replanWithProfile's
+  std::shared_ptr<const PlanDocument> m_beforeCalibration;  // the plan shown when it began
+  QString m_calibratedProfile, m_calibrationChange;
+  // ---- end Calibrate ----
+
+  // ---- Run dock: launch the shown plan and watch it (issue 20, items 1 and 2; main_window_launch.cpp) ----
+ public:
+  LaunchView* launchView() const { return m_launch; }
+
+ private:
+  void createLaunchDock();     // the dock "dock.run", tabbed with the plan views
+  void createLaunchActions();  // run.launch (Ctrl+F5), run.stop (Shift+F5)
+  void updateLaunchPlan();     // the shown plan to the Run dock; the run actions' state
+  bool confirmStopRun();       // closing: stop a run going (every rank reaped), or refuse the close
+  LaunchView* m_launch = nullptr;
+  QDockWidget* m_runDock = nullptr;
+  // ---- end Run dock ----
+
+  // ---- Measured: predicted vs measured (issue 20, items 3 and 5; main_window_measured.cpp) ----
+ public:
+  MeasuredView* measuredView() const { return m_measured; }
+  // Shows run `runId` of the store at `storePath` in the Measured dock (shown and raised); its
+  // measured trace goes to the stages view when the shown plan is the run's.
+  void showMeasuredRun(const QString& storePath, qint64 runId);
+
+ private:
+  void createMeasuredView();   // the dock "dock.measured", tabbed with the plan views; run.showMeasured
+  void updateMeasuredPlan();   // the shown plan to the Measured dock (showPlan)
+  MeasuredView* m_measured = nullptr;
+  QDockWidget* m_measuredDock = nullptr;
+  // ---- end Measured ----
 };
 
 }  // namespace hap::studio

@@ -64,6 +64,7 @@ void MainWindow::createPlanViews() {
   // The profile store (issue 20, item 4): read when its dock is first shown.
   QDockWidget* profiles = dock(QStringLiteral("dock.profiles"), tr("Profiles"), new ProfilesView(this));
   for (QDockWidget* d : {m_stagesDock, ratios, baselines, explain, compare, profiles}) tabifyDockWidget(m_searchDock, d);
+  createMeasuredView();  // the Measured dock, tabbed with these (main_window_measured.cpp)
   m_planDocks = {m_stagesDock, ratios, baselines, explain};
   for (QDockWidget* d : m_planDocks)
     connect(d, &QDockWidget::visibilityChanged, this, [this, d](bool visible) {
@@ -264,6 +265,8 @@ void MainWindow::showPlan(std::shared_ptr<const PlanDocument> plan) {
   m_costDeviceMenu->setEnabled(m_plan != nullptr);
   if (m_plan && m_costDevice >= static_cast<int>(m_plan->p().devices.size())) setCostDevice(-1);
   updatePlanActions();
+  updateLaunchPlan();  // the Run dock (main_window_launch.cpp)
+  updateMeasuredPlan();  // the Measured dock (main_window_measured.cpp)
   updateTitle();
 }
 

@@ -207,6 +207,17 @@ ProfilesView::ProfilesView(QWidget* parent) : QWidget(parent) {
   runsLayout->setSpacing(2);
   runsLayout->addWidget(m_runsTable, 1);
   runsLayout->addWidget(m_runsHint);
+  // Show in Measured: the selected run against its plan's prediction (the Measured dock).
+  m_showMeasured = new QAction(tr("Show in Measured"), this);
+  m_showMeasured->setObjectName(QStringLiteral("profiles.showMeasured"));
+  m_showMeasured->setToolTip(tr("Compare the selected run with its plan's prediction in the Measured dock (or "
+                                "double-click the run)"));
+  m_showMeasured->setEnabled(false);
+  auto* showMeasured = new QToolButton(runsBox);
+  showMeasured->setObjectName(QStringLiteral("showMeasured"));
+  showMeasured->setDefaultAction(m_showMeasured);
+  showMeasured->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  runsLayout->addWidget(showMeasured, 0, Qt::AlignLeft);
 
   m_chartView = makeChartView(this, QStringLiteral("runChart"));
   m_chartView->setMinimumSize(280, 180);
@@ -251,6 +262,12 @@ ProfilesView::ProfilesView(QWidget* parent) : QWidget(parent) {
           [this](const QModelIndex& current) { showProfile(current.isValid() ? current.row() : -1); });
   connect(m_runsTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { showRun(current.isValid() ? current.row() : -1); });
+  connect(m_showMeasured, &QAction::triggered, this, [this] {
+    if (const int64_t id = m_runs->runId(m_runsTable->currentIndex().row())) Q_EMIT showMeasuredRequested(m_storePath, id);
+  });
+  connect(m_runsTable, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+    if (const int64_t id = m_runs->runId(index.row())) Q_EMIT showMeasuredRequested(m_storePath, id);
+  });
 
   m_storePath = QString::fromStdString(db::defaultPath());
   m_pathEdit->setText(m_storePath);
@@ -423,6 +440,7 @@ void ProfilesView::showRun(int row) {
   fitColumns(m_stepsTable);
   rebuildChart();
   updateHints();
+  m_showMeasured->setEnabled(id != 0);
 }
 
 void ProfilesView::fitColumns(QTableView* table) {

@@ -64,6 +64,7 @@ class ProfilesView : public QWidget {
   // For tests and the main window.
   QAction* refreshAction() const { return m_refresh; }
   QAction* profileMachineAction() const { return m_profileMachine; }
+  QAction* showMeasuredAction() const { return m_showMeasured; }  // Runs: Show in Measured
   QPlainTextEdit* profileLog() const { return m_profileLog; }
   QPushButton* cancelProfileButton() const { return m_cancelProfile; }
   ProfileJob* profileJob() const { return m_job; }
@@ -90,6 +91,9 @@ class ProfilesView : public QWidget {
  Q_SIGNALS:
   void storeLoaded();  // after every read of the store, failed or not
   void profileFinished(bool ok, const QString& message);  // after a profile run, once the store is read
+  // Show in Measured (the Runs tab's button, or a double-click on a run): compare the run with its
+  // plan's prediction in the Measured dock.
+  void showMeasuredRequested(const QString& storePath, qint64 runId);
 
  protected:
   bool event(QEvent* event) override;
@@ -111,6 +115,7 @@ class ProfilesView : public QWidget {
 
   QAction* m_refresh = nullptr;
   QAction* m_profileMachine = nullptr;
+  QAction* m_showMeasured = nullptr;
   ProfileJob* m_job = nullptr;
   QWidget* m_profileBox = nullptr;  // the log and Cancel, shown once a run starts
   QPlainTextEdit* m_profileLog = nullptr;

@@ -142,6 +142,23 @@ void StagesView::addTraceData(QString name, std::shared_ptr<const plan::Timeline
   onViewportChanged();
 }
 
+void StagesView::removeAddedTraces() {
+  if (m_traces.size() <= 1) return;
+  m_traces.erase(m_traces.begin() + 1, m_traces.end());
+  m_stageMarks.resize(1);
+  if (m_selectedTrace > 0) {
+    m_selectedTrace = 0;
+    m_selectedStage = -1;
+  }
+  m_hover = {};
+  const bool wasFit = m_viewport.isFit();
+  const double start = m_viewport.start(), end = m_viewport.end();
+  m_viewport.setTotal(m_traces.front().timeline->totalSeconds);
+  if (!wasFit) m_viewport.setWindow(start, end);
+  relayout();
+  onViewportChanged();
+}
+
 void StagesView::clear() {
   m_plan.reset();
   m_traces.clear();

@@ -50,6 +50,9 @@ class StagesView : public QWidget {
   // the time axis; the axis grows to the longest trace. Its step indices must be the plan's for
   // selection to link; without a plan it is shown unlinked.
   void addTrace(QString name, plan::Timeline timeline);
+  // Drops every trace after trace 0 (a measured run shown earlier), keeping the plan, the zoom
+  // (within the remaining axis) and a selection in trace 0.
+  void removeAddedTraces();
   // No plan, no traces: the placeholder.
   void clear();
 
