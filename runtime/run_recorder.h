@@ -14,7 +14,8 @@
 //   backward stages in proportion to their predicted times (details at stageSplit).
 // - Flushing (RunRecorder): step() only queues; a writer thread writes whole steps, one
 //   transaction per batch, every kFlushSteps steps or kFlushSeconds, and at the end (also when
-//   the worker fails). A killed rank loses at most its last unwritten batch, never half a step;
+//   the worker fails, or stops on SIGTERM after its step). A killed rank loses at most its last
+//   unwritten batch, never half a step;
 //   the run itself stays `running` until the launcher finishes it or the store's
 //   recoverAbandonedRuns marks it aborted.
 // Pure functions (no clocks, no store) except processUsage, peakMemoryBytes and RunRecorder.
@@ -116,7 +117,7 @@ std::vector<db::StageRecord> stageRecords(const plan::Plan& plan, int rank, int 
 class RunRecorder {
  public:
   static constexpr size_t kFlushSteps = 32;
-  static constexpr double kFlushSeconds = 2.0;
+  static constexpr double kFlushSeconds = 0.5;  // the app's live charts lag by at most this
 
   // Recording into run `runId` of the store at `dbPath` (both or neither: RuntimeError
   // otherwise; neither: disabled, every call a no-op). Opens the store and checks that the run

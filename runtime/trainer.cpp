@@ -381,6 +381,8 @@ int runWorker(const TrainOptions& o, const WorkerEnv& env) {
         metrics << line.dump() << "\n" << std::flush;
       }
     }
+    if (o.stop && o.stop->load() != 0)
+      throw RuntimeError(fmt::format("{}: stopped by signal {} after step {}", who, o.stop->load(), it + 1));
     const bool last = k + 1 == total;
     if (!o.checkpointDir.empty() && ((o.checkpointEvery > 0 && (it + 1) % o.checkpointEvery == 0) || last)) {
       std::error_code ec;

@@ -4,6 +4,7 @@
 // tests run: the same iterations against the single-device program on every rank.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,6 +52,9 @@ struct TrainOptions {
   // millisecond), and at the end its measured per-stage split (StageRecord per Plan::stages).
   std::string dbPath;
   int64_t runId = 0;
+  // Set (to the signal's number) by the worker's SIGTERM/SIGINT handler: the rank stops after the
+  // step it is in, its recorded steps written, with a RuntimeError saying so. Null: never.
+  const std::atomic<int>* stop = nullptr;
 };
 
 // The model file a worker of `plan` (read from `planPath`) loads: `modelPath` (--model) when

@@ -3,13 +3,31 @@
 // other ranks and trains (runtime/trainer.h). Exit status: 0 success, 1 an error (message on
 // stderr as `hap-worker: error: ...`) or a failed --check, 2 usage.
 #include <CLI/CLI.hpp>
+#include <signal.h>
 
+#include <atomic>
 #include <iostream>
 
 #include "engine/base/error.h"
 #include "runtime/heap_policy.h"
 #include "runtime/trainer.h"
 #include "runtime/worker_env.h"
+
+namespace {
+
+// SIGTERM (the launcher's stop) and SIGINT: finish the current step, write what was recorded,
+// exit with an error saying so. A second signal, or the launcher's SIGKILL after its grace
+// period, ends the process at once.
+std::atomic<int> gStop{0};
+
+extern "C" void onStop(int signal) {
+  if (gStop.exchange(signal) != 0) {
+    ::signal(signal, SIG_DFL);
+    ::raise(signal);
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   hap::rt::retainFreedHeapMemory();
@@ -82,6 +100,13 @@ int main(int argc, char** argv) {
     o.optimizer.kind = hap::rt::parseOptimizerKind(optimizer);
     o.checkFloat32 = checkDtype == "float32";
     o.bucketBytes = static_cast<int64_t>(bucketMiB * (1 << 20));
+    o.stop = &gStop;
+    struct sigaction action {};
+    action.sa_handler = onStop;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;  // a blocked collective goes on; the step ends, then the check
+    ::sigaction(SIGTERM, &action, nullptr);
+    ::sigaction(SIGINT, &action, nullptr);
     return hap::rt::runWorker(o, hap::rt::WorkerEnv::fromEnvironment());
   } catch (const hap::Error& e) {
     std::cerr << "hap-worker: error: " << e.what() << "\n" << std::flush;

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <QCryptographicHash>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -14,7 +15,10 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
+#include <signal.h>
+
 #include <cmath>
+#include <map>
 
 #include "db/store.h"
 
@@ -193,6 +197,48 @@ class TstRunRecording : public QObject {
              run.exitReason.c_str());
     QVERIFY(store.steps(run.id).empty());
     QCOMPARE(store.plan(run.planId)->id, runs[1].planId);  // the same plan, stored once
+  }
+
+  // Stopping a run (SIGINT to hap launch, which sends SIGTERM to every rank): each rank finishes
+  // the step it is in and writes what it recorded before it exits, so every step rank 0 printed
+  // is in the store, and the run is recorded as stopped.
+  void stoppedRunKeepsItsSteps() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char* v : {"OMP_NUM_THREADS", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "HAP_DB"})
+      env.remove(v);
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(HAP_CLI_PATH, QStringList{"launch", plan_, "--local", "--worker", HAP_WORKER_PATH, "--timeout", "200",
+                                      "--db", db_, "--steps", "100000"});
+    QVERIFY(p.waitForStarted());
+    QByteArray out;
+    const QRegularExpression step(R"(\[rank 0\] step (\d+)/)");
+    QElapsedTimer t;
+    t.start();
+    int last = 0;
+    while (last < 20 && t.elapsed() < 60'000) {
+      p.waitForReadyRead(100);
+      out += p.readAllStandardOutput();
+      for (auto it = step.globalMatch(QString::fromUtf8(out)); it.hasNext();) last = it.next().captured(1).toInt();
+    }
+    QVERIFY2(last >= 20, out.right(2000).constData());
+    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(30'000));
+    out += p.readAllStandardOutput();
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 130);
+    for (auto it = step.globalMatch(QString::fromUtf8(out)); it.hasNext();) last = it.next().captured(1).toInt();
+
+    hap::db::Store store(db_.toStdString(), hap::db::Store::Mode::ReadOnly);
+    const hap::db::RunRecord run = store.runs().front();
+    QCOMPARE(run.status, hap::db::RunStatus::Stopped);
+    int64_t rank0 = 0;
+    std::map<int, int64_t> lastOf;
+    for (const hap::db::StepRecord& s : store.steps(run.id)) lastOf[s.rank] = std::max(lastOf[s.rank], s.step);
+    rank0 = lastOf[0];
+    QVERIFY2(rank0 >= last, qPrintable(QString("rank 0 printed step %1, the store has %2; %3").arg(last).arg(rank0).arg(err)));
+    QCOMPARE(lastOf.size(), size_t{3});
+    for (const auto& [rank, stepOf] : lastOf) QVERIFY2(stepOf >= rank0 - 1, qPrintable(QString("rank %1").arg(rank)));
   }
 };
 
