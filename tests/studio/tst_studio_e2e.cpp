@@ -82,6 +82,10 @@ class TstStudioE2e : public QObject {
     QSettings().clear();
     QVERIFY(m_dir.isValid());
     m_window = std::make_unique<MainWindow>();
+    // A first start (no saved geometry) opens at the default size, not wider: every bottom dock
+    // is tabbed, so the window's minimum is the widest one's.
+    QCOMPARE(m_window->size(), QSize(1400, 900));
+    QVERIFY2(m_window->minimumSize().width() <= 1100, qPrintable(QString::number(m_window->minimumSize().width())));
     m_window->resize(1300, 850);
     m_window->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));

@@ -177,6 +177,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(m_cluster, &ClusterPanel::pathChanged, this, [this] { updatePlanActions(); });
 
+  // The layout's minimum as it is now, with the bottom docks tabbed: an earlier activation, while
+  // they were still side by side, left the window a minimum width of all of them (3000 px).
+  layout()->activate();
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
