@@ -34,6 +34,7 @@
 #include "app/studio/widgets/main_window.h"
 #include "engine/ir/summary.h"
 #include "tests/studio/calibration_fixture.h"
+#include "tests/studio/process_census.h"
 
 using namespace hap;
 using namespace hap::studio;
@@ -79,11 +80,18 @@ class TestCalibrateGui : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
+    hap::test::markChildren();  // every process this test starts, checked in cleanupTestCase
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("HAP Studio tests"));
     QCoreApplication::setApplicationName(QStringLiteral("tst_calibrate_gui"));
     QSettings().clear();
     QVERIFY(m_dir.isValid());
+  }
+
+  void cleanupTestCase() {
+    // No process this test started outlives it (checked by the process list).
+    const QStringList left = hap::test::survivors();
+    QVERIFY2(left.isEmpty(), qPrintable(left.join(QStringLiteral("; "))));
   }
 
   void fitAndReplanFromTheRunMenu() {

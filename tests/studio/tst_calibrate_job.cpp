@@ -19,6 +19,7 @@
 #include "app/studio/core/plan_comparison.h"
 #include "app/studio/core/units.h"
 #include "tests/studio/calibration_fixture.h"
+#include "tests/studio/process_census.h"
 
 using namespace hap;
 using namespace hap::studio;
@@ -69,7 +70,14 @@ class TestCalibrateJob : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
+    hap::test::markChildren();  // every process this test starts, checked in cleanupTestCase
     QVERIFY(m_dir.isValid());
+  }
+
+  void cleanupTestCase() {
+    // No process this test started outlives it (checked by the process list).
+    const QStringList left = hap::test::survivors();
+    QVERIFY2(left.isEmpty(), qPrintable(left.join(QStringLiteral("; "))));
   }
 
   void fitsTheRecordedRunsAndSavesTheNextVersion() {

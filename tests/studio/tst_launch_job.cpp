@@ -8,9 +8,13 @@
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QProcess>
 #include <QtTest>
 
+#include <signal.h>
+
 #include "app/studio/core/launch_job.h"
+#include "tests/studio/process_census.h"
 
 using namespace hap;
 using namespace hap::studio;
@@ -90,6 +94,7 @@ class TstLaunchJob : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
+    hap::test::markChildren();  // every process this test starts, checked in cleanupTestCase
     QVERIFY(m_dir.isValid());
     m_worker = m_dir.filePath("fake-worker.sh");
     QFile f(m_worker);
@@ -101,6 +106,31 @@ class TstLaunchJob : public QObject {
     QFile p(m_plan);
     QVERIFY(p.open(QIODevice::WriteOnly));
     p.write("{}");
+  }
+
+  // The census the no-orphan checks rely on sees a process of this test even after it left the
+  // test's process tree (a detached one is re-parented at once), and stops seeing it once it ends.
+  void processCensusSeesOrphans() {
+    qint64 pid = 0;
+    QVERIFY(QProcess::startDetached(QStringLiteral("sleep"), {QStringLiteral("30")}, QString(), &pid));
+    struct Kill {
+      qint64 pid;
+      ~Kill() { ::kill(static_cast<pid_t>(pid), SIGKILL); }
+    } kill{pid};
+    auto seen = [pid] {
+      for (const QString& p : hap::test::markedProcesses())
+        if (p.startsWith(QStringLiteral("%1 ").arg(pid)) && p.endsWith(QStringLiteral("sleep 30"))) return true;
+      return false;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(seen(), 5000);
+    QCOMPARE(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
+    QVERIFY2(hap::test::survivors().isEmpty(), qPrintable(hap::test::markedProcesses().join(';')));
+  }
+
+  void cleanupTestCase() {
+    // No process this test started outlives it (checked by the process list).
+    const QStringList left = hap::test::survivors();
+    QVERIFY2(left.isEmpty(), qPrintable(left.join(QStringLiteral("; "))));
   }
 
   void cleanup() { QTRY_COMPARE_WITH_TIMEOUT(processesWith(m_worker.toUtf8()).size(), 0, 5000); }

@@ -37,6 +37,7 @@
 #include "engine/plan/simulator.h"
 #include "tests/app/run_hap.h"
 #include "tests/studio/view_helpers.h"
+#include "tests/studio/process_census.h"
 
 using namespace hap;
 using namespace hap::studio;
@@ -68,6 +69,7 @@ class TestMeasuredViewGui : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
+    hap::test::markChildren();  // every process this test starts, checked in cleanupTestCase
     QStandardPaths::setTestModeEnabled(true);
     qputenv("HAP_SHOTS_DIR", (qEnvironmentVariable("HAP_SHOTS_DIR", QStringLiteral("/tmp/shots")) + "/measured").toUtf8());
     QVERIFY(m_dir.isValid());
@@ -82,6 +84,12 @@ class TestMeasuredViewGui : public QObject {
     r = runHap({"launch", "--local", m_plan, "--db", m_store, "--steps", "3", "--label", "gui", "--timeout", "60"}, 90'000);
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     qputenv("HAP_DB", m_store.toUtf8());
+  }
+
+  void cleanupTestCase() {
+    // No process this test started outlives it (checked by the process list).
+    const QStringList left = hap::test::survivors();
+    QVERIFY2(left.isEmpty(), qPrintable(left.join(QStringLiteral("; "))));
   }
 
   void showARunFromTheProfilesDock() {

@@ -34,6 +34,7 @@
 #include "tests/studio/profile_store_fixture.h"
 #include "tests/studio/ui_driver.h"
 #include "tests/studio/view_helpers.h"
+#include "tests/studio/process_census.h"
 
 using namespace hap;
 using namespace hap::studio;
@@ -118,11 +119,18 @@ class TestProfilesViewGui : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
+    hap::test::markChildren();  // every process this test starts, checked in cleanupTestCase
     QStandardPaths::setTestModeEnabled(true);
     QVERIFY(m_dir.isValid());
     m_path = m_dir.filePath(QStringLiteral("profiles.db"));
     m_fixture = testing::fillStore(m_path);
     qputenv("HAP_DB", m_path.toUtf8());
+  }
+
+  void cleanupTestCase() {
+    // No process this test started outlives it (checked by the process list).
+    const QStringList left = hap::test::survivors();
+    QVERIFY2(left.isEmpty(), qPrintable(left.join(QStringLiteral("; "))));
   }
 
   void browseTheStoreInTheMainWindow() {

@@ -167,7 +167,9 @@ void LaunchJob::onDone(const std::shared_ptr<Shared>& shared) {
     switch (r.outcome) {
       case rt::LaunchResult::Outcome::Succeeded:
         o.kind = LaunchOutcome::Kind::Succeeded;
-        o.message = tr("All %n rank(s) finished in %1 s", nullptr, static_cast<int>(r.workers.size())).arg(r.seconds, 0, 'f', 1);
+        o.message = (r.workers.size() == 1 ? tr("The rank finished in %1 s")
+                                          : tr("All %1 ranks finished in %2 s").arg(r.workers.size()))
+                        .arg(r.seconds, 0, 'f', 1);
         break;
       case rt::LaunchResult::Outcome::WorkerFailed: {
         o.kind = LaunchOutcome::Kind::RankFailed;

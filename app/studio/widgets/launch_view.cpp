@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDateTime>
+#include <QDesktopServices>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -14,6 +15,8 @@
 #include <QFormLayout>
 #include <QFrame>
 #include <QGridLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
@@ -23,13 +26,18 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStyle>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QToolButton>
+#include <QPointer>
+#include <QTimer>
+#include <QUrl>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 #include <QtCharts/QLegend>
@@ -44,12 +52,16 @@
 #include "app/studio/widgets/error_bar.h"
 #include "db/store.h"
 #include "engine/base/error.h"
+#include "engine/plan/plan_json.h"
 #include "engine/plan/planner.h"
 #include "runtime/launch_scripts.h"
 #include "runtime/local_launch.h"
 
 namespace hap::studio {
 namespace {
+
+// "1 rank", "3 ranks".
+QString ranksText(int n) { return n == 1 ? QObject::tr("1 rank") : QObject::tr("%1 ranks").arg(n); }
 
 // One colour per rank, as the Profiles dock's run chart draws them.
 const QColor kRankColours[] = {QColor(0x2b, 0x6c, 0xb0), QColor(0xd9, 0x7a, 0x1c), QColor(0x2e, 0x8b, 0x57),
@@ -149,6 +161,8 @@ LaunchView::LaunchView(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("launchView"));
   m_job = new LaunchJob(this);
   m_monitor = new RunMonitor(this);
+  m_preflightJob = new PreflightJob(this);
+  m_checkpoints = new CheckpointsModel(this);
 
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->setObjectName(QStringLiteral("launchSplit"));
@@ -164,19 +178,40 @@ LaunchView::LaunchView(QWidget* parent) : QWidget(parent) {
   connect(m_job, &LaunchJob::started, this, &LaunchView::onStarted);
   connect(m_job, &LaunchJob::linesArrived, this, &LaunchView::onLines);
   connect(m_job, &LaunchJob::finished, this, &LaunchView::onFinished);
-  connect(m_job, &LaunchJob::busyChanged, this, [this](bool busy) {
-    updateButtons();
-    Q_EMIT busyChanged(busy);
-  });
+  connect(m_job, &LaunchJob::busyChanged, this, &LaunchView::syncBusy);
   connect(m_monitor, &RunMonitor::updated, this, &LaunchView::onMonitorUpdated);
+  connect(m_preflightJob, &PreflightJob::finished, this, &LaunchView::onPreflightFinished);
+  connect(m_checkpoints, &CheckpointsModel::listed, this, &LaunchView::updateCheckpointButtons);
+  restoreSettings();
   setPlan(nullptr, {});
   resetMonitor(0);
 }
 
 LaunchView::~LaunchView() {
+  saveSettings();
+  // A start waiting for its preflight launches nothing; its run folder goes.
+  m_preflightJob->disconnect(this);
+  m_preflightJob->wait();
+  if (m_pending && m_pending->kind == PendingLaunch::Kind::Start) {
+    QFile::remove(m_pending->folder + QStringLiteral("/plan.json"));
+    QDir().rmdir(m_pending->folder);
+  }
   // The job's destructor would do it too; here the monitor and charts are still whole.
   m_job->disconnect(this);
   m_job->stopAndWait();
+}
+
+bool LaunchView::busy() const {
+  return m_job->busy() || (m_pending && m_pending->kind != PendingLaunch::Kind::Check);
+}
+
+void LaunchView::syncBusy() {
+  updateButtons();
+  updateCheckpointButtons();
+  const bool now = busy();
+  if (now == m_lastBusy) return;
+  m_lastBusy = now;
+  Q_EMIT busyChanged(now);
 }
 
 QWidget* LaunchView::makeForm() {
@@ -315,12 +350,39 @@ QWidget* LaunchView::makeForm() {
   form->addRow(tr("Export model to:"), withBrowse(m_export, &exportBrowse, body));
   column->addWidget(scroll, 1);
 
-  // The preflight check list goes here (issue 20, item 1): above Start, separated.
+  // The preflight check list (issue 20, item 1): above Start, separated; one line when all is well.
   m_preflight = new QFrame(panel);
   m_preflight->setObjectName(QStringLiteral("preflightArea"));
   auto* preflightLayout = new QVBoxLayout(m_preflight);
   preflightLayout->setContentsMargins(0, 0, 0, 0);
   preflightLayout->setSpacing(2);
+  m_preflightToggle = new QToolButton(m_preflight);
+  m_preflightToggle->setObjectName(QStringLiteral("preflightSummary"));
+  m_preflightToggle->setCheckable(true);
+  m_preflightToggle->setAutoRaise(true);
+  m_preflightToggle->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  m_preflightToggle->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);  // a long summary never widens the form
+  // A line, not a button: no frame or pressed look when open.
+  m_preflightToggle->setStyleSheet(QStringLiteral("QToolButton { text-align: left; border: none; padding: 2px; }"
+                                                  "QToolButton:hover { text-decoration: underline; }"));
+  m_check = new QPushButton(tr("Check"), m_preflight);
+  m_check->setObjectName(QStringLiteral("checkRun"));
+  auto* preflightHead = new QHBoxLayout;
+  preflightHead->setSpacing(4);
+  preflightHead->addWidget(m_preflightToggle, 1);
+  preflightHead->addWidget(m_check);
+  preflightLayout->addLayout(preflightHead);
+  m_preflightList = new QScrollArea(m_preflight);
+  m_preflightList->setObjectName(QStringLiteral("preflightList"));
+  m_preflightList->setWidgetResizable(true);
+  m_preflightList->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  m_preflightList->setFrameShape(QFrame::StyledPanel);
+  m_preflightList->setMaximumHeight(170);  // the form above keeps some room in a low dock
+  m_preflightList->hide();
+  preflightLayout->addWidget(m_preflightList);
+  connect(m_preflightToggle, &QToolButton::toggled, this, &LaunchView::setPreflightOpen);
+  connect(m_check, &QPushButton::clicked, this, [this] { check(); });
+  showChecks({}, false);
   auto* rule = new QFrame(panel);
   rule->setFrameShape(QFrame::HLine);
   rule->setFrameShadow(QFrame::Sunken);
@@ -458,6 +520,7 @@ QWidget* LaunchView::makeMonitor() {
   m_logs->setObjectName(QStringLiteral("runLogs"));
   m_logs->setDocumentMode(true);
   m_logs->setUsesScrollButtons(true);
+  m_checkpointsPage = makeCheckpointsPage();
 
   auto* charts = new QSplitter(Qt::Horizontal, panel);
   charts->setObjectName(QStringLiteral("runCharts"));
@@ -481,9 +544,16 @@ void LaunchView::setPlan(std::shared_ptr<const PlanDocument> plan, const QString
   const int ranks = m_plan ? static_cast<int>(plan::worldDevices(m_plan->p()).size()) : 0;
   rebuildShares(ranks);
   updateButtons();
+  updateCheckpointButtons();
 }
 
 void LaunchView::rebuildShares(int ranks) {
+  // The shares stay while the rank count does (a plan of another cluster resets them to 1).
+  if (!m_shares.empty()) {
+    m_savedShares.clear();
+    for (QDoubleSpinBox* b : m_shares) m_savedShares.push_back(b->value());
+  }
+  const std::vector<double> keep = static_cast<int>(m_savedShares.size()) == ranks ? m_savedShares : std::vector<double>{};
   m_shares.clear();
   while (QLayoutItem* item = m_sharesGrid->takeAt(0)) {
     delete item->widget();
@@ -498,7 +568,7 @@ void LaunchView::rebuildShares(int ranks) {
     b->setRange(0.05, 1);
     b->setSingleStep(0.05);
     b->setDecimals(2);
-    b->setValue(1);
+    b->setValue(keep.empty() ? 1.0 : keep[static_cast<size_t>(r)]);
     b->setSuffix(tr(" CPU"));
     const plan::PlanDevice& d = devices[static_cast<size_t>(r)];
     b->setToolTip(tr("Rank %1 (%2 on %3) may use this share of one CPU core: 0.25 runs it about 4× slower")
@@ -510,8 +580,7 @@ void LaunchView::rebuildShares(int ranks) {
     m_shares.push_back(b);
   }
   m_sharesHint->setText(ranks == 0 ? tr("Plan first: one rank per device of the plan.")
-                                   : tr("%n rank(s) on this machine, one per device of the plan; 1 = a full core.", nullptr,
-                                        ranks));
+                                   : tr("%1 on this machine, one per device of the plan; 1 = a full core.").arg(ranksText(ranks)));
 }
 
 LaunchSettings LaunchView::settings() const {
@@ -567,12 +636,17 @@ void LaunchView::setSettings(const LaunchSettings& s) {
 }
 
 void LaunchView::updateButtons() {
-  const bool busy = m_job->busy();
+  const bool busy = this->busy();
   m_start->setEnabled(m_plan != nullptr && !busy);
+  m_check->setEnabled(m_plan != nullptr && !busy && !m_pending);
+  m_check->setToolTip(m_plan ? tr("Run the checks Start runs first, without starting: the model file and its hash, a "
+                                  "rank per device, the CPU shares, a free port, the worker, the data file against the "
+                                  "model's inputs, the checkpoint to resume, the checkpoint and export folders")
+                             : tr("Needs a plan"));
   m_start->setToolTip(!m_plan ? tr("Needs a plan: open a model and a cluster and plan (Plan ▸ Plan), or open a plan file")
                       : busy  ? tr("A run is going: stop it first")
                               : tr("Run the plan on this machine, one rank per device (Ctrl+F5)"));
-  m_stop->setEnabled(busy && !m_job->stopping());
+  m_stop->setEnabled(busy && !m_job->stopping() && !(m_pending && m_pending->cancelled));
   m_scripts->setEnabled(m_plan != nullptr);
   m_scripts->setToolTip(m_plan ? tr("Write the scripts that run this plan on a real cluster, with these worker options")
                                : tr("Needs a plan"));
@@ -592,82 +666,223 @@ void LaunchView::hideError() {
   if (m_errorBar) m_errorBar->hide();
 }
 
+QString LaunchView::findWorker() const {
+  try {
+    return QString::fromStdString(rt::resolveWorker(qEnvironmentVariable("HAP_WORKER").toStdString(),
+                                                    QCoreApplication::applicationFilePath().toStdString()));
+  } catch (const std::exception&) {
+    return {};  // the preflight's Worker check says what to do
+  }
+}
+
+QString LaunchView::modelPath() const {
+  if (!m_modelPath.isEmpty() || !m_plan) return m_modelPath;
+  return QString::fromStdString(m_plan->p().modelPath);
+}
+
+std::shared_ptr<const plan::Plan> LaunchView::writePlan(const QString& planPath, QString* error) const {
+  if (const std::string e = exportPlanFile(*m_plan, planPath.toStdString()); !e.empty()) {
+    *error = QString::fromStdString(e);
+    return nullptr;
+  }
+  try {
+    return std::make_shared<const plan::Plan>(plan::readPlan(planPath.toStdString()));
+  } catch (const std::exception& e) {
+    *error = tr("The plan file %1 cannot be read back: %2").arg(planPath, QString::fromUtf8(e.what()));
+    return nullptr;
+  }
+}
+
 bool LaunchView::start() {
-  if (m_job->busy()) return false;
+  if (busy()) return false;
   if (!m_plan) {
     showError(tr("There is no plan to run: open a model and a cluster and plan first (Plan ▸ Plan)"));
     return false;
   }
-  const std::shared_ptr<const PlanDocument> doc = m_plan;
-  const int ranks = static_cast<int>(plan::worldDevices(doc->p()).size());
+  m_preflightJob->wait();  // a Check going: its list is shown, then replaced by Start's
+  saveSettings();
+  const int ranks = static_cast<int>(plan::worldDevices(m_plan->p()).size());
   LaunchSettings s = settings();
   if (const QString why = validate(s, ranks); !why.isEmpty()) {
     showError(why);
     return false;
   }
-  // The worker first: nothing is written when there is none.
-  std::string worker;
-  try {
-    worker = rt::resolveWorker(qEnvironmentVariable("HAP_WORKER").toStdString(),
-                               QCoreApplication::applicationFilePath().toStdString());
-  } catch (const std::exception& e) {
-    showError(QString::fromUtf8(e.what()));
-    return false;
-  }
-  const QString modelPath = !m_modelPath.isEmpty() ? m_modelPath : QString::fromStdString(doc->p().modelPath);
+  const QString worker = findWorker();
+  s.modelPath = modelPath();
   QString error;
-  const QString folder = makeRunFolder(runsDirectory(), modelPath, QDateTime::currentDateTime(), &error);
+  const QString folder = makeRunFolder(runsDirectory(), s.modelPath, QDateTime::currentDateTime(), &error);
   if (folder.isEmpty()) {
     showError(error);
     return false;
   }
+  // The plan as the workers will read it: written into the run folder, then read back.
   const QString planPath = folder + QStringLiteral("/plan.json");
-  if (const std::string e = exportPlanFile(*doc, planPath.toStdString()); !e.empty()) {
-    showError(QString::fromStdString(e));
+  std::shared_ptr<const plan::Plan> plan = writePlan(planPath, &error);
+  if (!plan) {
+    QFile::remove(planPath);
+    QDir().rmdir(folder);
+    showError(error);
     return false;
   }
-  s.modelPath = modelPath;
   if (s.checkpointDir.isEmpty()) s.checkpointDir = folder + QStringLiteral("/checkpoints");
 
-  rt::LocalLaunchRequest r;
+  PendingLaunch p;
+  p.kind = PendingLaunch::Kind::Start;
+  p.plan = plan;
+  p.folder = folder;
+  p.checkpointDir = s.checkpointDir;
+  p.ranks = ranks;
+  rt::LocalLaunchRequest& r = p.request;
   r.planPath = planPath.toStdString();
-  r.worker = worker;
+  r.worker = worker.toStdString();
   r.workerArgs = toStdStrings(workerArguments(s));
   r.cpuShares = s.cpuShares;
   r.timeoutSeconds = s.timeoutSeconds;
   const QString store = m_storePath ? m_storePath() : QString();
-  m_dbPath = !store.isEmpty() ? store : QString::fromStdString(db::defaultPath());
-  r.dbPath = m_dbPath.toStdString();
+  r.dbPath = (!store.isEmpty() ? store : QString::fromStdString(db::defaultPath())).toStdString();
   r.label = !s.label.isEmpty() ? s.label.toStdString()
                                : QStringLiteral("%1 · %2 · hap-studio")
-                                     .arg(QFileInfo(modelPath).completeBaseName(), QString::fromStdString(doc->p().strategy))
+                                     .arg(QFileInfo(s.modelPath).completeBaseName(), QString::fromStdString(m_plan->p().strategy))
                                      .toStdString();
-
-  m_runFolder = folder;
-  m_outcome.clear();
-  hideError();
-  m_globalBatch = globalBatchSize(doc->p());
-  m_monitor->clear();
-  resetMonitor(ranks);
-  m_status->setText(tr("Starting %n rank(s)…", nullptr, ranks));
-  m_folder->setText(tr("Folder: %1").arg(QFileInfo(folder).fileName()));
-  m_folder->setToolTip(tr("The run's folder, with its plan.json and checkpoints:\n%1").arg(QDir::toNativeSeparators(folder)));
-  if (!m_job->start(doc->plan, r)) return false;
+  const rt::PreflightRequest request = preflightRequest(*plan, planPath, s, worker);
+  m_status->setText(tr("Checking before the start…"));
+  m_status->setStyleSheet(QString());
+  runPreflight(std::move(p), request);
   return true;
 }
 
+bool LaunchView::check() {
+  if (busy() || !m_plan || (m_pending && m_pending->kind == PendingLaunch::Kind::Check)) return false;
+  LaunchSettings s = settings();
+  s.modelPath = modelPath();
+  m_scratch = std::make_unique<QTemporaryDir>();
+  if (!m_scratch->isValid()) {
+    showError(tr("Cannot make a temporary folder for the plan file: %1").arg(m_scratch->errorString()));
+    return false;
+  }
+  const QString planPath = m_scratch->filePath(QStringLiteral("plan.json"));
+  QString error;
+  std::shared_ptr<const plan::Plan> plan = writePlan(planPath, &error);
+  if (!plan) {
+    showError(error);
+    return false;
+  }
+  // Where Start would put the checkpoints: a new folder in the runs folder.
+  if (s.checkpointDir.isEmpty())
+    s.checkpointDir = QDir(runsDirectory()).filePath(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-")) +
+                                                     QFileInfo(s.modelPath).completeBaseName() + QStringLiteral("/checkpoints"));
+  PendingLaunch p;
+  p.kind = PendingLaunch::Kind::Check;
+  p.plan = plan;
+  runPreflight(std::move(p), preflightRequest(*plan, planPath, s, findWorker()));
+  return true;
+}
+
+void LaunchView::runPreflight(PendingLaunch pending, const rt::PreflightRequest& request) {
+  hideError();
+  m_pending = std::move(pending);
+  if (!m_preflightJob->start(request)) {  // cannot happen: every caller waits for the last one
+    m_pending.reset();
+    return;
+  }
+  m_preflightToggle->setIcon(style()->standardIcon(QStyle::SP_BrowserReload));
+  m_preflightToggle->setText(tr("Checking…"));
+  syncBusy();
+}
+
+void LaunchView::onPreflightFinished(bool passed) {
+  if (!m_pending) return;
+  const std::vector<rt::PreflightCheck>& checks = m_preflightJob->checks();
+  // The list opens on a failure or a warning; when all is well it is one line.
+  bool notOk = false;
+  for (const rt::PreflightCheck& c : checks) notOk = notOk || c.status != rt::PreflightCheck::Status::Ok;
+  showChecks(checks, notOk);
+  if (m_pending->kind == PendingLaunch::Kind::Check) {
+    m_pending.reset();
+    m_scratch.reset();
+    syncBusy();
+    Q_EMIT preflightFinished(passed);
+    return;
+  }
+  // Passed: said before any process starts, while the dock is still busy (a receiver may Stop).
+  if (passed && !m_pending->cancelled) Q_EMIT preflightFinished(true);
+  PendingLaunch p = std::move(*m_pending);
+  m_pending.reset();
+  if (passed && !p.cancelled) {
+    launch(std::move(p));
+    return;
+  }
+  const bool isExport = p.kind == PendingLaunch::Kind::Export;
+  if (p.kind == PendingLaunch::Kind::Start) {
+    QFile::remove(p.folder + QStringLiteral("/plan.json"));
+    QDir().rmdir(p.folder);  // only when nothing else is in it
+  }
+  m_scratch.reset();
+  if (passed) {  // cancelled
+    m_status->setText(isExport ? tr("Export cancelled") : tr("Start cancelled: nothing was launched"));
+    m_status->setStyleSheet(QStringLiteral("color: #6b6b6b;"));
+  } else {
+    m_outcome = (isExport ? tr("Not exported: %1") : tr("Not started: %1")).arg(preflightFailures(checks));
+    showError(m_outcome);
+    m_status->setText(isExport ? tr("Not exported: a check failed") : tr("Not started: a check failed"));
+    m_status->setStyleSheet(QStringLiteral("color: #b01c1c;"));
+    if (isExport) m_checkpointsResult->setText(m_outcome);
+  }
+  syncBusy();
+  Q_EMIT preflightFinished(passed);
+  if (isExport) Q_EMIT exportFinished(false, p.exportPath);
+}
+
+void LaunchView::launch(PendingLaunch p) {
+  m_exporting = p.kind == PendingLaunch::Kind::Export;
+  m_dbPath = QString::fromStdString(p.request.dbPath);
+  m_outcome.clear();
+  hideError();
+  if (m_exporting) {
+    m_exportPath = p.exportPath;
+    m_status->setText(tr("Exporting %1…").arg(QFileInfo(p.checkpoint).fileName()));
+    m_status->setStyleSheet(QStringLiteral("color: #1d5a9e;"));
+    m_checkpointsResult->setText(tr("Exporting %1 to %2…").arg(QFileInfo(p.checkpoint).fileName(), QDir::toNativeSeparators(p.exportPath)));
+    m_checkpointsResult->setStyleSheet(QString());
+  } else {
+    m_runFolder = p.folder;
+    m_globalBatch = globalBatchSize(*p.plan);
+    m_monitor->clear();
+    resetMonitor(p.ranks);
+    m_status->setText(tr("Starting %1…").arg(ranksText(p.ranks)));
+    m_folder->setText(tr("Folder: %1").arg(QFileInfo(p.folder).fileName()));
+    m_folder->setToolTip(tr("The run's folder, with its plan.json and checkpoints:\n%1").arg(QDir::toNativeSeparators(p.folder)));
+    m_checkpointsResult->clear();
+    listCheckpoints(p.checkpointDir);
+  }
+  if (!m_job->start(p.plan, p.request)) {  // cannot happen: busy() was false
+    m_exporting = false;
+    syncBusy();
+  }
+}
+
 void LaunchView::stop() {
+  if (m_pending && m_pending->kind != PendingLaunch::Kind::Check) {
+    m_pending->cancelled = true;  // the preflight ends in a moment; nothing is launched
+    m_status->setText(tr("Cancelling the start…"));
+    updateButtons();
+    return;
+  }
   if (!m_job->busy()) return;
   m_job->stop();
-  m_status->setText(tr("Stopping every rank…"));
+  m_status->setText(m_exporting ? tr("Stopping the export…") : tr("Stopping every rank…"));
   updateButtons();
 }
 
-void LaunchView::stopAndWait() { m_job->stopAndWait(); }
+void LaunchView::stopAndWait() {
+  if (m_pending) m_pending->cancelled = true;
+  m_preflightJob->wait();
+  m_job->stopAndWait();
+}
 
 void LaunchView::resetMonitor(int ranks) {
   m_ranks = ranks;
-  m_status->setText(m_plan ? tr("Ready to run %n rank(s)", nullptr, ranks) : tr("No run yet"));
+  m_status->setText(m_plan ? tr("Ready to run %1").arg(ranksText(ranks)) : tr("No run yet"));
   m_status->setStyleSheet(QString());
   m_progress->setRange(0, 1);
   m_progress->setValue(0);
@@ -701,6 +916,8 @@ void LaunchView::resetMonitor(int ranks) {
     m_rankLogs.push_back(log);
     m_logs->addTab(log, tr("Rank %1").arg(r));
   }
+  m_logs->addTab(m_checkpointsPage, tr("Checkpoints"));
+  updateCheckpointButtons();
 }
 
 void LaunchView::rebuildCharts(int ranks) {
@@ -759,16 +976,27 @@ void LaunchView::rebuildCharts(int ranks) {
 }
 
 void LaunchView::onStarted(qint64 run, int port, int ranks, const QString& commandLine) {
+  if (m_exporting) {
+    // The shown run's charts stay; the export's lines follow in the logs.
+    m_allLog->appendPlainText(QStringLiteral("$ ") + commandLine);
+    m_allLog->appendPlainText(tr("Export run %1 recorded in %2; %4, rendezvous on 127.0.0.1:%3")
+                                  .arg(run)
+                                  .arg(m_dbPath)
+                                  .arg(port)
+                                  .arg(ranksText(ranks)));
+    return;
+  }
   if (ranks != m_ranks) resetMonitor(ranks);
-  m_status->setText(tr("<b>Run %1</b> · running · %n rank(s) on 127.0.0.1:%2", nullptr, ranks).arg(run).arg(port));
+  m_status->setText(tr("<b>Run %1</b> · running · %2 on 127.0.0.1:%3").arg(run).arg(ranksText(ranks)).arg(port));
   m_status->setStyleSheet(QStringLiteral("color: #1d5a9e;"));
   m_progress->setRange(0, 0);  // busy until the first step is recorded
   m_progress->setFormat(tr("Starting…"));
   m_allLog->appendPlainText(QStringLiteral("$ ") + commandLine);
-  m_allLog->appendPlainText(tr("Run %1 recorded in %2; %n rank(s), rendezvous on 127.0.0.1:%3", nullptr, ranks)
+  m_allLog->appendPlainText(tr("Run %1 recorded in %2; %4, rendezvous on 127.0.0.1:%3")
                                 .arg(run)
                                 .arg(m_dbPath)
-                                .arg(port));
+                                .arg(port)
+                                .arg(ranksText(ranks)));
   if (run != 0) m_monitor->follow(m_dbPath, run, m_globalBatch);
   Q_EMIT runStarted(run);
 }
@@ -778,20 +1006,51 @@ void LaunchView::onLines(const LaunchLines& lines) {
   QStringList all;
   std::vector<QStringList> perRank(m_rankLogs.size());
   all.reserve(lines.size());
+  QStringList checkpointsWritten;
   for (const LaunchLine& l : lines) {
     if (l.rank < 0) {
       all << l.text;
       continue;
     }
+    if (l.rank == 0 && !l.stderrLine && l.text.startsWith(QLatin1String("checkpoint: ")))
+      checkpointsWritten << l.text.mid(12).trimmed();
     all << QStringLiteral("[rank %1] %2").arg(l.rank).arg(l.text);
     if (static_cast<size_t>(l.rank) < perRank.size()) perRank[static_cast<size_t>(l.rank)] << l.text;
   }
   if (!all.isEmpty()) m_allLog->appendPlainText(all.join(QLatin1Char('\n')));
   for (size_t r = 0; r < perRank.size(); ++r)
     if (!perRank[r].isEmpty()) m_rankLogs[r]->appendPlainText(perRank[r].join(QLatin1Char('\n')));
+  if (!m_exporting)
+    for (const QString& file : checkpointsWritten) m_checkpoints->update(file);  // one header each, not a listing
 }
 
 void LaunchView::onFinished(const LaunchOutcome& o) {
+  if (m_exporting) {
+    m_exporting = false;
+    m_scratch.reset();
+    const QFileInfo written(m_exportPath);
+    const bool ok = o.succeeded() && written.isFile() && written.size() > 0;
+    m_allLog->appendPlainText(o.message);
+    if (ok) {
+      m_outcome = tr("Model written to %1 (%2)").arg(QDir::toNativeSeparators(m_exportPath), formatFileSize(written.size()));
+      m_status->setText(tr("<b>Exported</b> · %1").arg(QFileInfo(m_exportPath).fileName()));
+      m_status->setStyleSheet(QStringLiteral("color: #2e7d32;"));
+      m_checkpointsResult->setStyleSheet(QStringLiteral("color: #2e7d32;"));
+    } else {
+      m_outcome = o.succeeded() ? tr("The export ended without writing %1").arg(QDir::toNativeSeparators(m_exportPath))
+                                : tr("Export failed: %1").arg(o.message);
+      m_status->setText(tr("Export failed"));
+      m_status->setStyleSheet(QStringLiteral("color: #b01c1c;"));
+      m_checkpointsResult->setStyleSheet(QStringLiteral("color: #b01c1c;"));
+      showError(m_outcome);
+    }
+    m_checkpointsResult->setText(m_outcome);
+    m_checkpointsResult->setToolTip(m_outcome);
+    updateButtons();
+    updateCheckpointButtons();
+    Q_EMIT exportFinished(ok, m_exportPath);
+    return;
+  }
   m_monitor->refresh();  // the launcher has finished the run in the store: the last read
   m_monitor->stop();
   m_outcome = o.message;
@@ -836,6 +1095,7 @@ void LaunchView::onFinished(const LaunchOutcome& o) {
     m_progress->setValue(0);
     m_progress->setFormat(tr("No steps recorded"));
   }
+  listCheckpoints(m_checkpoints->folder());  // all of them again: the run is over
   updateButtons();
   Q_EMIT runFinished(o);
 }
@@ -921,26 +1181,400 @@ QPlainTextEdit* LaunchView::log(int rank) const {
   return static_cast<size_t>(rank) < m_rankLogs.size() ? m_rankLogs[static_cast<size_t>(rank)] : nullptr;
 }
 
-void LaunchView::showRecordedRun(const QString& storePath, qint64 run) {
-  if (m_job->busy()) return;
+bool LaunchView::showRecordedRun(const QString& storePath, qint64 run) {
+  if (busy()) {
+    showError(tr("A run is going: stop it before opening run %1").arg(run));
+    return false;
+  }
   m_outcome.clear();
   hideError();
   m_folder->clear();
+  m_folder->setToolTip(QString());
   int ranks = 0;
+  QString checkpoints;
   try {
     const db::Store store(storePath.toStdString(), db::Store::Mode::ReadOnly);
-    if (const std::optional<db::RunRecord> r = store.run(run)) {
-      ranks = r->ranks;
-      if (!r->exitReason.empty()) showError(tr("Run %1: %2").arg(run).arg(QString::fromStdString(r->exitReason)));
+    const std::optional<db::RunRecord> r = store.run(run);
+    if (!r) {
+      showError(tr("Run %1 is not in %2: choose a run the store lists (Profiles ▸ Runs)").arg(run).arg(storePath));
+      return false;
     }
+    ranks = r->ranks;
+    checkpoints = recordedCheckpointDir(r->settingsJson);
+    if (!r->exitReason.empty()) showError(tr("Run %1: %2").arg(run).arg(QString::fromStdString(r->exitReason)));
   } catch (const std::exception& e) {
     showError(QString::fromUtf8(e.what()));
-    return;
+    return false;
   }
   resetMonitor(ranks);
   m_status->clear();
   m_dbPath = storePath;
+  m_runFolder.clear();
+  m_checkpointsResult->clear();
+  listCheckpoints(checkpoints);
+  if (!checkpoints.isEmpty()) {
+    m_folder->setText(tr("Checkpoints: %1").arg(QDir::toNativeSeparators(checkpoints)));
+    m_folder->setToolTip(m_folder->text());
+  }
+  m_allLog->appendPlainText(tr("Run %1 of %2, opened from the store: its steps are recorded, its workers' output is not.")
+                                .arg(run)
+                                .arg(storePath));
   m_monitor->follow(storePath, run);
+  return true;
+}
+
+// ---- Checkpoints ----
+
+QWidget* LaunchView::makeCheckpointsPage() {
+  auto* page = new QWidget(this);
+  page->setObjectName(QStringLiteral("checkpointsPage"));
+  auto* column = new QVBoxLayout(page);
+  column->setContentsMargins(4, 4, 4, 4);
+  column->setSpacing(4);
+  m_checkpointsMessage = new QLabel(page);
+  m_checkpointsMessage->setObjectName(QStringLiteral("checkpointsMessage"));
+  m_checkpointsMessage->setWordWrap(true);
+  m_checkpointsMessage->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_checkpointsMessage->setStyleSheet(QStringLiteral("color: gray;"));
+  m_checkpointsMessage->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  column->addWidget(m_checkpointsMessage);
+
+  m_checkpointsTable = new QTableView(page);
+  m_checkpointsTable->setObjectName(QStringLiteral("checkpointsTable"));
+  m_checkpointsTable->setModel(m_checkpoints);
+  m_checkpointsTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_checkpointsTable->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_checkpointsTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_checkpointsTable->verticalHeader()->hide();
+  m_checkpointsTable->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+  m_checkpointsTable->horizontalHeader()->setStretchLastSection(true);
+  m_checkpointsTable->setAlternatingRowColors(true);
+  m_checkpointsTable->setWordWrap(false);
+  column->addWidget(m_checkpointsTable, 1);
+
+  m_resumeButton = new QPushButton(tr("Resume From"), page);
+  m_resumeButton->setObjectName(QStringLiteral("resumeFrom"));
+  m_resumeButton->setToolTip(tr("Put the selected checkpoint in the form (Resume from), with its optimizer and the steps "
+                                "that take the run to its last step; Start continues from there"));
+  m_exportButton = new QPushButton(tr("Export Model…"), page);
+  m_exportButton->setObjectName(QStringLiteral("exportModel"));
+  m_exportButton->setToolTip(tr("Write the model of the selected checkpoint as a TorchScript file: the plan's ranks "
+                                "load it and export it without a training step"));
+  m_openFolderButton = new QPushButton(style()->standardIcon(QStyle::SP_DirOpenIcon), tr("Open Folder"), page);
+  m_openFolderButton->setObjectName(QStringLiteral("openCheckpointFolder"));
+  m_openFolderButton->setToolTip(tr("Show the checkpoint folder in the file manager"));
+  auto* buttons = new QHBoxLayout;
+  buttons->setSpacing(4);
+  buttons->addWidget(m_resumeButton);
+  buttons->addWidget(m_exportButton);
+  buttons->addStretch(1);
+  buttons->addWidget(m_openFolderButton);
+  column->addLayout(buttons);
+  m_checkpointsResult = new QLabel(page);
+  m_checkpointsResult->setObjectName(QStringLiteral("checkpointsResult"));
+  m_checkpointsResult->setWordWrap(true);
+  m_checkpointsResult->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_checkpointsResult->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  column->addWidget(m_checkpointsResult);
+
+  connect(m_checkpointsTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          &LaunchView::updateCheckpointButtons);
+  connect(m_checkpointsTable, &QTableView::doubleClicked, this, [this](const QModelIndex& index) { resumeFrom(index.row()); });
+  connect(m_resumeButton, &QPushButton::clicked, this, [this] { resumeFrom(m_checkpointsTable->currentIndex().row()); });
+  connect(m_exportButton, &QPushButton::clicked, this, &LaunchView::exportModelDialog);
+  connect(m_openFolderButton, &QPushButton::clicked, this, [this] {
+    if (!checkpointFolder().isEmpty()) QDesktopServices::openUrl(QUrl::fromLocalFile(checkpointFolder()));
+  });
+  return page;
+}
+
+QString LaunchView::checkpointFolder() const { return m_checkpoints->folder(); }
+
+void LaunchView::listCheckpoints(const QString& dir) {
+  // The selected checkpoint stays selected when the same folder is listed again; else the newest
+  // (the one a user resumes from or exports most often).
+  const int64_t selected = dir == m_checkpoints->folder() ? m_checkpoints->step(m_checkpointsTable->currentIndex().row()) : -1;
+  m_checkpoints->setFolder(dir);
+  const int row = m_checkpoints->rowOfStep(selected);
+  if (row >= 0) m_checkpointsTable->selectRow(row);
+  else if (m_checkpoints->rowCount() > 0) m_checkpointsTable->selectRow(m_checkpoints->rowCount() - 1);
+  m_checkpointsTable->resizeColumnsToContents();
+  for (int c = 0; c + 1 < m_checkpoints->columnCount(); ++c)
+    m_checkpointsTable->setColumnWidth(c, m_checkpointsTable->columnWidth(c) + 12);
+  updateCheckpointButtons();
+}
+
+void LaunchView::updateCheckpointButtons() {
+  if (!m_checkpointsTable) return;
+  const int n = m_checkpoints->rowCount();
+  const QString dir = m_checkpoints->folder();
+  if (dir.isEmpty())
+    m_checkpointsMessage->setText(tr("No checkpoint folder: a run started here writes its checkpoints into its run "
+                                     "folder; a recorded run shows them when it was given --checkpoint-dir."));
+  else if (!m_checkpoints->error().isEmpty())
+    m_checkpointsMessage->setText(m_checkpoints->error());
+  else if (n == 0)
+    m_checkpointsMessage->setText(tr("No checkpoint in %1 yet: the run writes one every “Interval” steps and at the end.")
+                                      .arg(QDir::toNativeSeparators(dir)));
+  else
+    m_checkpointsMessage->setText(n == 1 ? tr("1 checkpoint in %1").arg(QDir::toNativeSeparators(dir))
+                                         : tr("%1 checkpoints in %2").arg(n).arg(QDir::toNativeSeparators(dir)));
+  m_checkpointsMessage->setToolTip(m_checkpointsMessage->text());
+  const int tab = m_logs->indexOf(m_checkpointsPage);
+  if (tab >= 0) m_logs->setTabText(tab, n > 0 ? tr("Checkpoints (%1)").arg(n) : tr("Checkpoints"));
+
+  const rt::CheckpointInfo* c = m_checkpoints->info(m_checkpointsTable->currentIndex().row());
+  const bool usable = c && c->error.empty();
+  const bool busy = this->busy();
+  m_resumeButton->setEnabled(usable && !busy);
+  m_exportButton->setEnabled(usable && !busy && m_plan != nullptr);
+  m_exportButton->setToolTip(m_plan ? tr("Write the model of the selected checkpoint as a TorchScript file: the plan's "
+                                         "ranks load it and export it without a training step")
+                                    : tr("Needs the plan: show a plan of this model (its ranks load the checkpoint)"));
+  m_openFolderButton->setEnabled(!dir.isEmpty() && QFileInfo(dir).isDir());
+}
+
+bool LaunchView::resumeFrom(int row) {
+  const rt::CheckpointInfo* c = m_checkpoints->info(row);
+  if (!c || busy()) return false;
+  if (!c->error.empty()) {
+    showError(QString::fromStdString(c->error));
+    return false;
+  }
+  m_resume->setText(QString::fromStdString(c->path));
+  const int o = m_optimizer->findData(QString::fromStdString(c->optimizer));
+  if (o >= 0) m_optimizer->setCurrentIndex(o);
+  // The run that wrote it was going to reach the monitor's last step (or at least its last checkpoint).
+  const int64_t last = std::max<int64_t>(m_monitor->lastStep(), m_checkpoints->lastStep());
+  const ResumeSteps rs = resumeSteps(c->step, last, m_warmup->value(), m_steps->value());
+  m_warmup->setValue(static_cast<int>(rs.warmup));
+  m_steps->setValue(static_cast<int>(rs.steps));
+  m_checkpointsResult->setStyleSheet(QString());
+  m_checkpointsResult->setText(tr("Resume from step-%1.pt: Start continues with step %2 to step %3 (%4).")
+                                   .arg(c->step)
+                                   .arg(c->step + 1)
+                                   .arg(c->step + rs.warmup + rs.steps)
+                                   .arg(QString::fromStdString(c->optimizer)));
+  m_checkpointsResult->setToolTip(m_checkpointsResult->text());
+  return true;
+}
+
+void LaunchView::exportModelDialog() {
+  const QString checkpoint = m_checkpoints->path(m_checkpointsTable->currentIndex().row());
+  if (checkpoint.isEmpty()) return;
+  const QFileInfo ckpt(checkpoint);
+  const QString proposal = QDir(ckpt.dir()).filePath(QFileInfo(modelPath()).completeBaseName() + QStringLiteral("-") +
+                                                     ckpt.completeBaseName() + QStringLiteral(".pt"));
+  QString path = QFileDialog::getSaveFileName(this, tr("Export Trained Model"), proposal, tr("TorchScript models (*.pt)"));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".pt");
+  exportModel(checkpoint, path);
+}
+
+bool LaunchView::exportModel(const QString& checkpoint, const QString& path) {
+  if (busy()) return false;
+  if (!m_plan) {
+    showError(tr("Export needs a plan of the checkpoint's model: its ranks load the checkpoint. Open or make the plan first"));
+    return false;
+  }
+  m_preflightJob->wait();
+  m_scratch = std::make_unique<QTemporaryDir>();
+  if (!m_scratch->isValid()) {
+    showError(tr("Cannot make a temporary folder for the plan file: %1").arg(m_scratch->errorString()));
+    return false;
+  }
+  const QString planPath = m_scratch->filePath(QStringLiteral("plan.json"));
+  QString error;
+  std::shared_ptr<const plan::Plan> plan = writePlan(planPath, &error);
+  if (!plan) {
+    showError(error);
+    return false;
+  }
+  // No step: load the checkpoint, write the model. The checkpoint's optimizer (a resume must match it).
+  LaunchSettings s = settings();
+  s.modelPath = modelPath();
+  s.steps = 0;
+  s.warmup = 0;
+  s.data = LaunchSettings::Data::Synthetic;
+  s.dataPath.clear();
+  s.checkpointDir.clear();
+  s.checkpointEvery = 0;
+  s.resumePath = checkpoint;
+  s.exportPath = path;
+  s.cpuShares.clear();
+  const rt::CheckpointInfo info = rt::readCheckpointInfo(checkpoint.toStdString());
+  if (info.error.empty()) {
+    if (info.optimizer == "adam") s.optimizer = LaunchSettings::Optimizer::Adam;
+    else if (info.optimizer == "adamw") s.optimizer = LaunchSettings::Optimizer::AdamW;
+    else if (info.optimizer == "sgd") s.optimizer = LaunchSettings::Optimizer::Sgd;
+  }
+  PendingLaunch p;
+  p.kind = PendingLaunch::Kind::Export;
+  p.plan = plan;
+  p.checkpoint = checkpoint;
+  p.exportPath = path;
+  p.ranks = static_cast<int>(plan::worldDevices(*plan).size());
+  const QString worker = findWorker();
+  rt::LocalLaunchRequest& r = p.request;
+  r.planPath = planPath.toStdString();
+  r.worker = worker.toStdString();
+  r.workerArgs = toStdStrings(workerArguments(s));
+  r.timeoutSeconds = s.timeoutSeconds;
+  const QString store = m_storePath ? m_storePath() : QString();
+  r.dbPath = (!store.isEmpty() ? store : QString::fromStdString(db::defaultPath())).toStdString();
+  r.label = QStringLiteral("%1 · export of %2 · hap-studio")
+                .arg(QFileInfo(s.modelPath).completeBaseName(), QFileInfo(checkpoint).fileName())
+                .toStdString();
+  m_status->setText(tr("Checking before the export…"));
+  m_status->setStyleSheet(QString());
+  m_checkpointsResult->setText(tr("Checking before the export…"));
+  runPreflight(std::move(p), preflightRequest(*plan, planPath, s, worker));
+  return true;
+}
+
+// ---- Preflight list ----
+
+void LaunchView::showChecks(const std::vector<rt::PreflightCheck>& checks, bool open) {
+  bool failed = false, warned = false;
+  for (const rt::PreflightCheck& c : checks) {
+    failed = failed || c.status == rt::PreflightCheck::Status::Failed;
+    warned = warned || c.status == rt::PreflightCheck::Status::Warning;
+  }
+  const QString summary = checks.empty() ? tr("Not checked yet: Start checks first") : hap::studio::preflightSummary(checks);
+  // ▸ closed, ▾ open (as a tree's branch).
+  m_preflightToggle->setText(checks.empty() ? summary : summary + (open ? QStringLiteral("  ▾") : QStringLiteral("  ▸")));
+  m_preflightToggle->setToolTip(checks.empty() ? tr("Check runs the checks now; Start runs them before any process starts")
+                                               : tr("%1 — click to %2 the list").arg(summary, open ? tr("close") : tr("open")));
+  m_preflightToggle->setIcon(style()->standardIcon(checks.empty() ? QStyle::SP_MessageBoxQuestion
+                                                   : failed        ? QStyle::SP_MessageBoxCritical
+                                                   : warned        ? QStyle::SP_MessageBoxWarning
+                                                                   : QStyle::SP_DialogApplyButton));
+  m_preflightToggle->setEnabled(!checks.empty());
+  QPalette pal = m_preflightToggle->palette();
+  pal.setColor(QPalette::ButtonText, failed ? QColor(0xb0, 0x1c, 0x1c) : palette().color(QPalette::ButtonText));
+  m_preflightToggle->setPalette(pal);
+
+  // One row per check: its icon, then "Title: message", wrapped and selectable.
+  auto* rows = new QWidget;
+  rows->setObjectName(QStringLiteral("preflightRows"));
+  auto* grid = new QGridLayout(rows);
+  grid->setContentsMargins(4, 4, 4, 4);
+  grid->setHorizontalSpacing(6);
+  grid->setVerticalSpacing(3);
+  const int icon = style()->pixelMetric(QStyle::PM_SmallIconSize);
+  for (size_t k = 0; k < checks.size(); ++k) {
+    const rt::PreflightCheck& c = checks[k];
+    const auto pixmap = c.status == rt::PreflightCheck::Status::Failed    ? QStyle::SP_MessageBoxCritical
+                        : c.status == rt::PreflightCheck::Status::Warning ? QStyle::SP_MessageBoxWarning
+                                                                           : QStyle::SP_DialogApplyButton;
+    auto* mark = new QLabel(rows);
+    mark->setPixmap(style()->standardIcon(pixmap).pixmap(icon, icon));
+    mark->setAlignment(Qt::AlignHCenter | Qt::AlignTop);
+    mark->setToolTip(c.status == rt::PreflightCheck::Status::Failed    ? tr("failed")
+                     : c.status == rt::PreflightCheck::Status::Warning ? tr("warning")
+                                                                        : tr("ok"));
+    auto* text = new QLabel(rows);
+    text->setObjectName(QStringLiteral("preflight.%1").arg(QString::fromStdString(c.what)));
+    text->setTextFormat(Qt::RichText);
+    text->setWordWrap(true);
+    text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    const QString colour = c.status == rt::PreflightCheck::Status::Failed ? QStringLiteral(" style=\"color:#b01c1c\"") : QString();
+    text->setText(QStringLiteral("<b%1>%2</b>&nbsp;&nbsp;%3")
+                      .arg(colour, QString::fromStdString(c.what).toHtmlEscaped(),
+                           QString::fromStdString(c.message).toHtmlEscaped()));
+    grid->addWidget(mark, static_cast<int>(k), 0, Qt::AlignTop);
+    grid->addWidget(text, static_cast<int>(k), 1);
+  }
+  grid->setColumnStretch(1, 1);
+  grid->setRowStretch(static_cast<int>(checks.size()), 1);
+  delete m_preflightList->takeWidget();
+  m_preflightList->setWidget(rows);
+  m_preflightRows = rows;
+  {
+    const QSignalBlocker block(m_preflightToggle);
+    m_preflightToggle->setChecked(open && !checks.empty());
+  }
+  setPreflightOpen(open && !checks.empty());
+  // The first failed check in view (the list may scroll).
+  for (size_t k = 0; k < checks.size(); ++k)
+    if (checks[k].status == rt::PreflightCheck::Status::Failed) {
+      QWidget* row = grid->itemAtPosition(static_cast<int>(k), 1)->widget();
+      QTimer::singleShot(0, m_preflightList, [list = m_preflightList, row = QPointer<QWidget>(row)] {
+        if (row) list->ensureWidgetVisible(row, 0, 4);
+      });
+      break;
+    }
+}
+
+void LaunchView::setPreflightOpen(bool open) {
+  m_preflightList->setVisible(open);
+  const std::vector<rt::PreflightCheck>& checks = m_preflightJob->checks();
+  if (checks.empty()) return;
+  const QString summary = hap::studio::preflightSummary(checks);
+  m_preflightToggle->setText(summary + (open ? QStringLiteral("  ▾") : QStringLiteral("  ▸")));
+  m_preflightToggle->setToolTip(tr("%1 — click to %2 the list").arg(summary, open ? tr("close") : tr("open")));
+}
+
+// ---- Settings ----
+
+void LaunchView::saveSettings() const {
+  const LaunchSettings s = settings();
+  QSettings q;
+  q.beginGroup(QStringLiteral("launch"));
+  q.setValue(QStringLiteral("steps"), static_cast<qlonglong>(s.steps));
+  q.setValue(QStringLiteral("warmup"), static_cast<qlonglong>(s.warmup));
+  q.setValue(QStringLiteral("seed"), static_cast<qulonglong>(s.seed));
+  q.setValue(QStringLiteral("threads"), s.threads);
+  q.setValue(QStringLiteral("timeout"), s.timeoutSeconds);
+  q.setValue(QStringLiteral("label"), s.label);
+  q.setValue(QStringLiteral("data"), dataName(s.data));
+  q.setValue(QStringLiteral("dataPath"), s.dataPath);
+  q.setValue(QStringLiteral("tokenDtype"), s.tokenDtype);
+  q.setValue(QStringLiteral("optimizer"), optimizerName(s.optimizer));
+  q.setValue(QStringLiteral("lr"), m_lr->text().trimmed());
+  q.setValue(QStringLiteral("momentum"), s.momentum);
+  q.setValue(QStringLiteral("weightDecay"), m_weightDecay->text().trimmed());
+  q.setValue(QStringLiteral("clipNorm"), s.clipNorm);
+  q.setValue(QStringLiteral("checkpointDir"), s.checkpointDir);
+  q.setValue(QStringLiteral("checkpointEvery"), static_cast<qlonglong>(s.checkpointEvery));
+  QVariantList shares;
+  for (double v : s.cpuShares.empty() ? m_savedShares : s.cpuShares) shares << v;
+  q.setValue(QStringLiteral("cpuShares"), shares);
+  q.endGroup();
+}
+
+void LaunchView::restoreSettings() {
+  QSettings q;
+  q.beginGroup(QStringLiteral("launch"));
+  if (q.childKeys().isEmpty()) return;  // the form's defaults (the worker's)
+  LaunchSettings s = settings();
+  s.steps = q.value(QStringLiteral("steps"), static_cast<qlonglong>(s.steps)).toLongLong();
+  s.warmup = q.value(QStringLiteral("warmup"), static_cast<qlonglong>(s.warmup)).toLongLong();
+  s.seed = q.value(QStringLiteral("seed"), static_cast<qulonglong>(s.seed)).toULongLong();
+  s.threads = q.value(QStringLiteral("threads"), s.threads).toInt();
+  s.timeoutSeconds = q.value(QStringLiteral("timeout"), s.timeoutSeconds).toDouble();
+  s.label = q.value(QStringLiteral("label"), s.label).toString();
+  const QString data = q.value(QStringLiteral("data")).toString();
+  for (auto d : {LaunchSettings::Data::Synthetic, LaunchSettings::Data::Tokens, LaunchSettings::Data::Cifar})
+    if (dataName(d) == data) s.data = d;
+  s.dataPath = q.value(QStringLiteral("dataPath"), s.dataPath).toString();
+  s.tokenDtype = q.value(QStringLiteral("tokenDtype"), s.tokenDtype).toString();
+  const QString optimizer = q.value(QStringLiteral("optimizer")).toString();
+  for (auto o : {LaunchSettings::Optimizer::Sgd, LaunchSettings::Optimizer::Adam, LaunchSettings::Optimizer::AdamW})
+    if (optimizerName(o) == optimizer) s.optimizer = o;
+  s.momentum = q.value(QStringLiteral("momentum"), s.momentum).toDouble();
+  s.clipNorm = q.value(QStringLiteral("clipNorm"), s.clipNorm).toDouble();
+  s.checkpointDir = q.value(QStringLiteral("checkpointDir"), s.checkpointDir).toString();
+  s.checkpointEvery = q.value(QStringLiteral("checkpointEvery"), static_cast<qlonglong>(s.checkpointEvery)).toLongLong();
+  s.resumePath.clear();
+  s.exportPath.clear();
+  setSettings(s);
+  // The numbers as typed (a learning rate of "3e-4" stays so), even when they do not parse.
+  if (q.contains(QStringLiteral("lr"))) m_lr->setText(q.value(QStringLiteral("lr")).toString());
+  if (q.contains(QStringLiteral("weightDecay"))) m_weightDecay->setText(q.value(QStringLiteral("weightDecay")).toString());
+  m_savedShares.clear();
+  for (const QVariant& v : q.value(QStringLiteral("cpuShares")).toList()) m_savedShares.push_back(v.toDouble());
+  q.endGroup();
 }
 
 QString LaunchView::writeLaunchScripts(int kind, const QString& dir, bool force) {

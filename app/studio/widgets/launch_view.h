@@ -3,16 +3,36 @@
 // store (RunMonitor); or writes launch scripts for a real cluster with the same worker options.
 //
 // Left: the worker's options (LaunchSettings) with a CPU share per rank (to emulate a slower
-// device), a place for the preflight check list ("preflightArea"), Start, Stop and Write Launch
-// Scripts. Right: the run's status, progress toward the last step with the time left, throughput,
-// mean step time and loss; charts of loss, step time and CPU time per step (per rank); every
-// rank's log in its own tab beside "All". A failed rank is said in the error bar with its rank and
-// error, and its tab is marked.
+// device), the preflight check list ("preflightArea": one line "All 9 checks passed" that opens
+// into a row per check, and Check), Start, Stop and Write Launch Scripts. Right: the run's
+// status, progress toward the last step with the time left, throughput, mean step time and loss;
+// charts of loss, step time and CPU time per step (per rank); every rank's log in its own tab
+// beside "All", and the run's checkpoints in the last tab ("Checkpoints": Resume From, Export
+// Model…, Open Folder). A failed rank is said in the error bar with its rank and error, and its
+// tab is marked.
 //
-// Each launch gets a run folder (launch_settings.h: runsDirectory/makeRunFolder) holding the plan
-// as Plan ▸ Plan File… writes it (plan.json) and, unless another folder is given, the
-// checkpoints; the run is recorded in the store (the Profiles dock's, else db::defaultPath()).
-// The worker is $HAP_WORKER when set, else the build's or installed hap-worker (rt::resolveWorker).
+// Start (issue 20, item 1): validates the form, makes the run folder (launch_settings.h:
+// runsDirectory/makeRunFolder), writes the plan there as Plan ▸ Plan File… does (plan.json) and
+// reads it back: that plan, the file the workers run, is what the preflight checks (PreflightJob,
+// off the GUI thread) and what the launch runs. A failed check refuses the start: the list opens
+// on it, the error bar says which, the run folder is removed again, nothing is recorded and no
+// process starts (warnings do not block). Check runs the same preflight against a copy of the
+// plan in a temporary folder. busy() holds from Start's preflight until every rank is reaped.
+//
+// The run is recorded in the store (the Profiles dock's, else db::defaultPath()); its
+// checkpoints go to the form's folder, else <run folder>/checkpoints. The worker is $HAP_WORKER
+// when set, else the build's or installed hap-worker (rt::resolveWorker).
+//
+// Checkpoints (issue 20, item 5): the shown run's checkpoint folder listed (CheckpointsModel),
+// again when a "checkpoint:" line arrives and when the run ends. Resume From puts the selected
+// checkpoint in the form (with its optimizer, and the steps that take the run to the last step it
+// was going to reach). Export Model… asks for a .pt file and runs the plan's ranks with
+// --resume CKPT --steps 0 --warmup 0 --export FILE through the same launcher (preflight first;
+// recorded with its own label), then says where the model was written (exportFinished).
+//
+// The form persists in QSettings (group "launch"; not Resume and Export, which are for one run)
+// and is restored when the view is made; the CPU shares are kept while the plan's rank count
+// stays and reset to 1 when it changes.
 #pragma once
 
 #include <QFrame>
@@ -20,11 +40,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "app/studio/core/checkpoints_model.h"
 #include "app/studio/core/launch_job.h"
 #include "app/studio/core/launch_settings.h"
 #include "app/studio/core/plan_document.h"
+#include "app/studio/core/preflight_job.h"
 #include "app/studio/core/run_monitor.h"
 
 class QBoxLayout;
@@ -40,8 +63,11 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QScrollArea;
 class QSplitter;
 class QTabWidget;
+class QTableView;
+class QTemporaryDir;
 class QToolButton;
 class QValueAxis;
 
@@ -66,15 +92,36 @@ class LaunchView : public QWidget {
   LaunchSettings settings() const;
   void setSettings(const LaunchSettings& s);
 
-  // Start: validates the form, makes the run folder, writes the plan, launches. False (and the
-  // reason shown) when it cannot start; the launch's own failures come as runFinished.
+  // Start: validates the form, makes the run folder, writes the plan, runs the preflight, and
+  // launches when no check failed. False (and the reason shown) when it cannot even begin;
+  // otherwise preflightFinished(passed) follows, then (passed) runStarted and runFinished.
   bool start();
+  // Stops a run (or cancels a start whose preflight is going: nothing is launched).
   void stop();
   // Stops a run and waits until every rank is reaped (closing the window).
   void stopAndWait();
-  bool busy() const { return m_job->busy(); }
-  // Shows the metrics of run `run` recorded in the store at `storePath` (a finished run, later).
-  void showRecordedRun(const QString& storePath, qint64 run);
+  bool busy() const;
+  // Check: the preflight of the form as Start would launch it, shown in the list (false when
+  // busy or without a plan). preflightFinished follows.
+  bool check();
+  const std::vector<rt::PreflightCheck>& preflightChecks() const { return m_preflightJob->checks(); }
+  // Shows the metrics of run `run` recorded in the store at `storePath` (a finished run, later),
+  // and the checkpoints of its folder when its settings name a --checkpoint-dir. False (and why
+  // shown) while a run is going or when the store cannot be read.
+  bool showRecordedRun(const QString& storePath, qint64 run);
+
+  // Checkpoints: the shown run's checkpoint folder ("" when none).
+  QString checkpointFolder() const;
+  // Resume From: the checkpoint of `row` of checkpointsModel() into the form (see above).
+  bool resumeFrom(int row);
+  // Export: writes the model of `checkpoint` to `path` (a .pt file) with the plan's ranks. False
+  // (and why shown) when it cannot begin; else exportFinished follows (not runStarted or
+  // runFinished: it is no training run, and the shown run's charts stay).
+  bool exportModel(const QString& checkpoint, const QString& path);
+
+  // The form in QSettings (group "launch"), and back (done when the view is made).
+  void saveSettings() const;
+  void restoreSettings();
   // Writes launch scripts of `kind` (rt::ScriptKind) into `dir` with the form's worker options;
   // "" on success, else why not. `force`: write into a folder that is not empty.
   QString writeLaunchScripts(int kind, const QString& dir, bool force);
@@ -85,6 +132,22 @@ class LaunchView : public QWidget {
 
   // For tests, screenshots and the main window.
   QWidget* preflightArea() const { return m_preflight; }
+  QToolButton* preflightSummary() const { return m_preflightToggle; }  // checked: the list is open
+  QScrollArea* preflightList() const { return m_preflightList; }
+  QPushButton* checkButton() const { return m_check; }
+  PreflightJob* preflightJob() const { return m_preflightJob; }
+  QLineEdit* checkpointDirEdit() const { return m_checkpointDir; }
+  QSpinBox* checkpointEveryBox() const { return m_checkpointEvery; }
+  QLineEdit* resumeEdit() const { return m_resume; }
+  QLineEdit* exportEdit() const { return m_export; }
+  QComboBox* optimizerBox() const { return m_optimizer; }
+  QWidget* checkpointsPage() const { return m_checkpointsPage; }
+  CheckpointsModel* checkpointsModel() const { return m_checkpoints; }
+  QTableView* checkpointsTable() const { return m_checkpointsTable; }
+  QPushButton* resumeButton() const { return m_resumeButton; }
+  QPushButton* exportButton() const { return m_exportButton; }
+  QPushButton* openFolderButton() const { return m_openFolderButton; }
+  QLabel* checkpointsMessage() const { return m_checkpointsMessage; }
   QPushButton* startButton() const { return m_start; }
   QPushButton* stopButton() const { return m_stop; }
   QToolButton* scriptsButton() const { return m_scripts; }
@@ -113,8 +176,13 @@ class LaunchView : public QWidget {
 
  Q_SIGNALS:
   void busyChanged(bool busy);
+  // A preflight ended (Check, Start's or Export's), once per preflight. When Start's or Export's
+  // passed, it comes before any process starts, while busy() still holds (a receiver may Stop).
+  void preflightFinished(bool passed);
   void runStarted(qint64 run);
   void runFinished(const hap::studio::LaunchOutcome& outcome);
+  // Export Model ended: `path` written (ok), or not (why in the error bar and outcomeMessage()).
+  void exportFinished(bool ok, const QString& path);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -133,6 +201,31 @@ class LaunchView : public QWidget {
   void showError(const QString& message);
   void hideError();
   void chooseScripts(int kind);
+  QWidget* makeCheckpointsPage();
+  // A launch waiting for its preflight: the plan read back from the file the workers run.
+  struct PendingLaunch {
+    enum class Kind { Check, Start, Export } kind = Kind::Check;
+    std::shared_ptr<const plan::Plan> plan;
+    rt::LocalLaunchRequest request;
+    QString folder;          // Start: the run folder (removed when the start is refused)
+    QString checkpointDir;   // Start: the run's checkpoint folder
+    QString checkpoint, exportPath;  // Export
+    int ranks = 0;
+    bool cancelled = false;  // Stop came first: nothing is launched
+  };
+  // Writes the shown plan to `planPath` and reads it back (nullptr and `error` set when it cannot).
+  std::shared_ptr<const plan::Plan> writePlan(const QString& planPath, QString* error) const;
+  QString findWorker() const;  // "" when there is none (the preflight's Worker check says so)
+  QString modelPath() const;
+  void runPreflight(PendingLaunch pending, const rt::PreflightRequest& request);
+  void onPreflightFinished(bool passed);
+  void launch(PendingLaunch p);
+  void showChecks(const std::vector<rt::PreflightCheck>& checks, bool open);
+  void setPreflightOpen(bool open);
+  void syncBusy();
+  void exportModelDialog();
+  void updateCheckpointButtons();
+  void listCheckpoints(const QString& dir);
 
   std::shared_ptr<const PlanDocument> m_plan;
   QString m_modelPath;
@@ -169,6 +262,17 @@ class LaunchView : public QWidget {
   QLabel* m_sharesHint = nullptr;
   std::vector<QDoubleSpinBox*> m_shares;
   QFrame* m_preflight = nullptr;
+  QToolButton* m_preflightToggle = nullptr;
+  QPushButton* m_check = nullptr;
+  QScrollArea* m_preflightList = nullptr;
+  QWidget* m_preflightRows = nullptr;
+  PreflightJob* m_preflightJob = nullptr;
+  std::optional<PendingLaunch> m_pending;
+  std::unique_ptr<QTemporaryDir> m_scratch;  // Check's and Export's plan file
+  bool m_exporting = false;  // the launch going is an export
+  QString m_exportPath;
+  bool m_lastBusy = false;
+  std::vector<double> m_savedShares;  // restored from the settings; applied to a plan of that many ranks
   QPushButton* m_start = nullptr;
   QPushButton* m_stop = nullptr;
   QToolButton* m_scripts = nullptr;
@@ -200,6 +304,16 @@ class LaunchView : public QWidget {
   QTabWidget* m_logs = nullptr;
   std::vector<QPlainTextEdit*> m_rankLogs;
   QPlainTextEdit* m_allLog = nullptr;
+
+  // Checkpoints.
+  CheckpointsModel* m_checkpoints = nullptr;
+  QWidget* m_checkpointsPage = nullptr;
+  QTableView* m_checkpointsTable = nullptr;
+  QPushButton* m_resumeButton = nullptr;
+  QPushButton* m_exportButton = nullptr;
+  QPushButton* m_openFolderButton = nullptr;
+  QLabel* m_checkpointsMessage = nullptr;
+  QLabel* m_checkpointsResult = nullptr;
 };
 
 }  // namespace hap::studio

@@ -16,6 +16,7 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QToolButton>
@@ -239,8 +240,16 @@ void MainWindow::createDocks() {
     plans->setCurrentIndex(m_history->index(last, 0));
     for (int c = 0; c < m_history->columnCount(); ++c) plans->resizeColumnToContents(c);
   });
+  // The options scroll rather than hold the window at their full height (a laptop's screen).
+  auto* planScroll = new QScrollArea(this);
+  planScroll->setObjectName(QStringLiteral("planOptionsScroll"));
+  planScroll->setWidget(m_planPanel);
+  planScroll->setWidgetResizable(true);
+  planScroll->setFrameShape(QFrame::NoFrame);
+  planScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  planScroll->setMinimumWidth(m_planPanel->minimumSizeHint().width());
   auto* planSplit = new QSplitter(Qt::Vertical, this);
-  planSplit->addWidget(m_planPanel);
+  planSplit->addWidget(planScroll);
   planSplit->addWidget(plans);
   planSplit->addWidget(m_planText);
   planSplit->setStretchFactor(0, 0);

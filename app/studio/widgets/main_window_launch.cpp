@@ -1,7 +1,9 @@
-// MainWindow, continued: the Run dock (issue 20, items 1 and 2). The dock runs the shown plan on
-// this machine and follows it live; the window gives it the plan and the model file, the store
+// MainWindow, continued: the Run dock (issue 20, items 1, 2 and 5). The dock runs the shown plan
+// on this machine and follows it live; the window gives it the plan and the model file, the store
 // to record into (the Profiles dock's), Run ▸ Start/Stop, and the question on closing while a run
-// is going (every rank is reaped before the window closes).
+// is going (every rank is reaped before the window closes). A run started here that ends with
+// recorded steps goes to the Measured dock too (predicted against measured), the Run dock staying
+// on top; the Profiles dock's Open in Run Panel shows a recorded run in the Run dock.
 #include <QAction>
 #include <QDockWidget>
 #include <QFileInfo>
@@ -36,7 +38,26 @@ void MainWindow::createLaunchDock() {
     // The Profiles dock lists the run: read it again when it is on screen.
     auto* profiles = findChild<ProfilesView*>();
     if (profiles && profiles->isVisible() && !profiles->visibleRegion().isEmpty()) profiles->reload();
+    // Its measured figures against the prediction, without taking the Run dock off screen.
+    const RunMonitor* monitor = m_launch->monitor();
+    if (o.run != 0 && monitor->runId() == o.run && !monitor->steps().empty() && m_measured) {
+      const bool runShown = m_runDock->isVisible() && !m_runDock->visibleRegion().isEmpty();
+      showMeasuredRun(monitor->storePath(), o.run);
+      if (runShown) m_runDock->raise();
+    }
   });
+  connect(m_launch, &LaunchView::exportFinished, this, [this](bool ok, const QString& path) {
+    m_statusModel->setText(ok ? tr("Model exported to %1").arg(path) : m_launch->outcomeMessage());
+    auto* profiles = findChild<ProfilesView*>();
+    if (profiles && profiles->isVisible() && !profiles->visibleRegion().isEmpty()) profiles->reload();
+  });
+  if (auto* profiles = findChild<ProfilesView*>()) {
+    connect(profiles, &ProfilesView::openInRunPanelRequested, this, [this](const QString& storePath, qint64 run) {
+      m_runDock->show();
+      m_runDock->raise();
+      if (!m_launch->showRecordedRun(storePath, run)) m_statusModel->setText(tr("Run %1 not opened in the Run dock").arg(run));
+    });
+  }
 }
 
 void MainWindow::createLaunchActions() {

@@ -217,7 +217,21 @@ ProfilesView::ProfilesView(QWidget* parent) : QWidget(parent) {
   showMeasured->setObjectName(QStringLiteral("showMeasured"));
   showMeasured->setDefaultAction(m_showMeasured);
   showMeasured->setToolButtonStyle(Qt::ToolButtonTextOnly);
-  runsLayout->addWidget(showMeasured, 0, Qt::AlignLeft);
+  // Open in Run Panel: the selected run's loss and step-time charts and its checkpoints (the Run dock).
+  m_openInRunPanel = new QAction(tr("Open in Run Panel"), this);
+  m_openInRunPanel->setObjectName(QStringLiteral("profiles.openInRunPanel"));
+  m_openInRunPanel->setToolTip(tr("Show the selected run's loss, step times and checkpoints in the Run dock"));
+  m_openInRunPanel->setEnabled(false);
+  auto* openInRunPanel = new QToolButton(runsBox);
+  openInRunPanel->setObjectName(QStringLiteral("openInRunPanel"));
+  openInRunPanel->setDefaultAction(m_openInRunPanel);
+  openInRunPanel->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  auto* runButtons = new QHBoxLayout;
+  runButtons->setSpacing(4);
+  runButtons->addWidget(showMeasured);
+  runButtons->addWidget(openInRunPanel);
+  runButtons->addStretch(1);
+  runsLayout->addLayout(runButtons);
 
   m_chartView = makeChartView(this, QStringLiteral("runChart"));
   m_chartView->setMinimumSize(280, 180);
@@ -264,6 +278,9 @@ ProfilesView::ProfilesView(QWidget* parent) : QWidget(parent) {
           [this](const QModelIndex& current) { showRun(current.isValid() ? current.row() : -1); });
   connect(m_showMeasured, &QAction::triggered, this, [this] {
     if (const int64_t id = m_runs->runId(m_runsTable->currentIndex().row())) Q_EMIT showMeasuredRequested(m_storePath, id);
+  });
+  connect(m_openInRunPanel, &QAction::triggered, this, [this] {
+    if (const int64_t id = m_runs->runId(m_runsTable->currentIndex().row())) Q_EMIT openInRunPanelRequested(m_storePath, id);
   });
   connect(m_runsTable, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
     if (const int64_t id = m_runs->runId(index.row())) Q_EMIT showMeasuredRequested(m_storePath, id);
@@ -441,6 +458,7 @@ void ProfilesView::showRun(int row) {
   rebuildChart();
   updateHints();
   m_showMeasured->setEnabled(id != 0);
+  m_openInRunPanel->setEnabled(id != 0);
 }
 
 void ProfilesView::fitColumns(QTableView* table) {

@@ -65,6 +65,7 @@ class ProfilesView : public QWidget {
   QAction* refreshAction() const { return m_refresh; }
   QAction* profileMachineAction() const { return m_profileMachine; }
   QAction* showMeasuredAction() const { return m_showMeasured; }  // Runs: Show in Measured
+  QAction* openInRunPanelAction() const { return m_openInRunPanel; }  // Runs: Open in Run Panel
   QPlainTextEdit* profileLog() const { return m_profileLog; }
   QPushButton* cancelProfileButton() const { return m_cancelProfile; }
   ProfileJob* profileJob() const { return m_job; }
@@ -94,6 +95,8 @@ class ProfilesView : public QWidget {
   // Show in Measured (the Runs tab's button, or a double-click on a run): compare the run with its
   // plan's prediction in the Measured dock.
   void showMeasuredRequested(const QString& storePath, qint64 runId);
+  // Open in Run Panel (the Runs tab's button): the run's charts, figures and checkpoints in the Run dock.
+  void openInRunPanelRequested(const QString& storePath, qint64 runId);
 
  protected:
   bool event(QEvent* event) override;
@@ -116,6 +119,7 @@ class ProfilesView : public QWidget {
   QAction* m_refresh = nullptr;
   QAction* m_profileMachine = nullptr;
   QAction* m_showMeasured = nullptr;
+  QAction* m_openInRunPanel = nullptr;
   ProfileJob* m_job = nullptr;
   QWidget* m_profileBox = nullptr;  // the log and Cancel, shown once a run starts
   QPlainTextEdit* m_profileLog = nullptr;
