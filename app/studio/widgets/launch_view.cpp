@@ -26,6 +26,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
@@ -453,8 +454,11 @@ QWidget* LaunchView::makeForm() {
     if (!path.isEmpty()) m_export->setText(path);
   });
 
-  panel->setMinimumWidth(340);
-  panel->setMaximumWidth(460);
+  // Wide enough for the form, so that the scroll area never shifts it sideways (its horizontal
+  // scroll bar is off: focusing a field would scroll the labels out of sight).
+  const int formWidth = body->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width();
+  panel->setMinimumWidth(std::max(340, formWidth));
+  panel->setMaximumWidth(std::max(460, formWidth));
   return panel;
 }
 
