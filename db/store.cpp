@@ -822,6 +822,26 @@ std::vector<RunRecord> Store::runs() const {
   });
 }
 
+namespace {
+
+// One row of SELECT rank, step, warmup, seconds, compute_seconds, communication_seconds, loss,
+// peak_memory_bytes, cpu_seconds FROM step.
+StepRecord stepRow(SQLite::Statement& q) {
+  StepRecord x;
+  x.rank = q.getColumn(0).getInt();
+  x.step = q.getColumn(1).getInt64();
+  x.warmup = q.getColumn(2).getInt() != 0;
+  x.seconds = real(q.getColumn(3));
+  x.computeSeconds = real(q.getColumn(4));
+  x.communicationSeconds = real(q.getColumn(5));
+  x.loss = real(q.getColumn(6));
+  x.peakMemoryBytes = real(q.getColumn(7));
+  x.cpuSeconds = real(q.getColumn(8));
+  return x;
+}
+
+}  // namespace
+
 std::vector<StepRecord> Store::steps(int64_t run) const {
   const Impl& s = *impl_;
   return s.guard(fmt::format("reading the steps of run {}", run), [&] {
@@ -831,17 +851,29 @@ std::vector<StepRecord> Store::steps(int64_t run) const {
     q.bind(1, run);
     std::vector<StepRecord> out;
     while (q.executeStep()) {
-      StepRecord x;
-      x.rank = q.getColumn(0).getInt();
-      x.step = q.getColumn(1).getInt64();
-      x.warmup = q.getColumn(2).getInt() != 0;
-      x.seconds = real(q.getColumn(3));
-      x.computeSeconds = real(q.getColumn(4));
-      x.communicationSeconds = real(q.getColumn(5));
-      x.loss = real(q.getColumn(6));
-      x.peakMemoryBytes = real(q.getColumn(7));
-      x.cpuSeconds = real(q.getColumn(8));
-      out.push_back(x);
+      out.push_back(stepRow(q));
+    }
+    return out;
+  });
+}
+
+std::vector<StepRecord> Store::steps(int64_t run, const std::vector<int64_t>& afterStep, int ranks) const {
+  const Impl& s = *impl_;
+  return s.guard(fmt::format("reading the new steps of run {}", run), [&] {
+    SQLite::Statement q(*s.db,
+                        "SELECT rank, step, warmup, seconds, compute_seconds, communication_seconds, loss, "
+                        "peak_memory_bytes, cpu_seconds FROM step WHERE run_id = ? AND rank = ? AND step > ? "
+                        "ORDER BY step");
+    std::vector<StepRecord> out;
+    for (int rank = 0; rank < ranks; ++rank) {
+      q.reset();
+      q.bind(1, run);
+      q.bind(2, rank);
+      q.bind(3, static_cast<size_t>(rank) < afterStep.size() ? afterStep[static_cast<size_t>(rank)]
+                                                           : std::numeric_limits<int64_t>::min());
+      while (q.executeStep()) {
+        out.push_back(stepRow(q));
+      }
     }
     return out;
   });

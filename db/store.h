@@ -145,6 +145,10 @@ class Store {
   std::optional<RunRecord> run(int64_t id) const;
   std::vector<RunRecord> runs() const;  // newest first
   std::vector<StepRecord> steps(int64_t run) const;   // by step, then rank
+  // Only what came since a reader last looked (the app follows a running run this way): rank r's
+  // steps after afterStep[r] (every step of a rank past the vector's end), by rank, then step.
+  // Each rank records its steps in order, so nothing is missed between two calls.
+  std::vector<StepRecord> steps(int64_t run, const std::vector<int64_t>& afterStep, int ranks) const;
   std::vector<StageRecord> stages(int64_t run) const; // by rank, then stage
 
  private:

@@ -347,6 +347,21 @@ class TstStore : public QObject {
       else
         QCOMPARE(steps[i].loss, want.loss);
     }
+    // Only what came since: rank 0 after step 1, rank 1 after step 3 (nothing), a rank past the
+    // vector's end from its first step; by rank, then step.
+    {
+      const std::vector<StepRecord> fresh = s.steps(id, {1, 3}, 2);
+      QCOMPARE(fresh.size(), size_t{2});
+      QCOMPARE(fresh[0].rank, 0);
+      QCOMPARE(fresh[0].step, int64_t{2});
+      QCOMPARE(fresh[0].seconds, stepRecord(0, 2).seconds);
+      QCOMPARE(fresh[1].step, int64_t{3});
+      const std::vector<StepRecord> all = s.steps(id, {}, 2);
+      QCOMPARE(all.size(), size_t{6});
+      QCOMPARE(all[3].rank, 1);
+      QCOMPARE(all[3].step, int64_t{1});
+      QCOMPARE(s.steps(id, {3, 3}, 2).size(), size_t{0});
+    }
     // A step is recorded once; a second write of it fails whole (nothing of it lands).
     QVERIFY_THROWS_EXCEPTION(StoreError, s.recordSteps(id, {stepRecord(0, 4), stepRecord(0, 1)}));
     QCOMPARE(s.steps(id).size(), size_t{6});

@@ -27,11 +27,13 @@
 #include "app/studio/core/calibration_models.h"
 #include "app/studio/core/cluster_model.h"
 #include "app/studio/core/plan_history_model.h"
+#include "app/studio/core/plan_job.h"
 #include "app/studio/core/units.h"
 #include "app/studio/widgets/calibrate_dialog.h"
 #include "app/studio/widgets/cluster_panel.h"
 #include "app/studio/widgets/compare_view.h"
 #include "app/studio/widgets/main_window.h"
+#include "app/studio/widgets/profiles_view.h"
 #include "engine/ir/summary.h"
 #include "tests/studio/calibration_fixture.h"
 #include "tests/studio/process_census.h"
@@ -223,6 +225,29 @@ class TestCalibrateGui : public QObject {
     // Choosing other plans in the compare view drops the caption.
     compare->comboA()->setCurrentIndex(1);
     QVERIFY(compare->captionLabel()->isHidden());
+  }
+
+  // Profiles ▸ Use for the Open Cluster (shown after Profile This Machine): the cluster names the
+  // profile, and plans are priced from the store it was saved in.
+  void useAProfileForTheOpenCluster() {
+    const testing::CalibrationStore s = testing::makeCalibrationStore(m_dir.filePath("use"), 1.0);
+    qputenv("HAP_DB", m_dir.filePath("use-other.db").toUtf8());  // not the profile's store
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy opened(&w, &MainWindow::modelOpened);
+    w.openModel(qEnvironmentVariable("HAP_ZOO_DIR") + "/mlp-tiny.pt");
+    QVERIFY(opened.wait(60000));
+    QVERIFY(w.openCluster(s.cluster));
+    auto* profiles = w.findChild<ProfilesView*>();
+    QVERIFY(profiles);
+    Q_EMIT profiles->useProfileRequested(QStringLiteral("bench@1"), s.path);
+    QCOMPARE(QString::fromStdString(w.clusterPanel()->cluster().profile), QStringLiteral("bench@1"));
+    QCOMPARE(w.planJob()->storePath(), s.path);
+    QSignalSpy finished(&w, &MainWindow::planFinished);
+    w.action(QStringLiteral("plan.plan"))->trigger();
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(QString::fromStdString(w.plan()->p().cluster.profile), QStringLiteral("bench@1"));
   }
 
   void replanNeedsAModel() {

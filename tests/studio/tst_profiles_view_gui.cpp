@@ -9,6 +9,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -90,18 +91,18 @@ QList<qint64> processesWith(const QByteArray& needle) {
 }
 
 // Answers the Profile This Machine dialog.
-void answerProfileDialog(const QString& name, int ranks, bool quick) {
+void answerProfileDialog(const QString& name, int ranks, bool quick, const QString& type = QStringLiteral("cpu")) {
   testing::whenDialog<QDialog>([=](QDialog* d) {
     QCOMPARE(d->objectName(), QStringLiteral("profileMachineDialog"));
     auto* nameEdit = d->findChild<QLineEdit*>(QStringLiteral("profileName"));
-    auto* type = d->findChild<QLineEdit*>(QStringLiteral("profileDeviceType"));
+    auto* typeBox = d->findChild<QComboBox*>(QStringLiteral("profileDeviceType"));
     auto* ranksBox = d->findChild<QSpinBox*>(QStringLiteral("profileRanks"));
     auto* quickBox = d->findChild<QCheckBox*>(QStringLiteral("profileQuick"));
     auto* buttons = d->findChild<QDialogButtonBox*>();
-    QVERIFY(nameEdit && type && ranksBox && quickBox && buttons);
-    // The defaults: this host, cpu, 2 ranks, not quick.
+    QVERIFY(nameEdit && typeBox && ranksBox && quickBox && buttons);
+    // The defaults: this host, the open cluster's first device type (else cpu), 2 ranks, not quick.
     QCOMPARE(nameEdit->text(), QSysInfo::machineHostName());
-    QCOMPARE(type->text(), QStringLiteral("cpu"));
+    QCOMPARE(typeBox->currentText(), type);
     QCOMPARE(ranksBox->value(), 2);
     QVERIFY(!quickBox->isChecked());
     nameEdit->setText(name);
@@ -254,8 +255,10 @@ class TestProfilesViewGui : public QObject {
     QCOMPARE(action, view.profileMachineAction());
     QVERIFY(!view.profileLog()->isVisible());
 
+    QVERIFY(!view.useProfileButton()->isVisible());
+    view.setClusterDeviceTypes({QStringLiteral("cpu-core"), QStringLiteral("cpu-half")});
     QSignalSpy done(&view, &ProfilesView::profileFinished);
-    answerProfileDialog(QStringLiteral("studio-quick"), 1, true);
+    answerProfileDialog(QStringLiteral("studio-quick"), 1, true, QStringLiteral("cpu-core"));
     action->trigger();
     QVERIFY(view.profileLog()->isVisible());
     QVERIFY(QTest::qWaitFor([&] { return done.size() == 1; }, 60000));
@@ -270,7 +273,14 @@ class TestProfilesViewGui : public QObject {
     QVERIFY(info);
     QCOMPARE(QString::fromStdString(info->name), QStringLiteral("studio-quick"));
     QCOMPARE(info->version, 1);
-    QCOMPARE(view.devicesModel()->rowCount(), 1);  // device type cpu
+    QCOMPARE(view.devicesModel()->rowCount(), 1);  // device type cpu-core
+    // Use for the Open Cluster: the profile just saved, from this store.
+    QVERIFY(view.useProfileButton()->isVisible());
+    QSignalSpy use(&view, &ProfilesView::useProfileRequested);
+    QTest::mouseClick(view.useProfileButton(), Qt::LeftButton);
+    QCOMPARE(use.size(), 1);
+    QCOMPARE(use[0][0].toString(), QStringLiteral("studio-quick@1"));
+    QCOMPARE(use[0][1].toString(), store);
     QVERIFY(!view.cancelProfileButton()->isEnabled());
     QVERIFY(action->isEnabled());
     QVERIFY(view.message()->isHidden());

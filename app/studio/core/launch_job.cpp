@@ -136,8 +136,8 @@ void LaunchJob::deliverLines() {
     m_shared->lines.clear();
   }
   if (dropped > 0)
-    batch.prepend(LaunchLine{-1, true, tr("[%n earlier line(s) not shown: the workers printed faster than the log reads]",
-                                          nullptr, static_cast<int>(dropped))});
+    batch.prepend(LaunchLine{-1, true,
+                             tr("[%1 earlier lines not shown: the workers printed faster than the log reads]").arg(dropped)});
   Q_EMIT linesArrived(batch);
 }
 

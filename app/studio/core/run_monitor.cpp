@@ -4,6 +4,7 @@
 #include <QJsonObject>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <exception>
 
@@ -99,7 +100,13 @@ void RunMonitor::poll() {
       m_error = tr("Run %1 is not in %2").arg(m_run).arg(m_path);
       m_timer.stop();
     } else {
-      m_steps = m_store->steps(m_run);
+      // Only the steps recorded since the last poll: a long run is not read whole four times a
+      // second.
+      std::vector<int64_t> after(static_cast<size_t>(std::max(r->ranks, 0)), std::numeric_limits<int64_t>::min());
+      for (const db::StepRecord& s : m_steps)
+        if (s.rank >= 0 && s.rank < r->ranks) after[static_cast<size_t>(s.rank)] = std::max(after[static_cast<size_t>(s.rank)], s.step);
+      std::vector<db::StepRecord> fresh = m_store->steps(m_run, after, r->ranks);
+      m_steps.insert(m_steps.end(), fresh.begin(), fresh.end());
       m_error.clear();
       if (!m_record || m_total == 0) {
         const QJsonObject settings = QJsonDocument::fromJson(QByteArray::fromStdString(r->settingsJson)).object();

@@ -77,7 +77,7 @@ class RunMonitor : public QObject {
   const QList<QPointF>& loss() const { return m_loss; }
   const QList<QPointF>& stepSeconds(int rank) const;
   const QList<QPointF>& cpuSeconds(int rank) const;
-  // The steps as last read (Store::steps: by step, then rank).
+  // Every step read so far, in the order read (each poll adds what came since, by rank, then step).
   const std::vector<db::StepRecord>& steps() const { return m_steps; }
 
  Q_SIGNALS:

@@ -188,6 +188,10 @@ class MainWindow : public QMainWindow {
   // the open model again, and once that plan is made compares it with the plan shown now in the
   // Compare dock, with a one-line summary of what changed. False, saying why, when it cannot plan.
   bool replanWithProfile(const QString& profile, const QString& storePath);
+  // Gives the cluster panel's cluster `profile: <profile>`, priced from `storePath` from now on
+  // (Profiles ▸ Use for the Open Cluster, and the re-plan above). False with `why` when there is
+  // no cluster or the field refuses the value.
+  bool setClusterProfile(const QString& profile, const QString& storePath, QString* why);
   QString calibrationChange() const { return m_calibrationChange; }
  Q_SIGNALS:
   // replanWithProfile's plan was made (summary: what changed) or not (ok false, summary: why).

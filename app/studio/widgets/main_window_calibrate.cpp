@@ -38,6 +38,24 @@ QAction* MainWindow::createCalibrateAction() {
   connect(this, &MainWindow::planCancelled, this, [this] {
     if (m_calibratedReplan) onCalibratedReplanEnded(false, tr("planning was cancelled"));
   });
+  // Profile This Machine offers the open cluster's device types, and its result can be used for it.
+  if (auto* profiles = findChild<ProfilesView*>()) {
+    const auto types = [this, profiles] {
+      QStringList names;
+      if (m_cluster->hasCluster())
+        for (const cost::DeviceType& t : m_cluster->cluster().types) names << QString::fromStdString(t.name);
+      profiles->setClusterDeviceTypes(names);
+    };
+    connect(m_cluster, &ClusterPanel::clusterChanged, this, types);
+    types();
+    connect(profiles, &ProfilesView::useProfileRequested, this, [this](const QString& profile, const QString& store) {
+      QString why;
+      if (setClusterProfile(profile, store, &why))
+        m_statusModel->setText(tr("The cluster now names profile %1: plan again to price with it").arg(profile));
+      else
+        showError(why);
+    });
+  }
   return a;
 }
 
@@ -58,6 +76,22 @@ void MainWindow::openCalibrateDialog() {
   m_calibrateDialog->activateWindow();
 }
 
+bool MainWindow::setClusterProfile(const QString& profile, const QString& storePath, QString* why) {
+  if (!m_cluster->hasCluster()) {
+    *why = tr("Open the cluster to plan on first (File ▸ Open Cluster…): it gets profile: %1.").arg(profile);
+    return false;
+  }
+  ClusterModel* cluster = m_cluster->model();
+  const QModelIndex cell =
+      cluster->propertyIndex(cluster->groupIndex(ClusterModel::Group::Cluster), ClusterModel::Field::Profile);
+  if (!cluster->setData(cell, profile)) {
+    *why = cluster->lastError();
+    return false;
+  }
+  m_planJob->setStorePath(storePath);  // the store the profile was saved in prices the plans
+  return true;
+}
+
 bool MainWindow::replanWithProfile(const QString& profile, const QString& storePath) {
   const auto refuse = [this](const QString& why) {
     if (m_calibrateDialog) m_calibrateDialog->showChange(why, true);
@@ -65,13 +99,8 @@ bool MainWindow::replanWithProfile(const QString& profile, const QString& storeP
     return false;
   };
   if (!m_model) return refuse(tr("Open the model to re-plan first (File ▸ Open Model…)."));
-  if (!m_cluster->hasCluster())
-    return refuse(tr("Open the cluster to re-plan on first (File ▸ Open Cluster…): it gets profile: %1.").arg(profile));
-  ClusterModel* cluster = m_cluster->model();
-  const QModelIndex cell =
-      cluster->propertyIndex(cluster->groupIndex(ClusterModel::Group::Cluster), ClusterModel::Field::Profile);
-  if (!cluster->setData(cell, profile)) return refuse(cluster->lastError());
-  m_planJob->setStorePath(storePath);  // the store the profile was saved in prices the plan
+  QString why;
+  if (!setClusterProfile(profile, storePath, &why)) return refuse(why);
   std::shared_ptr<const PlanDocument> before = m_plan;
   if (!startPlanning()) return refuse(m_lastError);
   m_beforeCalibration = std::move(before);

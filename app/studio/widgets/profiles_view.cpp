@@ -4,6 +4,7 @@
 #include <QAction>
 #include <QBoxLayout>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -150,10 +151,21 @@ ProfilesView::ProfilesView(QWidget* parent) : QWidget(parent) {
   m_cancelProfile->setObjectName(QStringLiteral("cancelProfile"));
   m_cancelProfile->setToolTip(tr("Stop hap profile (nothing is saved)"));
   m_cancelProfile->setEnabled(false);
+  m_useProfile = new QPushButton(tr("Use for the Open Cluster"), m_profileBox);
+  m_useProfile->setObjectName(QStringLiteral("useProfile"));
+  m_useProfile->setToolTip(tr("Set the open cluster's profile to the one just measured, so plans are priced with it"));
+  m_useProfile->hide();
+  connect(m_useProfile, &QPushButton::clicked, this, [this] {
+    Q_EMIT useProfileRequested(QStringLiteral("%1@%2").arg(m_job->savedName()).arg(m_job->savedVersion()), m_storePath);
+  });
+  auto* profileButtons = new QVBoxLayout;
+  profileButtons->addWidget(m_cancelProfile);
+  profileButtons->addWidget(m_useProfile);
+  profileButtons->addStretch(1);
   auto* runLayout = new QHBoxLayout(m_profileBox);
   runLayout->setContentsMargins(0, 0, 0, 0);
   runLayout->addWidget(m_profileLog, 1);
-  runLayout->addWidget(m_cancelProfile, 0, Qt::AlignTop);
+  runLayout->addLayout(profileButtons);
   m_profileBox->hide();
 
   m_message = new QLabel(this);
@@ -322,9 +334,13 @@ void ProfilesView::profileMachineDialog() {
   auto* name = new QLineEdit(QSysInfo::machineHostName(), &dialog);
   name->setObjectName(QStringLiteral("profileName"));
   name->setToolTip(tr("The profile's name: a new version of it is saved"));
-  auto* deviceType = new QLineEdit(QStringLiteral("cpu"), &dialog);
+  // The open cluster's types first: a profile applies to a cluster through its type names.
+  auto* deviceType = new QComboBox(&dialog);
+  deviceType->setEditable(true);
+  deviceType->addItems(m_clusterTypes.isEmpty() ? QStringList{QStringLiteral("cpu")} : m_clusterTypes);
   deviceType->setObjectName(QStringLiteral("profileDeviceType"));
-  deviceType->setToolTip(tr("The device type the figures belong to (a cluster's device_types key)"));
+  deviceType->setToolTip(tr("The device type the figures belong to (a cluster's device_types key; the open "
+                            "cluster's types are listed)"));
   auto* ranks = new QSpinBox(&dialog);
   ranks->setObjectName(QStringLiteral("profileRanks"));
   ranks->setRange(1, 64);
@@ -348,14 +364,17 @@ void ProfilesView::profileMachineDialog() {
   if (dialog.exec() != QDialog::Accepted) return;
   ProfileOptions options;
   options.name = name->text().trimmed();
-  options.deviceType = deviceType->text().trimmed();
+  options.deviceType = deviceType->currentText().trimmed();
   options.ranks = ranks->value();
   options.quick = quick->isChecked();
   profileMachine(options);
 }
 
+void ProfilesView::setClusterDeviceTypes(const QStringList& types) { m_clusterTypes = types; }
+
 void ProfilesView::profileMachine(ProfileOptions options) {
   if (m_job->busy()) return;
+  m_useProfile->hide();
   options.storePath = m_storePath;
   m_profileLog->clear();
   m_profileBox->show();
@@ -370,6 +389,7 @@ void ProfilesView::onProfileFinished(bool ok, const QString& message) {
   m_profileBox->show();
   m_profileLog->appendPlainText(ok ? message : tr("Failed: %1").arg(message));
   if (ok) {
+    m_useProfile->setVisible(!m_job->savedName().isEmpty() && m_job->savedVersion() > 0 && !m_clusterTypes.isEmpty());
     reload();
     // Select the new profile.
     for (int row = 0; row < m_profiles->rowCount(); ++row) {

@@ -61,6 +61,10 @@ class ProfilesView : public QWidget {
   // The store's reading failed (missing, not a store, ...): the message the view shows, else "".
   QString error() const;
 
+  // The open cluster's device types (the main window keeps them current): Profile This Machine
+  // offers them, the first by default, so that the profile's figures apply to that cluster.
+  void setClusterDeviceTypes(const QStringList& types);
+
   // For tests and the main window.
   QAction* refreshAction() const { return m_refresh; }
   QAction* profileMachineAction() const { return m_profileMachine; }
@@ -68,6 +72,7 @@ class ProfilesView : public QWidget {
   QAction* openInRunPanelAction() const { return m_openInRunPanel; }  // Runs: Open in Run Panel
   QPlainTextEdit* profileLog() const { return m_profileLog; }
   QPushButton* cancelProfileButton() const { return m_cancelProfile; }
+  QPushButton* useProfileButton() const { return m_useProfile; }  // after a profile run: use it
   ProfileJob* profileJob() const { return m_job; }
   QLineEdit* pathEdit() const { return m_pathEdit; }
   QPushButton* openButton() const { return m_openButton; }
@@ -97,6 +102,9 @@ class ProfilesView : public QWidget {
   void showMeasuredRequested(const QString& storePath, qint64 runId);
   // Open in Run Panel (the Runs tab's button): the run's charts, figures and checkpoints in the Run dock.
   void openInRunPanelRequested(const QString& storePath, qint64 runId);
+  // Use for the Open Cluster (after Profile This Machine): the cluster's `profile:` becomes
+  // `profile` ("NAME@N"), priced from this store.
+  void useProfileRequested(const QString& profile, const QString& storePath);
 
  protected:
   bool event(QEvent* event) override;
@@ -124,6 +132,8 @@ class ProfilesView : public QWidget {
   QWidget* m_profileBox = nullptr;  // the log and Cancel, shown once a run starts
   QPlainTextEdit* m_profileLog = nullptr;
   QPushButton* m_cancelProfile = nullptr;
+  QPushButton* m_useProfile = nullptr;  // shown after a successful profile run
+  QStringList m_clusterTypes;
   QLineEdit* m_pathEdit = nullptr;
   QPushButton* m_openButton = nullptr;
   QLabel* m_message = nullptr;
