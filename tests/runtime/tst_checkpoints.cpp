@@ -24,30 +24,9 @@
 #include "engine/plan/plan_json.h"
 #include "runtime/checkpoint_list.h"
 #include "runtime/runtime_error.h"
+#include "tests/runtime/run_process.h"
 
 namespace {
-
-struct Run {
-  int exitCode = -1;
-  QString out, err;
-};
-
-// Runs `program` with `args`, killing it after `limitMs`.
-Run runProcess(const QString& program, const QStringList& args, int limitMs) {
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  for (const char* v : {"OMP_NUM_THREADS", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "HAP_DB"})
-    env.remove(v);
-  QProcess p;
-  p.setProcessEnvironment(env);
-  p.start(program, args);
-  if (!p.waitForFinished(limitMs)) {
-    p.kill();
-    p.waitForFinished(5000);
-    qWarning("%s %s did not finish within %d ms", qPrintable(program), qPrintable(args.join(' ')), limitMs);
-  }
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError())};
-}
 
 // The per-step losses of a metrics file (JSON lines; the summary line left out), by step.
 QMap<int, double> lossesOf(const QString& path) {

@@ -755,22 +755,26 @@ bool LaunchView::start() {
   return true;
 }
 
+std::shared_ptr<const plan::Plan> LaunchView::writeScratchPlan(QString* planPath) {
+  m_scratch = std::make_unique<QTemporaryDir>();
+  if (!m_scratch->isValid()) {
+    showError(tr("Cannot make a temporary folder for the plan file: %1").arg(m_scratch->errorString()));
+    return nullptr;
+  }
+  *planPath = m_scratch->filePath(QStringLiteral("plan.json"));
+  QString error;
+  std::shared_ptr<const plan::Plan> plan = writePlan(*planPath, &error);
+  if (!plan) showError(error);
+  return plan;
+}
+
 bool LaunchView::check() {
   if (busy() || !m_plan || (m_pending && m_pending->kind == PendingLaunch::Kind::Check)) return false;
   LaunchSettings s = settings();
   s.modelPath = modelPath();
-  m_scratch = std::make_unique<QTemporaryDir>();
-  if (!m_scratch->isValid()) {
-    showError(tr("Cannot make a temporary folder for the plan file: %1").arg(m_scratch->errorString()));
-    return false;
-  }
-  const QString planPath = m_scratch->filePath(QStringLiteral("plan.json"));
-  QString error;
-  std::shared_ptr<const plan::Plan> plan = writePlan(planPath, &error);
-  if (!plan) {
-    showError(error);
-    return false;
-  }
+  QString planPath;
+  std::shared_ptr<const plan::Plan> plan = writeScratchPlan(&planPath);
+  if (!plan) return false;
   // Where Start would put the checkpoints: a new folder in the runs folder.
   if (s.checkpointDir.isEmpty())
     s.checkpointDir = QDir(runsDirectory()).filePath(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-")) +
@@ -1382,18 +1386,9 @@ bool LaunchView::exportModel(const QString& checkpoint, const QString& path) {
     return false;
   }
   m_preflightJob->wait();
-  m_scratch = std::make_unique<QTemporaryDir>();
-  if (!m_scratch->isValid()) {
-    showError(tr("Cannot make a temporary folder for the plan file: %1").arg(m_scratch->errorString()));
-    return false;
-  }
-  const QString planPath = m_scratch->filePath(QStringLiteral("plan.json"));
-  QString error;
-  std::shared_ptr<const plan::Plan> plan = writePlan(planPath, &error);
-  if (!plan) {
-    showError(error);
-    return false;
-  }
+  QString planPath;
+  std::shared_ptr<const plan::Plan> plan = writeScratchPlan(&planPath);
+  if (!plan) return false;
   // No step: load the checkpoint, write the model. The checkpoint's optimizer (a resume must match it).
   LaunchSettings s = settings();
   s.modelPath = modelPath();

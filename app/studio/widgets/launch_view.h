@@ -215,6 +215,9 @@ class LaunchView : public QWidget {
   };
   // Writes the shown plan to `planPath` and reads it back (nullptr and `error` set when it cannot).
   std::shared_ptr<const plan::Plan> writePlan(const QString& planPath, QString* error) const;
+  // The open plan written into a new scratch folder (m_scratch; Check and Export, which make no run
+  // folder), its path in `planPath`; null, with the error shown, when it cannot be written.
+  std::shared_ptr<const plan::Plan> writeScratchPlan(QString* planPath);
   QString findWorker() const;  // "" when there is none (the preflight's Worker check says so)
   QString modelPath() const;
   void runPreflight(PendingLaunch pending, const rt::PreflightRequest& request);

@@ -1,0 +1,32 @@
+// Running hap, hap-worker or a launch script as a process from the runtime's tests, with the
+// torchrun variables and the store of the calling environment removed (a test names what it
+// wants), and a time limit after which the process is killed and the test warned.
+#pragma once
+
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QString>
+#include <QStringList>
+#include <QtGlobal>
+
+struct Run {
+  int exitCode = -1;  // -1 when it crashed or was killed
+  QString out, err;
+};
+
+// Runs `program` with `args`, killing it after `limitMs`.
+inline Run runProcess(const QString& program, const QStringList& args, int limitMs) {
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  for (const char* v : {"OMP_NUM_THREADS", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "HAP_DB"})
+    env.remove(v);
+  QProcess p;
+  p.setProcessEnvironment(env);
+  p.start(program, args);
+  if (!p.waitForFinished(limitMs)) {
+    p.kill();
+    p.waitForFinished(5000);
+    qWarning("%s %s did not finish within %d ms", qPrintable(program), qPrintable(args.join(' ')), limitMs);
+  }
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
