@@ -171,13 +171,14 @@ class Searcher {
   bool allowed(int32_t k, size_t v) const {
     return allowed_.empty() || allowed_[static_cast<size_t>(k)].empty() || allowed_[static_cast<size_t>(k)][v];
   }
+  struct Forest;
   void prepareBound();
   double heuristic(int32_t k, const FormMask* forms);
-  // The cheapest completion of the consumers `members` of x (charged x, see group_) given that x
+  // The cheapest completion of the consumers `members` of x (charged x, see Forest::group) given that x
   // holds `have`: min over a threshold t of t + Σ_c min over c's variants whose distance from
   // `have` to the form they read x in is <= t of below_[c][v]; ∞ when some consumer can obtain
   // no form it reads.
-  double groupBelow(ir::ValueId x, FormMask have, const int32_t* members, size_t count) const;
+  double groupBelow(const Forest& f, ir::ValueId x, FormMask have, const int32_t* members, size_t count) const;
   [[noreturn]] void unrunnable(int32_t m) const;
   struct Hash {
     const Searcher* s;
@@ -222,17 +223,24 @@ class Searcher {
   OpenList open_;
   std::vector<std::vector<ir::ValueId>> inputs_;  // tensorInputs() per node
   std::vector<std::vector<char>> allowed_;        // [node][variant], empty: all (no pins)
-  // The heuristic's forest (search.h, docs/synthesis.md): every node is charged at most one of
-  // its inputs; group_[x] lists, in node order, the consumers charged x.
-  // below_[m][v]: node m under variant v plus, recursively, the cheapest completion of the groups
-  // of m's outputs, conversions included; belowMin_[m] its minimum over v (∞: not allowed).
-  std::vector<std::vector<int32_t>> group_;
-  std::vector<std::vector<double>> below_;
-  std::vector<double> belowMin_;
+  // The heuristic's forests (search.h, docs/synthesis.md): in each, every node is charged at most
+  // one of its inputs; group[x] lists, in node order, the consumers charged x.
+  // below[m][v]: node m under variant v plus, recursively, the cheapest completion of the groups
+  // of m's outputs, conversions included; belowMin[m] its minimum over v (∞: not allowed).
+  // rootSum[k]: Σ belowMin[m] over nodes m >= k whose charged input is not produced at or after
+  // k (the roots of the forest cut at k).
+  struct Forest {
+    std::vector<std::vector<int32_t>> group;
+    std::vector<std::vector<double>> below;
+    std::vector<double> belowMin;
+    std::vector<double> rootSum;
+  };
+  // Two chargings (prepareBound): by fewest consumers, and by largest tensor. Each gives a lower
+  // bound; h is the larger of the two.
+  std::vector<Forest> forests_;
+  void buildForest(Forest& f, const std::vector<std::vector<int32_t>>& group);
+  double forestBound(const Forest& f, int32_t k, const FormMask* forms);
   mutable std::vector<double> scratchD_, scratchB_, scratchT_;
-  // rootSum_[k]: Σ belowMin_[m] over nodes m >= k whose charged input is not produced at or
-  // after k (the roots of the forest cut at k).
-  std::vector<double> rootSum_;
   // The consumer, value and forms of the last state found to have no completion.
   struct {
     int32_t node = -1;
@@ -352,8 +360,9 @@ void Searcher::resolvePins() {
   }
 }
 
-double Searcher::groupBelow(ir::ValueId x, FormMask have, const int32_t* members, size_t count) const {
-  // Per member and variant: the distance and below_; thresholds are the distinct distances.
+double Searcher::groupBelow(const Forest& f, ir::ValueId x, FormMask have, const int32_t* members,
+                            size_t count) const {
+  // Per member and variant: the distance and below; thresholds are the distinct distances.
   scratchD_.clear();
   scratchB_.clear();
   scratchT_.assign(1, 0.0);
@@ -364,7 +373,7 @@ double Searcher::groupBelow(ir::ValueId x, FormMask have, const int32_t* members
     bool reachable = false;
     for (size_t v = 0; v < variants.size(); ++v) {
       double d = 0;
-      const double b = below_[static_cast<size_t>(m)][v];
+      const double b = f.below[static_cast<size_t>(m)][v];
       if (b < kInf)
         for (size_t i = 0; i < ins.size(); ++i)
           if (ins[i] == x) d = std::max(d, table_.distance(x, have, variants[v].inputs[i]));
@@ -403,54 +412,103 @@ double Searcher::groupBelow(ir::ValueId x, FormMask have, const int32_t* members
 // (or held) in to the forms its consumers read. Charging every value to a group of its
 // consumers, every node at most one of its inputs, gives a forest over which the cheapest
 // assignment of variants is a dynamic programme and a lower bound on every program.
+//
+// Admissibility holds for *any* charging: a node's charged edge is the only one through which
+// its variant's choice is coupled to an input's form; every uncharged edge is relaxed to a free
+// conversion, which can only lower the minimum; each node's own cost enters once (in the group
+// it is charged to, or as a root), and each value's conversions at least the largest distance
+// over a subset of its consumers. The maximum of two lower bounds is a lower bound, so h below
+// (the larger of two forests' bounds) is admissible.
+//
+// Which input a node is charged decides what the bound sees. Charging the value with fewer
+// consumers keeps chains of single-use activations whole (a node reading its own value and a
+// shared one is charged its own), but at a join of a large shared activation with a small
+// derived tensor it relaxes the expensive edge: BERT-MoE's dispatch einsum reads the token
+// activations (three consumers) and the gating's dispatch mask (one), and the first forest lets
+// the einsum read the tokens in whatever form avoids the experts' all-to-all, for free; the
+// bound then misses ~12 ms per MoE layer, and the gating's near-free forms fill that gap with
+// millions of states. The second forest charges each node its largest input tensor (bytes; ties
+// as the first), whose conversions are the expensive ones; there the bound is exact along
+// BERT-MoE's optimal path. Neither dominates the other (the first is tighter on most dense
+// graphs' plateaus), so both are kept.
 void Searcher::prepareBound() {
   const int32_t n = static_cast<int32_t>(g_.nodes.size());
-  group_.assign(g_.values.size(), {});
-  std::vector<char> hasCharge(static_cast<size_t>(n), 0);
-  // Values with fewer consumers first, so that a node reading a value of its own and a shared
-  // one is charged its own; a value takes every consumer not charged yet.
+  // The values that may be charged: a single-use parameter's load is already in its consumer's
+  // variantBound, and the loss has no consumer.
   std::vector<ir::ValueId> order;
   for (const ir::Value& x : g_.values) {
     const bool singleUseParam = x.kind == ir::ValueKind::Parameter && x.users.size() == 1;
-    // A single-use parameter's load is already in its consumer's variantBound.
     if (!x.users.empty() && x.id != g_.loss && !singleUseParam) order.push_back(x.id);
   }
   std::stable_sort(order.begin(), order.end(), [&](ir::ValueId a, ir::ValueId b) {
     return g_.value(a).users.size() < g_.value(b).users.size();
   });
+
+  // First charging: values with fewer consumers first; a value takes every consumer not charged
+  // yet.
+  std::vector<std::vector<int32_t>> byConsumers(g_.values.size());
+  std::vector<char> hasCharge(static_cast<size_t>(n), 0);
   for (ir::ValueId x : order)
     for (ir::NodeId c : g_.value(x).users)
       if (!hasCharge[static_cast<size_t>(c)]) {
-        group_[static_cast<size_t>(x)].push_back(c);
+        byConsumers[static_cast<size_t>(x)].push_back(c);
         hasCharge[static_cast<size_t>(c)] = 1;
       }
 
-  below_.assign(static_cast<size_t>(n), {});
-  belowMin_.assign(static_cast<size_t>(n), kInf);
+  // Second charging: every node its largest chargeable input (ties: the first charging's order).
+  std::vector<int> rank(g_.values.size(), -1);
+  for (size_t i = 0; i < order.size(); ++i) rank[static_cast<size_t>(order[i])] = static_cast<int>(i);
+  std::vector<std::vector<int32_t>> bySize(g_.values.size());
+  for (int32_t c = 0; c < n; ++c) {
+    ir::ValueId best = ir::kNone;
+    for (ir::ValueId x : inputs_[static_cast<size_t>(c)]) {
+      if (rank[static_cast<size_t>(x)] < 0) continue;
+      const int64_t bytes = g_.value(x).bytes();
+      if (best == ir::kNone || bytes > g_.value(best).bytes() ||
+          (bytes == g_.value(best).bytes() && rank[static_cast<size_t>(x)] < rank[static_cast<size_t>(best)]))
+        best = x;
+    }
+    if (best != ir::kNone) bySize[static_cast<size_t>(best)].push_back(c);
+  }
+
+  forests_.clear();
+  forests_.emplace_back();
+  buildForest(forests_.back(), byConsumers);
+  if (bySize != byConsumers) {  // the same forest twice would only double the work
+    forests_.emplace_back();
+    buildForest(forests_.back(), bySize);
+  }
+}
+
+void Searcher::buildForest(Forest& f, const std::vector<std::vector<int32_t>>& group) {
+  const int32_t n = static_cast<int32_t>(g_.nodes.size());
+  f.group = group;
+  f.below.assign(static_cast<size_t>(n), {});
+  f.belowMin.assign(static_cast<size_t>(n), kInf);
   for (int32_t m = n - 1; m >= 0; --m) {
     const ir::Node& node = g_.node(m);
     const auto& variants = t_.variants(m);
     // Per output, its group's completion from each form the output can be produced in.
     std::vector<std::pair<uint32_t, double>> memo;  // (output << 16 | form, completion)
-    auto& row = below_[static_cast<size_t>(m)];
+    auto& row = f.below[static_cast<size_t>(m)];
     row.assign(variants.size(), kInf);
     for (size_t v = 0; v < variants.size(); ++v) {
       if (!allowed(m, v)) continue;
       double b = table_.variantBound(m, static_cast<int>(v));
       for (size_t o = 0; o < node.outputs.size() && b < kInf; ++o) {
-        const auto& members = group_[static_cast<size_t>(node.outputs[o])];
+        const auto& members = f.group[static_cast<size_t>(node.outputs[o])];
         if (members.empty()) continue;
         const FormMask from = addForm(0, variants[v].outputs[o]);
         const uint32_t key = static_cast<uint32_t>(o << 16 | from);
         auto it = std::find_if(memo.begin(), memo.end(), [&](const auto& e) { return e.first == key; });
         if (it == memo.end()) {
-          memo.emplace_back(key, groupBelow(node.outputs[o], from, members.data(), members.size()));
+          memo.emplace_back(key, groupBelow(f, node.outputs[o], from, members.data(), members.size()));
           it = memo.end() - 1;
         }
         b += it->second;
       }
       row[v] = b;
-      belowMin_[static_cast<size_t>(m)] = std::min(belowMin_[static_cast<size_t>(m)], b);
+      f.belowMin[static_cast<size_t>(m)] = std::min(f.belowMin[static_cast<size_t>(m)], b);
     }
   }
   // Node m is a root of the forest cut at k for k in (p, m], p the producer of its charged input
@@ -458,38 +516,48 @@ void Searcher::prepareBound() {
   std::vector<int32_t> parent(static_cast<size_t>(n), -1);
   for (const ir::Value& x : g_.values)
     if (x.kind == ir::ValueKind::Activation)
-      for (int32_t c : group_[static_cast<size_t>(x.id)]) parent[static_cast<size_t>(c)] = x.producer;
+      for (int32_t c : f.group[static_cast<size_t>(x.id)]) parent[static_cast<size_t>(c)] = x.producer;
   std::vector<double> delta(static_cast<size_t>(n) + 2, 0.0);
   for (int32_t m = 0; m < n; ++m) {
     const int32_t lo = parent[static_cast<size_t>(m)] + 1;  // 0 without an activation parent
-    delta[static_cast<size_t>(lo)] += belowMin_[static_cast<size_t>(m)];
-    delta[static_cast<size_t>(m) + 1] -= belowMin_[static_cast<size_t>(m)];
+    delta[static_cast<size_t>(lo)] += f.belowMin[static_cast<size_t>(m)];
+    delta[static_cast<size_t>(m) + 1] -= f.belowMin[static_cast<size_t>(m)];
   }
-  rootSum_.assign(static_cast<size_t>(n) + 1, 0.0);
+  f.rootSum.assign(static_cast<size_t>(n) + 1, 0.0);
   double run = 0;
   for (int32_t k = 0; k <= n; ++k) {
     run += delta[static_cast<size_t>(k)];
-    rootSum_[static_cast<size_t>(k)] = run;
+    f.rootSum[static_cast<size_t>(k)] = run;
   }
 }
 
 double Searcher::heuristic(int32_t k, const FormMask* forms) {
   if (!options_.heuristic) return 0;
-  double h = rootSum_[static_cast<size_t>(k)];
+  double h = 0;
+  for (const Forest& f : forests_) {
+    const double b = forestBound(f, k, forms);
+    if (b == kInf) return kInf;
+    h = std::max(h, b);
+  }
+  return h;
+}
+
+double Searcher::forestBound(const Forest& f, int32_t k, const FormMask* forms) {
+  double h = f.rootSum[static_cast<size_t>(k)];
   const auto& live = layout_.live[static_cast<size_t>(k)];
   for (size_t s = 0; s < live.size(); ++s) {
     const ir::ValueId x = live[s];
-    const auto& members = group_[static_cast<size_t>(x)];
-    // The members not computed yet: their roots' belowMin_ are in rootSum_.
+    const auto& members = f.group[static_cast<size_t>(x)];
+    // The members not computed yet: their roots' belowMin are in rootSum.
     const auto first = std::lower_bound(members.begin(), members.end(), k);
     if (first == members.end()) continue;
     const size_t count = static_cast<size_t>(members.end() - first);
-    const double b = groupBelow(x, forms[s], &*first, count);
+    const double b = groupBelow(f, x, forms[s], &*first, count);
     if (b == kInf) {
       culprit_ = {*first, x, forms[s]};
       return kInf;
     }
-    for (auto c = first; c != members.end(); ++c) h -= belowMin_[static_cast<size_t>(*c)];
+    for (auto c = first; c != members.end(); ++c) h -= f.belowMin[static_cast<size_t>(*c)];
     h += b;
   }
   return h;

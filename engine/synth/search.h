@@ -9,15 +9,16 @@
 // that can be completed the same way compare equal and are expanded once.
 //
 // Optimality. g is the cost so far; h is a lower bound on any completion, so the first complete
-// state popped is optimal under the cost model; states whose cost improves are re-opened. h is a
-// forest bound (docs/synthesis.md): every value is charged to a group of its consumers and every
-// node to at most one input; over that forest a dynamic programme prices the cheapest variants,
-// each charged value's conversion costing its shortest distance (CostTable::distance) to the
-// forms its group reads, from the forms the state holds. A state from which some consumer cannot
-// obtain any form it reads has h = ∞ and is dropped. Among equal f the deepest state is expanded
-// first, then the oldest: the search is deterministic. Graphs with wide plateaus of near-equal
-// states (MoE gating) can exceed the state budget; then a beam search returns the best program it
-// finds and says it is not proven optimal.
+// state popped is optimal under the cost model; states whose cost improves are re-opened. h is
+// the larger of two forest bounds (docs/synthesis.md): every value is charged to a group of its
+// consumers and every node to at most one input (by fewest consumers, and by largest tensor);
+// over each forest a dynamic programme prices the cheapest variants, each charged value's
+// conversion costing its shortest distance (CostTable::distance) to the forms its group reads,
+// from the forms the state holds. A state from which some consumer cannot obtain any form it
+// reads has h = ∞ and is dropped. Among equal f the deepest state is expanded first, then the
+// oldest: the search is deterministic. A graph whose plateaus of near-equal states exceed the
+// state budget gets a beam search instead, which returns the best program it finds and says it
+// is not proven optimal.
 #pragma once
 
 #include <atomic>
