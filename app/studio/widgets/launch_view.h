@@ -33,9 +33,13 @@
 // The form persists in QSettings (group "launch"; not Resume and Export, which are for one run)
 // and is restored when the view is made; the CPU shares are kept while the plan's rank count
 // stays and reset to 1 when it changes.
+//
+// This file is the orchestration (start, check, stop, export, showRecordedRun); the parts it
+// composes show: LaunchForm (the options and CPU shares), PreflightList (the check list),
+// RunMonitorView (status, progress, figures, charts, error bar), RunLogs (the log tabs, the
+// checkpoints page last) and CheckpointsPanel (the checkpoints table and its buttons).
 #pragma once
 
-#include <QFrame>
 #include <QWidget>
 
 #include <functional>
@@ -49,13 +53,15 @@
 #include "app/studio/core/plan_document.h"
 #include "app/studio/core/preflight_job.h"
 #include "app/studio/core/run_monitor.h"
+#include "app/studio/widgets/checkpoints_panel.h"
+#include "app/studio/widgets/launch_form.h"
+#include "app/studio/widgets/preflight_list.h"
+#include "app/studio/widgets/run_logs.h"
+#include "app/studio/widgets/run_monitor_view.h"
 
-class QBoxLayout;
-class QChart;
 class QChartView;
 class QComboBox;
 class QDoubleSpinBox;
-class QGridLayout;
 class QLabel;
 class QLineEdit;
 class QLineSeries;
@@ -64,12 +70,10 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QScrollArea;
-class QSplitter;
 class QTabWidget;
 class QTableView;
 class QTemporaryDir;
 class QToolButton;
-class QValueAxis;
 
 namespace hap::studio {
 
@@ -132,47 +136,52 @@ class LaunchView : public QWidget {
 
   // For tests, screenshots and the main window.
   QWidget* preflightArea() const { return m_preflight; }
-  QToolButton* preflightSummary() const { return m_preflightToggle; }  // checked: the list is open
-  QScrollArea* preflightList() const { return m_preflightList; }
-  QPushButton* checkButton() const { return m_check; }
+  QToolButton* preflightSummary() const { return m_preflight->summary(); }  // checked: the list is open
+  QScrollArea* preflightList() const { return m_preflight->list(); }
+  QPushButton* checkButton() const { return m_preflight->checkButton(); }
   PreflightJob* preflightJob() const { return m_preflightJob; }
-  QLineEdit* checkpointDirEdit() const { return m_checkpointDir; }
-  QSpinBox* checkpointEveryBox() const { return m_checkpointEvery; }
-  QLineEdit* resumeEdit() const { return m_resume; }
-  QLineEdit* exportEdit() const { return m_export; }
-  QComboBox* optimizerBox() const { return m_optimizer; }
-  QWidget* checkpointsPage() const { return m_checkpointsPage; }
+  QLineEdit* checkpointDirEdit() const { return m_form->checkpointDirEdit(); }
+  QSpinBox* checkpointEveryBox() const { return m_form->checkpointEveryBox(); }
+  QLineEdit* resumeEdit() const { return m_form->resumeEdit(); }
+  QLineEdit* exportEdit() const { return m_form->exportEdit(); }
+  QComboBox* optimizerBox() const { return m_form->optimizerBox(); }
+  QWidget* checkpointsPage() const { return m_checkpointsPanel; }
   CheckpointsModel* checkpointsModel() const { return m_checkpoints; }
-  QTableView* checkpointsTable() const { return m_checkpointsTable; }
-  QPushButton* resumeButton() const { return m_resumeButton; }
-  QPushButton* exportButton() const { return m_exportButton; }
-  QPushButton* openFolderButton() const { return m_openFolderButton; }
-  QLabel* checkpointsMessage() const { return m_checkpointsMessage; }
+  QTableView* checkpointsTable() const { return m_checkpointsPanel->table(); }
+  QPushButton* resumeButton() const { return m_checkpointsPanel->resumeButton(); }
+  QPushButton* exportButton() const { return m_checkpointsPanel->exportButton(); }
+  QPushButton* openFolderButton() const { return m_checkpointsPanel->openFolderButton(); }
+  QLabel* checkpointsMessage() const { return m_checkpointsPanel->message(); }
   QPushButton* startButton() const { return m_start; }
   QPushButton* stopButton() const { return m_stop; }
   QToolButton* scriptsButton() const { return m_scripts; }
-  const std::vector<QDoubleSpinBox*>& shareBoxes() const { return m_shares; }
-  QSpinBox* stepsBox() const { return m_steps; }
-  QSpinBox* warmupBox() const { return m_warmup; }
-  QComboBox* dataBox() const { return m_data; }
-  QLineEdit* dataPathEdit() const { return m_dataPath; }
-  QProgressBar* progressBar() const { return m_progress; }
-  QLabel* statusLabel() const { return m_status; }
-  QLabel* timeLeftLabel() const { return m_timeLeft; }
-  QLabel* throughputLabel() const { return m_throughput; }
-  QLabel* meanStepLabel() const { return m_meanStep; }
-  ErrorBar* errorBar() const { return m_errorBar; }  // null before the first error
+  const std::vector<QDoubleSpinBox*>& shareBoxes() const { return m_form->shareBoxes(); }
+  QSpinBox* stepsBox() const { return m_form->stepsBox(); }
+  QSpinBox* warmupBox() const { return m_form->warmupBox(); }
+  QComboBox* dataBox() const { return m_form->dataBox(); }
+  QLineEdit* dataPathEdit() const { return m_form->dataPathEdit(); }
+  QProgressBar* progressBar() const { return m_monitorView->progressBar(); }
+  QLabel* statusLabel() const { return m_monitorView->statusLabel(); }
+  QLabel* timeLeftLabel() const { return m_monitorView->timeLeftLabel(); }
+  QLabel* throughputLabel() const { return m_monitorView->throughputLabel(); }
+  QLabel* meanStepLabel() const { return m_monitorView->meanStepLabel(); }
+  ErrorBar* errorBar() const { return m_monitorView->errorBar(); }  // null before the first error
   QTabWidget* logTabs() const { return m_logs; }
   // rank -1: "All".
   QPlainTextEdit* log(int rank) const;
-  QChartView* lossChart() const { return m_lossView; }
-  QChartView* stepTimeChart() const { return m_stepView; }
-  QChartView* cpuTimeChart() const { return m_cpuView; }
-  QLineSeries* lossSeries() const { return m_lossSeries; }
-  const std::vector<QLineSeries*>& stepTimeSeries() const { return m_stepSeries; }
-  const std::vector<QLineSeries*>& cpuTimeSeries() const { return m_cpuSeries; }
+  QChartView* lossChart() const { return m_monitorView->lossChart(); }
+  QChartView* stepTimeChart() const { return m_monitorView->stepTimeChart(); }
+  QChartView* cpuTimeChart() const { return m_monitorView->cpuTimeChart(); }
+  QLineSeries* lossSeries() const { return m_monitorView->lossSeries(); }
+  const std::vector<QLineSeries*>& stepTimeSeries() const { return m_monitorView->stepTimeSeries(); }
+  const std::vector<QLineSeries*>& cpuTimeSeries() const { return m_monitorView->cpuTimeSeries(); }
   LaunchJob* job() const { return m_job; }
   RunMonitor* monitor() const { return m_monitor; }
+  // The parts.
+  LaunchForm* form() const { return m_form; }
+  RunMonitorView* monitorView() const { return m_monitorView; }
+  RunLogs* logs() const { return m_logs; }
+  CheckpointsPanel* checkpointsPanel() const { return m_checkpointsPanel; }
 
  Q_SIGNALS:
   void busyChanged(bool busy);
@@ -188,11 +197,8 @@ class LaunchView : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
-  QWidget* makeForm();
-  QWidget* makeMonitor();
-  void rebuildShares(int ranks);
+  QWidget* makeLeftPanel();
   void resetMonitor(int ranks);
-  void rebuildCharts(int ranks);
   void onStarted(qint64 run, int port, int ranks, const QString& commandLine);
   void onLines(const LaunchLines& lines);
   void onFinished(const LaunchOutcome& outcome);
@@ -201,7 +207,6 @@ class LaunchView : public QWidget {
   void showError(const QString& message);
   void hideError();
   void chooseScripts(int kind);
-  QWidget* makeCheckpointsPage();
   // A launch waiting for its preflight: the plan read back from the file the workers run.
   struct PendingLaunch {
     enum class Kind { Check, Start, Export } kind = Kind::Check;
@@ -223,12 +228,9 @@ class LaunchView : public QWidget {
   void runPreflight(PendingLaunch pending, const rt::PreflightRequest& request);
   void onPreflightFinished(bool passed);
   void launch(PendingLaunch p);
-  void showChecks(const std::vector<rt::PreflightCheck>& checks, bool open);
-  void setPreflightOpen(bool open);
   void syncBusy();
-  void exportModelDialog();
+  void exportModelDialog(int row);
   void updateCheckpointButtons();
-  void listCheckpoints(const QString& dir);
 
   std::shared_ptr<const PlanDocument> m_plan;
   QString m_modelPath;
@@ -239,84 +241,23 @@ class LaunchView : public QWidget {
 
   LaunchJob* m_job = nullptr;
   RunMonitor* m_monitor = nullptr;
-
-  // Form.
-  QSpinBox* m_steps = nullptr;
-  QSpinBox* m_warmup = nullptr;
-  QSpinBox* m_seed = nullptr;
-  QSpinBox* m_threads = nullptr;
-  QSpinBox* m_timeout = nullptr;
-  QLineEdit* m_label = nullptr;
-  QComboBox* m_data = nullptr;
-  QLineEdit* m_dataPath = nullptr;
-  QToolButton* m_dataBrowse = nullptr;
-  QComboBox* m_tokenDtype = nullptr;
-  QComboBox* m_optimizer = nullptr;
-  QLineEdit* m_lr = nullptr;
-  QDoubleSpinBox* m_momentum = nullptr;
-  QLineEdit* m_weightDecay = nullptr;
-  QDoubleSpinBox* m_clipNorm = nullptr;
-  QLineEdit* m_checkpointDir = nullptr;
-  QSpinBox* m_checkpointEvery = nullptr;
-  QLineEdit* m_resume = nullptr;
-  QLineEdit* m_export = nullptr;
-  QWidget* m_sharesBox = nullptr;
-  QGridLayout* m_sharesGrid = nullptr;
-  QLabel* m_sharesHint = nullptr;
-  std::vector<QDoubleSpinBox*> m_shares;
-  QFrame* m_preflight = nullptr;
-  QToolButton* m_preflightToggle = nullptr;
-  QPushButton* m_check = nullptr;
-  QScrollArea* m_preflightList = nullptr;
-  QWidget* m_preflightRows = nullptr;
   PreflightJob* m_preflightJob = nullptr;
+  CheckpointsModel* m_checkpoints = nullptr;
   std::optional<PendingLaunch> m_pending;
   std::unique_ptr<QTemporaryDir> m_scratch;  // Check's and Export's plan file
   bool m_exporting = false;  // the launch going is an export
   QString m_exportPath;
   bool m_lastBusy = false;
-  std::vector<double> m_savedShares;  // restored from the settings; applied to a plan of that many ranks
+
+  // The parts.
+  LaunchForm* m_form = nullptr;
+  PreflightList* m_preflight = nullptr;
   QPushButton* m_start = nullptr;
   QPushButton* m_stop = nullptr;
   QToolButton* m_scripts = nullptr;
-
-  // Monitor.
-  ErrorBar* m_errorBar = nullptr;
-  QBoxLayout* m_monitorColumn = nullptr;
-  QLabel* m_status = nullptr;
-  QProgressBar* m_progress = nullptr;
-  QLabel* m_timeLeft = nullptr;
-  QLabel* m_throughput = nullptr;
-  QLabel* m_meanStep = nullptr;
-  QLabel* m_loss = nullptr;
-  QLabel* m_folder = nullptr;
-  QLabel* m_rankKey = nullptr;
-  QSplitter* m_chartsSplit = nullptr;
-  bool m_splitSized = false;
-  QChartView* m_lossView = nullptr;
-  QChartView* m_stepView = nullptr;
-  QChartView* m_cpuView = nullptr;
-  QLineSeries* m_lossSeries = nullptr;
-  std::vector<QLineSeries*> m_stepSeries, m_cpuSeries;
-  QValueAxis* m_lossX = nullptr;
-  QValueAxis* m_lossY = nullptr;
-  QValueAxis* m_stepX = nullptr;
-  QValueAxis* m_stepY = nullptr;
-  QValueAxis* m_cpuX = nullptr;
-  QValueAxis* m_cpuY = nullptr;
-  QTabWidget* m_logs = nullptr;
-  std::vector<QPlainTextEdit*> m_rankLogs;
-  QPlainTextEdit* m_allLog = nullptr;
-
-  // Checkpoints.
-  CheckpointsModel* m_checkpoints = nullptr;
-  QWidget* m_checkpointsPage = nullptr;
-  QTableView* m_checkpointsTable = nullptr;
-  QPushButton* m_resumeButton = nullptr;
-  QPushButton* m_exportButton = nullptr;
-  QPushButton* m_openFolderButton = nullptr;
-  QLabel* m_checkpointsMessage = nullptr;
-  QLabel* m_checkpointsResult = nullptr;
+  RunMonitorView* m_monitorView = nullptr;
+  RunLogs* m_logs = nullptr;
+  CheckpointsPanel* m_checkpointsPanel = nullptr;
 };
 
 }  // namespace hap::studio

@@ -1,0 +1,392 @@
+#include "app/studio/widgets/launch_form.h"
+
+#include <QBoxLayout>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QFrame>
+#include <QGridLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSettings>
+#include <QSpinBox>
+#include <QToolButton>
+
+#include <cmath>
+#include <limits>
+
+namespace hap::studio {
+namespace {
+
+// "1 rank", "3 ranks".
+QString ranksText(int n) { return n == 1 ? QObject::tr("1 rank") : QObject::tr("%1 ranks").arg(n); }
+
+QString number(double v) { return QString::number(v, 'g', QLocale::FloatingPointShortest); }
+
+// A number typed into a field ("0.01", "3e-4"); NaN when it is not one.
+double parseNumber(const QString& text) {
+  bool ok = false;
+  const double v = QLocale::c().toDouble(text.trimmed(), &ok);
+  return ok ? v : std::nan("");
+}
+
+QLabel* heading(const QString& text, QWidget* parent) {
+  auto* l = new QLabel(QStringLiteral("<b>%1</b>").arg(text), parent);
+  l->setContentsMargins(0, 6, 0, 0);
+  return l;
+}
+
+// A line edit with a Browse button ("…") that asks for a file or folder.
+QWidget* withBrowse(QLineEdit* edit, QToolButton** button, QWidget* parent) {
+  auto* box = new QWidget(parent);
+  auto* row = new QHBoxLayout(box);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->setSpacing(2);
+  row->addWidget(edit, 1);
+  auto* b = new QToolButton(box);
+  b->setText(QStringLiteral("…"));
+  b->setObjectName(edit->objectName() + QStringLiteral("Browse"));
+  row->addWidget(b);
+  if (button) *button = b;
+  return box;
+}
+
+}  // namespace
+
+LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("launchOptions"));
+  auto* column = new QVBoxLayout(this);
+  column->setContentsMargins(0, 0, 0, 0);
+  column->setSpacing(0);
+
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* body = new QWidget(scroll);
+  auto* form = new QFormLayout(body);
+  form->setContentsMargins(2, 0, 8, 0);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setLabelAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  form->setVerticalSpacing(3);
+  scroll->setWidget(body);
+  m_scroll = scroll;
+  m_body = body;
+
+  auto spin = [body](const char* name, int low, int high, int value, const QString& tip) {
+    auto* s = new QSpinBox(body);
+    s->setObjectName(QLatin1String(name));
+    s->setRange(low, high);
+    s->setValue(value);
+    s->setToolTip(tip);
+    s->setAccelerated(true);
+    return s;
+  };
+  auto line = [body](const char* name, const QString& placeholder, const QString& tip) {
+    auto* e = new QLineEdit(body);
+    e->setObjectName(QLatin1String(name));
+    e->setPlaceholderText(placeholder);
+    e->setToolTip(tip);
+    e->setClearButtonEnabled(true);
+    return e;
+  };
+
+  // Ranks: the CPU share of each (a slower device emulated on this machine).
+  form->addRow(heading(tr("CPU share per rank"), body));
+  m_sharesBox = new QWidget(body);
+  m_sharesBox->setObjectName(QStringLiteral("shares"));
+  m_sharesGrid = new QGridLayout(m_sharesBox);
+  m_sharesGrid->setContentsMargins(0, 0, 0, 0);
+  m_sharesGrid->setHorizontalSpacing(6);
+  m_sharesGrid->setVerticalSpacing(2);
+  form->addRow(m_sharesBox);
+  m_sharesHint = new QLabel(body);
+  m_sharesHint->setWordWrap(true);
+  m_sharesHint->setStyleSheet(QStringLiteral("color: gray;"));
+  form->addRow(m_sharesHint);
+
+  // Training.
+  form->addRow(heading(tr("Training"), body));
+  m_steps = spin("steps", 0, 100000000, 20, tr("Optimizer steps measured after the warm-up (hap-worker --steps)"));
+  form->addRow(tr("Steps:"), m_steps);
+  m_warmup = spin("warmup", 0, 1000000, 2, tr("Steps run first and left out of the timing (--warmup)"));
+  form->addRow(tr("Warm-up steps:"), m_warmup);
+  m_seed = spin("seed", 0, std::numeric_limits<int>::max(), 0, tr("Seed of random ops (dropout) and synthetic data (--seed)"));
+  form->addRow(tr("Seed:"), m_seed);
+  m_threads = spin("threads", 0, 256, 0, tr("Intra-op threads per rank (--threads); default: LibTorch's"));
+  m_threads->setSpecialValueText(tr("default"));
+  form->addRow(tr("Threads per rank:"), m_threads);
+  m_timeout = spin("timeout", 0, 7 * 24 * 3600, 0, tr("Stop every rank and fail the run after this long"));
+  m_timeout->setSpecialValueText(tr("none"));
+  m_timeout->setSuffix(tr(" s"));
+  form->addRow(tr("Timeout:"), m_timeout);
+  m_label = line("label", tr("model · strategy"), tr("The recorded run's label (the Profiles dock's Runs tab shows it)"));
+  form->addRow(tr("Label:"), m_label);
+
+  // Data.
+  form->addRow(heading(tr("Data"), body));
+  m_data = new QComboBox(body);
+  m_data->setObjectName(QStringLiteral("data"));
+  m_data->addItem(tr("Synthetic (seeded random batches)"), QStringLiteral("synthetic"));
+  m_data->addItem(tr("Token file (.bin of token ids)"), QStringLiteral("tokens"));
+  m_data->addItem(tr("CIFAR-10 (binary batch)"), QStringLiteral("cifar"));
+  m_data->setToolTip(tr("Where batches come from (--data)"));
+  form->addRow(tr("Source:"), m_data);
+  m_dataPath = line("dataPath", tr("a data file"), tr("The token or CIFAR-10 file every rank reads (--data-path)"));
+  form->addRow(tr("File:"), withBrowse(m_dataPath, &m_dataBrowse, body));
+  m_tokenDtype = new QComboBox(body);
+  m_tokenDtype->setObjectName(QStringLiteral("tokenDtype"));
+  m_tokenDtype->addItems({QStringLiteral("uint16"), QStringLiteral("int32")});
+  m_tokenDtype->setToolTip(tr("How the token file stores ids (--token-dtype)"));
+  form->addRow(tr("Token dtype:"), m_tokenDtype);
+
+  // Optimizer.
+  form->addRow(heading(tr("Optimizer"), body));
+  m_optimizer = new QComboBox(body);
+  m_optimizer->setObjectName(QStringLiteral("optimizer"));
+  m_optimizer->addItem(tr("SGD with momentum"), QStringLiteral("sgd"));
+  m_optimizer->addItem(QStringLiteral("Adam"), QStringLiteral("adam"));
+  m_optimizer->addItem(QStringLiteral("AdamW"), QStringLiteral("adamw"));
+  form->addRow(tr("Optimizer:"), m_optimizer);
+  m_lr = line("lr", QString(), tr("Learning rate (--lr), e.g. 0.01 or 3e-4"));
+  m_lr->setText(QStringLiteral("0.01"));
+  m_lr->setClearButtonEnabled(false);
+  form->addRow(tr("Learning rate:"), m_lr);
+  m_momentum = new QDoubleSpinBox(body);
+  m_momentum->setObjectName(QStringLiteral("momentum"));
+  m_momentum->setRange(0, 0.999);
+  m_momentum->setDecimals(3);
+  m_momentum->setSingleStep(0.05);
+  m_momentum->setValue(0.9);
+  m_momentum->setToolTip(tr("SGD momentum (--momentum); 0 keeps no momentum buffer"));
+  form->addRow(tr("Momentum:"), m_momentum);
+  m_weightDecay = line("weightDecay", QString(), tr("Weight decay (--weight-decay; AdamW: decoupled)"));
+  m_weightDecay->setText(QStringLiteral("0"));
+  m_weightDecay->setClearButtonEnabled(false);
+  form->addRow(tr("Weight decay:"), m_weightDecay);
+  m_clipNorm = new QDoubleSpinBox(body);
+  m_clipNorm->setObjectName(QStringLiteral("clipNorm"));
+  m_clipNorm->setRange(0, 1e6);
+  m_clipNorm->setDecimals(2);
+  m_clipNorm->setSpecialValueText(tr("off"));
+  m_clipNorm->setToolTip(tr("Clip the gradients to this global L2 norm (--clip-norm)"));
+  form->addRow(tr("Clip gradient norm:"), m_clipNorm);
+
+  // Checkpoints and results.
+  form->addRow(heading(tr("Checkpoints and results"), body));
+  m_checkpointDir = line("checkpointDir", tr("run folder/checkpoints"), tr("Where step-N.pt checkpoints go (--checkpoint-dir)"));
+  QToolButton* checkpointBrowse = nullptr;
+  form->addRow(tr("Checkpoints:"), withBrowse(m_checkpointDir, &checkpointBrowse, body));
+  m_checkpointEvery = spin("checkpointEvery", 0, 100000000, 0, tr("Write a checkpoint every N steps and at the end (--checkpoint-every)"));
+  m_checkpointEvery->setSpecialValueText(tr("at the end only"));
+  m_checkpointEvery->setPrefix(tr("every "));
+  m_checkpointEvery->setSuffix(tr(" steps"));
+  form->addRow(tr("Interval:"), m_checkpointEvery);
+  m_resume = line("resume", tr("none"), tr("Continue from this checkpoint (--resume)"));
+  QToolButton* resumeBrowse = nullptr;
+  form->addRow(tr("Resume from:"), withBrowse(m_resume, &resumeBrowse, body));
+  m_export = line("export", tr("none"), tr("Write the trained model as a TorchScript file (--export)"));
+  QToolButton* exportBrowse = nullptr;
+  form->addRow(tr("Export model to:"), withBrowse(m_export, &exportBrowse, body));
+  column->addWidget(scroll, 1);
+
+  const auto dataChanged = [this] {
+    const QString kind = m_data->currentData().toString();
+    const bool file = kind != QLatin1String("synthetic");
+    m_dataPath->setEnabled(file);
+    m_dataBrowse->setEnabled(file);
+    m_tokenDtype->setEnabled(kind == QLatin1String("tokens"));
+  };
+  connect(m_data, &QComboBox::currentIndexChanged, this, dataChanged);
+  dataChanged();
+  connect(m_optimizer, &QComboBox::currentIndexChanged, this,
+          [this] { m_momentum->setEnabled(m_optimizer->currentData().toString() == QLatin1String("sgd")); });
+  connect(m_dataBrowse, &QToolButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Data File"), m_dataPath->text(),
+                                                      tr("Data files (*.bin);;All files (*)"));
+    if (!path.isEmpty()) m_dataPath->setText(path);
+  });
+  connect(checkpointBrowse, &QToolButton::clicked, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Checkpoint Folder"), m_checkpointDir->text());
+    if (!dir.isEmpty()) m_checkpointDir->setText(dir);
+  });
+  connect(resumeBrowse, &QToolButton::clicked, this, [this] {
+    const QString start = !m_resume->text().isEmpty() ? m_resume->text() : runsDirectory();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Resume From Checkpoint"), start,
+                                                      tr("Checkpoints (*.pt);;All files (*)"));
+    if (!path.isEmpty()) m_resume->setText(path);
+  });
+  connect(exportBrowse, &QToolButton::clicked, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Trained Model"), m_export->text(),
+                                                      tr("TorchScript models (*.pt)"));
+    if (!path.isEmpty()) m_export->setText(path);
+  });
+}
+
+int LaunchForm::fittingWidth() const {
+  return m_body->minimumSizeHint().width() + m_scroll->verticalScrollBar()->sizeHint().width();
+}
+
+void LaunchForm::setDevices(const std::vector<plan::PlanDevice>& devices) {
+  const int ranks = static_cast<int>(devices.size());
+  // The shares stay while the rank count does (a plan of another cluster resets them to 1).
+  if (!m_shares.empty()) {
+    m_savedShares.clear();
+    for (QDoubleSpinBox* b : m_shares) m_savedShares.push_back(b->value());
+  }
+  const std::vector<double> keep = static_cast<int>(m_savedShares.size()) == ranks ? m_savedShares : std::vector<double>{};
+  m_shares.clear();
+  while (QLayoutItem* item = m_sharesGrid->takeAt(0)) {
+    delete item->widget();
+    delete item;
+  }
+  constexpr int kColumns = 2;
+  for (int r = 0; r < ranks; ++r) {
+    auto* label = new QLabel(tr("Rank %1:").arg(r), m_sharesBox);
+    auto* b = new QDoubleSpinBox(m_sharesBox);
+    b->setObjectName(QStringLiteral("share%1").arg(r));
+    b->setRange(0.05, 1);
+    b->setSingleStep(0.05);
+    b->setDecimals(2);
+    b->setValue(keep.empty() ? 1.0 : keep[static_cast<size_t>(r)]);
+    b->setSuffix(tr(" CPU"));
+    const plan::PlanDevice& d = devices[static_cast<size_t>(r)];
+    b->setToolTip(tr("Rank %1 (%2 on %3) may use this share of one CPU core: 0.25 runs it about 4× slower")
+                      .arg(r)
+                      .arg(QString::fromStdString(d.type), QString::fromStdString(d.machine)));
+    label->setBuddy(b);
+    m_sharesGrid->addWidget(label, r / kColumns, (r % kColumns) * 2, Qt::AlignRight);
+    m_sharesGrid->addWidget(b, r / kColumns, (r % kColumns) * 2 + 1);
+    m_shares.push_back(b);
+  }
+  m_sharesHint->setText(ranks == 0 ? tr("Plan first: one rank per device of the plan.")
+                                   : tr("%1 on this machine, one per device of the plan; 1 = a full core.").arg(ranksText(ranks)));
+}
+
+LaunchSettings LaunchForm::settings() const {
+  LaunchSettings s;
+  s.steps = m_steps->value();
+  s.warmup = m_warmup->value();
+  s.seed = static_cast<uint64_t>(m_seed->value());
+  s.threads = m_threads->value();
+  s.timeoutSeconds = m_timeout->value();
+  s.label = m_label->text().trimmed();
+  const QString data = m_data->currentData().toString();
+  s.data = data == QLatin1String("tokens")  ? LaunchSettings::Data::Tokens
+           : data == QLatin1String("cifar") ? LaunchSettings::Data::Cifar
+                                            : LaunchSettings::Data::Synthetic;
+  s.dataPath = m_dataPath->text().trimmed();
+  s.tokenDtype = m_tokenDtype->currentText();
+  const QString optimizer = m_optimizer->currentData().toString();
+  s.optimizer = optimizer == QLatin1String("adam")    ? LaunchSettings::Optimizer::Adam
+                : optimizer == QLatin1String("adamw") ? LaunchSettings::Optimizer::AdamW
+                                                      : LaunchSettings::Optimizer::Sgd;
+  s.lr = parseNumber(m_lr->text());
+  s.momentum = m_momentum->value();
+  s.weightDecay = m_weightDecay->text().trimmed().isEmpty() ? 0 : parseNumber(m_weightDecay->text());
+  s.clipNorm = m_clipNorm->value();
+  s.checkpointDir = m_checkpointDir->text().trimmed();
+  s.checkpointEvery = m_checkpointEvery->value();
+  s.resumePath = m_resume->text().trimmed();
+  s.exportPath = m_export->text().trimmed();
+  for (QDoubleSpinBox* b : m_shares) s.cpuShares.push_back(b->value());
+  return s;
+}
+
+void LaunchForm::setSettings(const LaunchSettings& s) {
+  m_steps->setValue(static_cast<int>(s.steps));
+  m_warmup->setValue(static_cast<int>(s.warmup));
+  m_seed->setValue(static_cast<int>(s.seed));
+  m_threads->setValue(s.threads);
+  m_timeout->setValue(static_cast<int>(std::lround(s.timeoutSeconds)));
+  m_label->setText(s.label);
+  m_data->setCurrentIndex(m_data->findData(dataName(s.data)));
+  m_dataPath->setText(s.dataPath);
+  m_tokenDtype->setCurrentText(s.tokenDtype);
+  m_optimizer->setCurrentIndex(m_optimizer->findData(optimizerName(s.optimizer)));
+  m_lr->setText(number(s.lr));
+  m_momentum->setValue(s.momentum);
+  m_weightDecay->setText(number(s.weightDecay));
+  m_clipNorm->setValue(s.clipNorm);
+  m_checkpointDir->setText(s.checkpointDir);
+  m_checkpointEvery->setValue(static_cast<int>(s.checkpointEvery));
+  m_resume->setText(s.resumePath);
+  m_export->setText(s.exportPath);
+  for (size_t r = 0; r < m_shares.size() && r < s.cpuShares.size(); ++r) m_shares[r]->setValue(s.cpuShares[r]);
+}
+
+void LaunchForm::setResume(const QString& checkpoint, const QString& optimizer, int64_t warmup, int64_t steps) {
+  m_resume->setText(checkpoint);
+  const int o = m_optimizer->findData(optimizer);
+  if (o >= 0) m_optimizer->setCurrentIndex(o);
+  m_warmup->setValue(static_cast<int>(warmup));
+  m_steps->setValue(static_cast<int>(steps));
+}
+
+// ---- Settings ----
+
+void LaunchForm::saveSettings() const {
+  const LaunchSettings s = settings();
+  QSettings q;
+  q.beginGroup(QStringLiteral("launch"));
+  q.setValue(QStringLiteral("steps"), static_cast<qlonglong>(s.steps));
+  q.setValue(QStringLiteral("warmup"), static_cast<qlonglong>(s.warmup));
+  q.setValue(QStringLiteral("seed"), static_cast<qulonglong>(s.seed));
+  q.setValue(QStringLiteral("threads"), s.threads);
+  q.setValue(QStringLiteral("timeout"), s.timeoutSeconds);
+  q.setValue(QStringLiteral("label"), s.label);
+  q.setValue(QStringLiteral("data"), dataName(s.data));
+  q.setValue(QStringLiteral("dataPath"), s.dataPath);
+  q.setValue(QStringLiteral("tokenDtype"), s.tokenDtype);
+  q.setValue(QStringLiteral("optimizer"), optimizerName(s.optimizer));
+  q.setValue(QStringLiteral("lr"), m_lr->text().trimmed());
+  q.setValue(QStringLiteral("momentum"), s.momentum);
+  q.setValue(QStringLiteral("weightDecay"), m_weightDecay->text().trimmed());
+  q.setValue(QStringLiteral("clipNorm"), s.clipNorm);
+  q.setValue(QStringLiteral("checkpointDir"), s.checkpointDir);
+  q.setValue(QStringLiteral("checkpointEvery"), static_cast<qlonglong>(s.checkpointEvery));
+  QVariantList shares;
+  for (double v : s.cpuShares.empty() ? m_savedShares : s.cpuShares) shares << v;
+  q.setValue(QStringLiteral("cpuShares"), shares);
+  q.endGroup();
+}
+
+void LaunchForm::restoreSettings() {
+  QSettings q;
+  q.beginGroup(QStringLiteral("launch"));
+  if (q.childKeys().isEmpty()) return;  // the form's defaults (the worker's)
+  LaunchSettings s = settings();
+  s.steps = q.value(QStringLiteral("steps"), static_cast<qlonglong>(s.steps)).toLongLong();
+  s.warmup = q.value(QStringLiteral("warmup"), static_cast<qlonglong>(s.warmup)).toLongLong();
+  s.seed = q.value(QStringLiteral("seed"), static_cast<qulonglong>(s.seed)).toULongLong();
+  s.threads = q.value(QStringLiteral("threads"), s.threads).toInt();
+  s.timeoutSeconds = q.value(QStringLiteral("timeout"), s.timeoutSeconds).toDouble();
+  s.label = q.value(QStringLiteral("label"), s.label).toString();
+  const QString data = q.value(QStringLiteral("data")).toString();
+  for (auto d : {LaunchSettings::Data::Synthetic, LaunchSettings::Data::Tokens, LaunchSettings::Data::Cifar})
+    if (dataName(d) == data) s.data = d;
+  s.dataPath = q.value(QStringLiteral("dataPath"), s.dataPath).toString();
+  s.tokenDtype = q.value(QStringLiteral("tokenDtype"), s.tokenDtype).toString();
+  const QString optimizer = q.value(QStringLiteral("optimizer")).toString();
+  for (auto o : {LaunchSettings::Optimizer::Sgd, LaunchSettings::Optimizer::Adam, LaunchSettings::Optimizer::AdamW})
+    if (optimizerName(o) == optimizer) s.optimizer = o;
+  s.momentum = q.value(QStringLiteral("momentum"), s.momentum).toDouble();
+  s.clipNorm = q.value(QStringLiteral("clipNorm"), s.clipNorm).toDouble();
+  s.checkpointDir = q.value(QStringLiteral("checkpointDir"), s.checkpointDir).toString();
+  s.checkpointEvery = q.value(QStringLiteral("checkpointEvery"), static_cast<qlonglong>(s.checkpointEvery)).toLongLong();
+  s.resumePath.clear();
+  s.exportPath.clear();
+  setSettings(s);
+  // The numbers as typed (a learning rate of "3e-4" stays so), even when they do not parse.
+  if (q.contains(QStringLiteral("lr"))) m_lr->setText(q.value(QStringLiteral("lr")).toString());
+  if (q.contains(QStringLiteral("weightDecay"))) m_weightDecay->setText(q.value(QStringLiteral("weightDecay")).toString());
+  m_savedShares.clear();
+  for (const QVariant& v : q.value(QStringLiteral("cpuShares")).toList()) m_savedShares.push_back(v.toDouble());
+  q.endGroup();
+}
+
+}  // namespace hap::studio
