@@ -1,8 +1,6 @@
 #include "engine/balance/share_lp.h"
 
 #include <coin/ClpSimplex.hpp>
-#include <coin/CoinPackedMatrix.hpp>
-#include <coin/CoinPackedVector.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <limits>
 #include <map>
 
+#include "engine/balance/linear_rows.h"
 #include "engine/cost/profile.h"
 #include "engine/ir/summary.h"
 #include "engine/synth/memory.h"
@@ -21,31 +20,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The LP in row form, built term by term.
-struct Lp {
-  std::vector<double> objective, colLower, colUpper, rowLower, rowUpper;
-  CoinPackedMatrix rows{false, 0, 0};
-  double constant = 0;  // objective terms that no variable carries
-  int column(double cost, double lower, double upper) {
-    objective.push_back(cost);
-    colLower.push_back(lower);
-    colUpper.push_back(upper);
-    return static_cast<int>(objective.size()) - 1;
-  }
-  // Terms on the same column are summed.
-  void row(const std::vector<std::pair<int, double>>& terms, double lower, double upper) {
-    std::map<int, double> merged;
-    for (auto [c, a] : terms) merged[c] += a;
-    CoinPackedVector v;
-    for (auto [c, a] : merged)
-      if (a != 0) v.insert(c, a);
-    if (rows.getNumCols() < static_cast<int>(objective.size()))
-      rows.setDimensions(rows.getNumRows(), static_cast<int>(objective.size()));
-    rows.appendRow(v);
-    rowLower.push_back(lower);
-    rowUpper.push_back(upper);
-  }
-};
 
 std::string explainInfeasible(const synth::CostTable& table, const synth::Program& program,
                               const synth::CostOptions& options, const std::vector<int>& typeCount) {
@@ -100,7 +74,7 @@ ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program
   std::vector<int> typeCount(types, 0);
   for (int j = 0; j < cluster.size(); ++j) ++typeCount[static_cast<size_t>(cluster.devices[static_cast<size_t>(j)].type)];
 
-  Lp lp;
+  LinearRows lp;
   // Columns: a share per segment and device type present; the largest share per segment.
   std::vector<std::vector<int>> share(static_cast<size_t>(segments), std::vector<int>(types, -1));
   std::vector<int> largest(static_cast<size_t>(segments));
@@ -228,7 +202,7 @@ ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program
 
   ClpSimplex model;
   model.setLogLevel(0);
-  lp.rows.setDimensions(static_cast<int>(lp.rowLower.size()), static_cast<int>(lp.objective.size()));
+  lp.finish();
   model.loadProblem(lp.rows, lp.colLower.data(), lp.colUpper.data(), lp.objective.data(), lp.rowLower.data(),
                     lp.rowUpper.data());
   const auto start = std::chrono::steady_clock::now();

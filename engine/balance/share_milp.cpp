@@ -2,8 +2,6 @@
 
 #include <coin/Cbc_C_Interface.h>
 #include <coin/ClpSimplex.hpp>
-#include <coin/CoinPackedMatrix.hpp>
-#include <coin/CoinPackedVector.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 #include <map>
 #include <memory>
 
+#include "engine/balance/linear_rows.h"
 #include "engine/cost/profile.h"
 #include "engine/ir/summary.h"
 #include "engine/synth/dim_classes.h"
@@ -28,32 +27,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMicro = 1e6;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-struct Lp {
-  std::vector<double> objective, colLower, colUpper, rowLower, rowUpper;
-  std::vector<char> integer;
-  CoinPackedMatrix rows{false, 0, 0};
-  double constant = 0;
-  int column(double cost, double lower, double upper, bool isInteger = false) {
-    objective.push_back(cost);
-    colLower.push_back(lower);
-    colUpper.push_back(upper);
-    integer.push_back(isInteger ? 1 : 0);
-    return static_cast<int>(objective.size()) - 1;
-  }
-  void row(const std::vector<std::pair<int, double>>& terms, double lower, double upper) {
-    std::map<int, double> merged;
-    for (auto [c, a] : terms) merged[c] += a;
-    CoinPackedVector v;
-    for (auto [c, a] : merged)
-      if (a != 0) v.insert(c, a);
-    if (rows.getNumCols() < static_cast<int>(objective.size()))
-      rows.setDimensions(rows.getNumRows(), static_cast<int>(objective.size()));
-    rows.appendRow(v);
-    rowLower.push_back(lower);
-    rowUpper.push_back(upper);
-  }
-  void finish() { rows.setDimensions(static_cast<int>(rowLower.size()), static_cast<int>(objective.size())); }
-};
 
 // The MILP of share_milp.h for one program, and its memory rows kept apart for pricing.
 class Model {
@@ -75,7 +48,7 @@ class Model {
     build(program, options);
   }
 
-  Lp lp;
+  LinearRows lp;
   std::vector<Key> keys;
   std::vector<MemoryRow> memory;  // per device
   bool movingReshard = false;
