@@ -30,3 +30,12 @@ inline Run runProcess(const QString& program, const QStringList& args, int limit
   return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
           QString::fromUtf8(p.readAllStandardError())};
 }
+
+// `hap plan` (HAP_CLI_PATH) of the zoo's `model` (e.g. "mlp-tiny.pt") on the bundled local
+// cluster `cluster` (e.g. "local-cpu-3.yaml"), written to `out`.
+inline Run planLocal(const QString& model, const QString& cluster, const QString& out) {
+  return runProcess(HAP_CLI_PATH,
+                    {"plan", qEnvironmentVariable("HAP_ZOO_DIR") + "/" + model, "-c",
+                     qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/clusters/" + cluster, "-o", out, "-q"},
+                    120'000);
+}

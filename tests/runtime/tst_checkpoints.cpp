@@ -66,11 +66,7 @@ class TstCheckpoints : public QObject {
     QVERIFY(tmp_.isValid());
     plan_ = tmp_.filePath("plan.json");
     ck_ = tmp_.filePath("ck");
-    const Run r = runProcess(HAP_CLI_PATH,
-                             {"plan", qEnvironmentVariable("HAP_ZOO_DIR") + "/mlp-tiny.pt", "-c",
-                              qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/clusters/local-cpu-3.yaml", "-o",
-                              plan_, "-q"},
-                             120'000);
+    const Run r = planLocal("mlp-tiny.pt", "local-cpu-3.yaml", plan_);
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
   }
 

@@ -59,24 +59,10 @@ using hap::studio::testing::answerFileDialog;
 
 namespace {
 
+using hap::test::processesWith;
+
 QString zoo(const char* name) { return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + name; }
 QString source(const char* name) { return qEnvironmentVariable("HAP_SOURCE_DIR") + "/" + name; }
-
-// Every process (but this one) whose command line contains `needle`.
-QList<qint64> processesWith(const QByteArray& needle) {
-  QList<qint64> out;
-  for (const QString& e : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-    bool numeric = false;
-    const qint64 id = e.toLongLong(&numeric);
-    if (!numeric || id == QCoreApplication::applicationPid()) continue;
-    QFile f(QStringLiteral("/proc/%1/cmdline").arg(e));
-    if (!f.open(QIODevice::ReadOnly)) continue;
-    QByteArray cmd = f.readAll();
-    cmd.replace('\0', ' ');
-    if (cmd.contains(needle)) out << id;
-  }
-  return out;
-}
 
 void shot(QWidget* w, const QString& name) {
   const QString dir = qEnvironmentVariable("HAP_SHOTS_DIR", QStringLiteral("/tmp/shots")) + QStringLiteral("/launch");

@@ -21,21 +21,7 @@ using namespace hap::studio;
 
 namespace {
 
-// Every process (but this one) whose command line contains `needle`.
-QList<qint64> processesWith(const QByteArray& needle) {
-  QList<qint64> out;
-  for (const QString& e : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-    bool numeric = false;
-    const qint64 id = e.toLongLong(&numeric);
-    if (!numeric || id == QCoreApplication::applicationPid()) continue;
-    QFile f(QStringLiteral("/proc/%1/cmdline").arg(e));
-    if (!f.open(QIODevice::ReadOnly)) continue;
-    QByteArray cmd = f.readAll();
-    cmd.replace('\0', ' ');
-    if (cmd.contains(needle)) out << id;
-  }
-  return out;
-}
+using hap::test::processesWith;
 
 // The fake worker: its first argument after the plan picks what it does; RANK says which rank it is.
 const char* kScript = R"(#!/bin/sh

@@ -43,51 +43,16 @@ using hap::studio::testing::saveShot;
 
 namespace {
 
+using hap::test::alive;
+using hap::test::childrenOf;
+using hap::test::processesWith;
+
 void clickRow(QAbstractItemView& view, int row) {
   const QModelIndex index = view.model()->index(row, 0);
   view.scrollTo(index);
   const QRect rect = view.visualRect(index);
   QVERIFY(rect.isValid());
   QTest::mouseClick(view.viewport(), Qt::LeftButton, Qt::NoModifier, rect.center());
-}
-
-// The processes whose parent is `pid`, from /proc.
-QList<qint64> childrenOf(qint64 pid) {
-  QList<qint64> out;
-  const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
-  for (const QString& e : entries) {
-    bool numeric = false;
-    const qint64 id = e.toLongLong(&numeric);
-    if (!numeric) continue;
-    QFile f(QStringLiteral("/proc/%1/stat").arg(e));
-    if (!f.open(QIODevice::ReadOnly)) continue;
-    const QByteArray stat = f.readAll();
-    // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
-    const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields.size() > 1 && fields[1].toLongLong() == pid) out << id;
-  }
-  return out;
-}
-
-// Whether process `pid` is alive and its command line contains `needle`.
-bool alive(qint64 pid, const QByteArray& needle) {
-  QFile f(QStringLiteral("/proc/%1/cmdline").arg(pid));
-  if (!f.open(QIODevice::ReadOnly)) return false;
-  QByteArray cmd = f.readAll();
-  cmd.replace('\0', ' ');
-  return cmd.contains(needle);
-}
-
-// Every process whose command line contains `needle`.
-QList<qint64> processesWith(const QByteArray& needle) {
-  QList<qint64> out;
-  const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
-  for (const QString& e : entries) {
-    bool numeric = false;
-    const qint64 id = e.toLongLong(&numeric);
-    if (numeric && id != QCoreApplication::applicationPid() && alive(id, needle)) out << id;
-  }
-  return out;
 }
 
 // Answers the Profile This Machine dialog.
