@@ -99,19 +99,24 @@ std::string resolveWorker(const std::string& given, const std::string& self) {
     if (!isExecutableFile(given)) throw Error(fmt::format("--worker {}: not an executable file", given));
     return fs::absolute(given).lexically_normal().string();
   }
+  const std::string found = findProgram("hap-worker", "worker", self);
+  if (!found.empty()) return found;
   std::error_code ec;
   const fs::path exe = self.empty() ? fs::read_symlink("/proc/self/exe", ec) : fs::path(self);
-  std::vector<fs::path> candidates;
-  if (!ec) {
-    candidates.push_back(exe.parent_path().parent_path() / "worker" / "hap-worker");
-    candidates.push_back(exe.parent_path() / "hap-worker");
-  }
-  for (const fs::path& c : candidates)
-    if (isExecutableFile(c)) return fs::absolute(c).lexically_normal().string();
-  if (auto found = onPath("hap-worker")) return found->string();
   throw Error(fmt::format("hap-worker not found: not at {} nor on PATH; build it (ninja hap-worker) or name it with "
                           "--worker PATH",
-                          candidates.empty() ? std::string("<build>/app/worker/hap-worker") : candidates[0].string()));
+                          ec ? std::string("<build>/app/worker/hap-worker")
+                             : (exe.parent_path().parent_path() / "worker" / "hap-worker").string()));
+}
+
+std::string findProgram(const std::string& name, const std::string& folder, const std::string& self) {
+  std::error_code ec;
+  const fs::path exe = self.empty() ? fs::read_symlink("/proc/self/exe", ec) : fs::path(self);
+  if (!ec)
+    for (const fs::path& c : {exe.parent_path().parent_path() / folder / name, exe.parent_path() / name})
+      if (isExecutableFile(c)) return fs::absolute(c).lexically_normal().string();
+  if (auto found = onPath(name)) return found->string();
+  return {};
 }
 
 LocalLaunchResult runLocalLaunch(const plan::Plan& p, const LocalLaunchRequest& request, const LineSink& sink,

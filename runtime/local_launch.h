@@ -54,6 +54,12 @@ int planRanks(const plan::Plan& p, const std::string& planPath, int expected = 0
 // saying which value is wrong and what to write.
 std::vector<double> parseCpuShares(const std::string& text, int ranks);
 
+// A program of this build or installation: <self's folder>/../<folder>/<name> (the build tree:
+// app/cli/hap beside app/worker/hap-worker and app/studio/hap-studio), else <self's folder>/<name>,
+// else `name` on PATH; "" when none is an executable file. `self`: the running executable ("" reads
+// /proc/self/exe).
+std::string findProgram(const std::string& name, const std::string& folder, const std::string& self = {});
+
 // `given` (a path, or a name looked up on PATH), else hap-worker of this build (beside `self`'s
 // folder: <build>/app/worker/hap-worker for <build>/app/cli/hap or <build>/app/studio/hap-studio),
 // next to `self`, or on PATH. `self`: the running executable ("" reads /proc/self/exe). Error

@@ -4,10 +4,11 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QRegularExpression>
-#include <QStandardPaths>
 #include <QTimer>
 
 #include <algorithm>
+
+#include "runtime/local_launch.h"
 
 namespace hap::studio {
 namespace {
@@ -45,10 +46,8 @@ QString ProfileJob::locateHap(QString* error) {
     return QString();
   }
   const QString dir = QCoreApplication::applicationDirPath();
-  for (const QString& candidate : {dir + QStringLiteral("/../cli/hap"), dir + QStringLiteral("/hap")})
-    if (isExecutable(candidate)) return QFileInfo(candidate).absoluteFilePath();
-  const QString onPath = QStandardPaths::findExecutable(QStringLiteral("hap"));
-  if (!onPath.isEmpty()) return onPath;
+  const std::string found = rt::findProgram("hap", "cli", QCoreApplication::applicationFilePath().toStdString());
+  if (!found.empty()) return QString::fromStdString(found);
   if (error)
     *error = QObject::tr("The hap command line tool was not found (not in %1/../cli, %1, nor on PATH): install it "
                          "beside hap-studio or on PATH, or set $HAP_CLI")
