@@ -1,5 +1,6 @@
 #include "runtime/checkpoint.h"
 
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -169,7 +170,7 @@ void saveCheckpoint(Communicator& comm, const std::string& path, const std::vect
   checkParameters(params, &optimizer, rank, comm.size());
   checkParameters(buffers, nullptr, rank, comm.size());
   const at::Device device = commDevice(params);
-  at::NoGradGuard noGrad;
+  c10::NoGradGuard noGrad;
 
   // A sharded parameter's step is the largest over ranks: a piece that got no gradient (an empty
   // one) lags, and its state is empty anyway.
@@ -282,7 +283,7 @@ int64_t loadCheckpoint(const std::string& path, std::vector<LocalParameter>& par
     for (const LocalBuffer& b : *buffers) bufferValues.push_back(fullTensor(file, stored, b.name, b, "buffer value"));
   }
 
-  at::NoGradGuard noGrad;
+  c10::NoGradGuard noGrad;
   for (size_t i = 0; i < bufferValues.size(); ++i)
     (*buffers)[i].value.copy_(pieceOf((*buffers)[i], bufferValues[i], rank));
   for (size_t i = 0; i < params.size(); ++i) {
@@ -298,7 +299,7 @@ void exportModel(Communicator& comm, const std::string& modelPath, const std::st
   const int rank = comm.rank();
   checkParameters(params, nullptr, rank, comm.size());
   checkParameters(buffers, nullptr, rank, comm.size());
-  at::NoGradGuard noGrad;
+  c10::NoGradGuard noGrad;
 
   std::string error;
   std::optional<torch::jit::Module> model;

@@ -1,5 +1,6 @@
 #include "runtime/communicator.h"
 
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
@@ -168,7 +169,7 @@ class GroupCommunicator final : public Communicator {
   at::Tensor allGather(const at::Tensor& local, int dim, const std::vector<int64_t>& lengths,
                        CommMethod method) override {
     const char* what = method == CommMethod::Padded ? "all-gather (padded)" : "all-gather (grouped)";
-    at::NoGradGuard noGrad;
+    c10::NoGradGuard noGrad;
     if (foreign(local)) return allGather(local.to(device_), dim, lengths, method).to(local.device());
     const int d = wrapDim(local.dim(), dim, what);
     checkLengths(what, lengths, size(), sum(lengths));
@@ -217,7 +218,7 @@ class GroupCommunicator final : public Communicator {
   at::Tensor reduceScatter(const at::Tensor& full, int dim, const std::vector<int64_t>& lengths,
                            CommMethod method) override {
     const char* what = method == CommMethod::Padded ? "reduce-scatter (padded)" : "reduce-scatter (grouped)";
-    at::NoGradGuard noGrad;
+    c10::NoGradGuard noGrad;
     if (foreign(full)) return reduceScatter(full.to(device_), dim, lengths, method).to(full.device());
     const int d = wrapDim(full.dim(), dim, what);
     checkLengths(what, lengths, size(), full.size(d));
@@ -261,7 +262,7 @@ class GroupCommunicator final : public Communicator {
   at::Tensor allToAll(const at::Tensor& local, int fromDim, const std::vector<int64_t>& fromLengths, int toDim,
                       const std::vector<int64_t>& toLengths) override {
     const char* what = "all-to-all";
-    at::NoGradGuard noGrad;
+    c10::NoGradGuard noGrad;
     if (foreign(local))
       return allToAll(local.to(device_), fromDim, fromLengths, toDim, toLengths).to(local.device());
     const int fd = wrapDim(local.dim(), fromDim, what);
@@ -342,7 +343,7 @@ class GroupCommunicator final : public Communicator {
     if (root < 0 || root >= size())
       throw RuntimeError(fmt::format("{}: root rank {} is not in this world of {}", what, root, size()));
     if (size() == 1 || t.numel() == 0) return;
-    at::NoGradGuard noGrad;
+    c10::NoGradGuard noGrad;
     at::Tensor buffer = foreign(t) ? t.to(device_) : t.is_contiguous() ? t : t.contiguous();
     std::vector<at::Tensor> tensors{wire(buffer)};
     c10d::BroadcastOptions opts;
@@ -411,7 +412,7 @@ class GroupCommunicator final : public Communicator {
     if (!t.is_contiguous()) throw RuntimeError(fmt::format("{}: the tensor must be contiguous (a runtime bug)", what));
     if (size() == 1 || t.numel() == 0) return std::make_unique<InFlight>(*this, c10::intrusive_ptr<c10d::Work>(), t, t);
     if (!gradients_) throw std::logic_error("allReduceAsync on a communicator without a gradient channel");
-    at::NoGradGuard noGrad;
+    c10::NoGradGuard noGrad;
     at::Tensor buffer = foreign(t) ? t.to(device_) : t;
     if (hierarchical(buffer)) {
       ++hierarchicalCount_;
@@ -456,7 +457,7 @@ class GroupCommunicator final : public Communicator {
 
   void reduceInPlace(at::Tensor& t, c10d::ReduceOp op, const char* what) {
     if (size() == 1 || t.numel() == 0) return;
-    at::NoGradGuard noGrad;
+    c10::NoGradGuard noGrad;
     at::Tensor buffer = foreign(t) ? t.to(device_) : t.is_contiguous() ? t : t.contiguous();
     const bool sum = op == c10d::ReduceOp::SUM;
     if (sum && hierarchical(buffer)) {
@@ -523,7 +524,7 @@ class GroupCommunicator final : public Communicator {
 #ifdef HAP_HAVE_CUDA
     if (device_.is_cuda()) c10::cuda::set_device(device_.index());
 #endif
-    at::NoGradGuard noGrad;
+    c10::NoGradGuard noGrad;
     for (;;) {
       Job job;
       {

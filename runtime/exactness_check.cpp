@@ -1,5 +1,6 @@
 #include "runtime/exactness_check.h"
 
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <torch/csrc/jit/ir/constants.h>
@@ -46,7 +47,7 @@ class Reference {
     // The graphs' floating dtype constants name `dtype` too (with the default dtype the caller
     // sets, factories without one make it).
     if (dtype != at::kFloat) {
-      at::NoGradGuard noGrad;
+      c10::NoGradGuard noGrad;
       for (const auto& p : module_.named_parameters(/*recurse=*/true))
         if (p.value.is_floating_point()) p.value.set_data(p.value.to(dtype));
       for (const auto& b : module_.named_buffers(/*recurse=*/true))
@@ -258,7 +259,7 @@ void ExactnessCheck::compareState(int64_t step, const std::vector<LocalParameter
   m.compare(buffers, bufferValues, [&](size_t i) { return truth->buffer(buffers[i].name); },
             [&](size_t i) { return single->buffer(buffers[i].name); }, m.buffers, step);
   // The next step starts from the run's state on every side.
-  at::NoGradGuard noGrad;
+  c10::NoGradGuard noGrad;
   for (const LocalParameter& p : params) {
     const at::Tensor full = gatherFull(m.program, p, p.value.detach());
     for (Reference* r : references) r->parameter(p.name).detach().copy_(full);

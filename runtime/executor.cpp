@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <fmt/format.h>
 #include <torch/csrc/autograd/autograd.h>
 
@@ -366,7 +367,7 @@ void Executor::Impl::runCompute(CompiledStep& c) {
   if (c.writesBuffer >= 0) {
     const LocalBuffer& b = buffers[static_cast<size_t>(c.writesBuffer)];
     const Operand& o = c.outputs[0];
-    at::NoGradGuard noGrad;
+    c10::NoGradGuard noGrad;
     at::Tensor target = b.replicated() && synth::isGather(o.rel) ? localPiece(b.value, o.rel, o.lengths, rank) : b.value;
     target.copy_(out[0]);
   }

@@ -1,5 +1,6 @@
 #include "runtime/gradient_buckets.h"
 
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
@@ -76,7 +77,7 @@ void GradientBuckets::onGradient(size_t k, const at::Tensor& grad) {
   const LocalParameter& p = params_[static_cast<size_t>(s.parameter)];
   if (s.filled)
     throw RuntimeError(fmt::format("gradient of '{}' arrived twice in one backward pass (a runtime bug)", p.name));
-  at::NoGradGuard noGrad;
+  c10::NoGradGuard noGrad;
   Bucket& b = buckets_[s.bucket];
   b.flat.narrow(0, s.offset, s.numel).view(p.value.sizes()).copy_(grad.is_sparse() ? grad.to_dense() : grad);
   s.filled = true;
@@ -94,7 +95,7 @@ void GradientBuckets::startReady() {
 
 void GradientBuckets::finish() {
   std::unique_lock<std::mutex> lock(mutex_);
-  at::NoGradGuard noGrad;
+  c10::NoGradGuard noGrad;
   for (Slot& s : slots_) {
     if (s.filled) continue;  // unused on this rank in this pass: contributes zeros
     Bucket& b = buckets_[s.bucket];

@@ -1,5 +1,6 @@
 #include "runtime/optimizer.h"
 
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <torch/optim/adam.h>
@@ -60,7 +61,7 @@ at::Tensor copyLike(const at::Tensor& like, const at::Tensor& source, const std:
     throw std::logic_error(fmt::format("optimizer state {}: {} for a piece of shape {}", what,
                                        source.defined() ? ir::formatShape(source.sizes().vec()) : "missing",
                                        ir::formatShape(like.sizes().vec())));
-  at::NoGradGuard noGrad;
+  c10::NoGradGuard noGrad;
   return at::empty_like(like.detach(), at::MemoryFormat::Preserve).copy_(source);
 }
 
@@ -128,7 +129,7 @@ double Optimizer::clipGradients(Communicator& comm) {
   at::Device device = params_->empty() ? at::Device(at::kCPU) : params_->front().value.device();
   at::Tensor squares = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(device));
   {
-    at::NoGradGuard noGrad;
+    c10::NoGradGuard noGrad;
     for (const LocalParameter& p : *params_) {
       const at::Tensor& g = p.value.grad();
       if (!g.defined() || (p.replicated() && comm.rank() != 0)) continue;
@@ -141,7 +142,7 @@ double Optimizer::clipGradients(Communicator& comm) {
   if (options_.clipNorm > 0) {
     const double coefficient = options_.clipNorm / (norm + 1e-6);
     if (!(coefficient >= 1.0)) {  // a NaN norm scales by NaN, as PyTorch does
-      at::NoGradGuard noGrad;
+      c10::NoGradGuard noGrad;
       for (const LocalParameter& p : *params_)
         if (p.value.grad().defined()) p.value.mutable_grad().mul_(coefficient);
     }
@@ -188,7 +189,7 @@ ParameterState Optimizer::state(size_t i) const {
     auto it = map.find(stateKey(map, p));
     if (it != map.end()) raw = it->second.get();
   }
-  at::NoGradGuard noGrad;
+  c10::NoGradGuard noGrad;
   auto copyOrZeros = [&](const at::Tensor& t) {
     return t.defined() ? t.detach().clone() : at::zeros_like(p.detach(), at::MemoryFormat::Preserve);
   };

@@ -47,7 +47,9 @@ double peakMemoryBytes(const c10::Device& device, const ProcessUsage& usage) {
   if (device.is_cuda()) {
     namespace alloc = c10::cuda::CUDACachingAllocator;
     const alloc::DeviceStats stats = alloc::getDeviceStats(device.index());
-    return static_cast<double>(stats.allocated_bytes[static_cast<size_t>(alloc::StatType::AGGREGATE)].peak);
+    // Index 0 is StatType::AGGREGATE (c10::cuda::CUDACachingAllocator's in 1.13,
+    // c10::CachingDeviceAllocator's in 2.x).
+    return static_cast<double>(stats.allocated_bytes[0].peak);
   }
 #else
   (void)device;

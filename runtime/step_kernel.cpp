@@ -1,5 +1,6 @@
 #include "runtime/step_kernel.h"
 
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <torch/csrc/jit/runtime/operator.h>
@@ -616,7 +617,7 @@ std::vector<at::Tensor> StepKernel::Impl::run(const std::vector<at::Tensor>& in,
         out.push_back(mean.to(x.scalar_type()));
         out.push_back(invstd.to(x.scalar_type()));
       }
-      at::NoGradGuard noGrad;  // the running statistics, as the single-device op updates them
+      c10::NoGradGuard noGrad;  // the running statistics, as the single-device op updates them
       if (runningMeanAt >= 0) {
         at::Tensor running = in[static_cast<size_t>(runningMeanAt)];  // the buffer itself
         running.copy_(running.to(at::kDouble) * (1 - momentum) + mean.detach() * momentum);
@@ -645,7 +646,7 @@ std::vector<at::Tensor> StepKernel::Impl::run(const std::vector<at::Tensor>& in,
       if (context.device.is_cpu()) {
         mask = at::empty(drawn, in[0].options().requires_grad(false)).bernoulli_(1 - dropoutP);
       } else {
-        at::NoGradGuard noGrad;
+        c10::NoGradGuard noGrad;
         mask = std::get<1>(at::native_dropout(at::empty(drawn, in[0].options().requires_grad(false)), dropoutP, true))
                    .to(in[0].scalar_type());
       }

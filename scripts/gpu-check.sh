@@ -16,9 +16,10 @@
 #              python3 into build-gpu/zoo)
 # Environment:
 #   HAP_DEPS_ROOT     a folder with Debian packages unpacked by `dpkg -x` (fmt, yaml-cpp, CLI11,
-#                     nlohmann-json, OpenSSL, COIN-OR CLP, pkgconf) for a machine that has them
-#                     neither installed nor a network to install them from
-#   HAP_GLOO_INCLUDE  Gloo's headers, used only when this LibTorch ships none
+#                     nlohmann-json, OpenSSL, COIN-OR CLP and CBC, SQLiteCpp, jemalloc, pkgconf) for a
+#                     machine that has them neither installed nor a network to install them from;
+#                     scripts/gpu-deps.sh makes it (.gpu-deps/root) on a Debian 12 machine
+#   HAP_GLOO_INCLUDE  Gloo's headers, used only when this LibTorch ships none (.gpu-deps/gloo/include)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-gpu"
@@ -67,7 +68,9 @@ echo "== configure"
 cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DHAP_WITH_GUI=OFF -DHAP_BUILD_TESTS=OFF \
   -DCMAKE_PREFIX_PATH="$prefixes" -DCMAKE_CXX_FLAGS="$cxxflags" $cuda_root || exit 1
 echo "== build"
-cmake --build "$build" --parallel "$(nproc)" --target hap hap-worker bench_runtime_overhead || exit 1
+keep_going=()
+[ ${#generator[@]} -gt 0 ] && keep_going=(-- -k 0)  # every compile error at once: a GPU machine is lent briefly
+cmake --build "$build" --parallel "$(nproc)" --target hap hap-worker bench_runtime_overhead "${keep_going[@]}" || exit 1
 hap="$build/app/cli/hap"
 worker="$build/app/worker/hap-worker"
 
