@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -36,6 +37,9 @@ struct Row {
   double speedup = 0;  // this plan's time over HAP's (HAP: 1)
   double searchSeconds = 0, lpMs = 0, planSeconds = 0;
   int segments = 1;
+  bool proven = true;      // the search proved its program optimal (HAP's rows)
+  double milpMs = 0;       // CBC time per solve (--ratios milp rows)
+  bool milpLimit = false;  // some solve ended at CBC's time limit
 };
 
 struct Runner {
@@ -62,6 +66,7 @@ struct Runner {
     Row hap{experiment, model, c.name, c.size(), "HAP", p.estimate.iterationSeconds * 1e3,
             p.estimate.maxMemoryBytes(), p.estimate.fits, true, 1.0, p.searchSeconds,
             p.lpSolves ? p.lpSeconds * 1e3 / p.lpSolves : 0, seconds, static_cast<int>(p.segments.size())};
+    hap.proven = p.provenOptimal;
     rows.push_back(hap);
     for (const plan::Plan::Baseline& b : p.baselines) {
       Row r = hap;
@@ -73,8 +78,26 @@ struct Runner {
       r.speedup = b.applicable ? r.ms / hap.ms : 0;
       rows.push_back(r);
     }
-    std::cerr << fmt::format("{:<10} {:<10} {:>3} devices: HAP {:.1f} ms ({:.1f} s)\n", experiment, model, c.size(),
-                             hap.ms, seconds);
+    // The same with whole lengths by MILP (--ratios milp), after the baselines.
+    plan::PlanOptions whole;
+    whole.ratios = plan::PlanOptions::Ratios::WholeLengths;
+    whole.baselines = false;
+    const auto wholeStart = std::chrono::steady_clock::now();
+    const plan::Plan w = plan::makePlan(g, c, whole);
+    Row m = hap;
+    m.experiment = "milp-" + experiment;
+    m.plan = "HAP milp";
+    m.ms = w.estimate.iterationSeconds * 1e3;
+    m.memory = w.estimate.maxMemoryBytes();
+    m.fits = w.estimate.fits;
+    m.speedup = m.ms / hap.ms;
+    m.planSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wholeStart).count();
+    m.proven = w.provenOptimal;
+    m.milpMs = w.milpSolves ? w.milpSeconds * 1e3 / w.milpSolves : 0;
+    for (const plan::Plan::HistoryEntry& h : w.history) m.milpLimit = m.milpLimit || h.note.starts_with("time limit");
+    rows.push_back(m);
+    std::cerr << fmt::format("{:<10} {:<10} {:>3} devices: HAP {:.1f} ms ({:.1f} s), milp {:.1f} ms ({:.1f} s)\n",
+                             experiment, model, c.size(), hap.ms, seconds, m.ms, m.planSeconds);
   }
 
   Row planned(const std::string& experiment, const std::string& model, const std::string& name, const ir::Graph& g,
@@ -83,9 +106,11 @@ struct Runner {
     last = plan::makePlan(g, c, o);
     const plan::Plan& p = last;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return {experiment, model, c.name, c.size(), name, p.estimate.iterationSeconds * 1e3,
-            p.estimate.maxMemoryBytes(), p.estimate.fits, true, 0, p.searchSeconds,
-            p.lpSolves ? p.lpSeconds * 1e3 / p.lpSolves : 0, seconds, static_cast<int>(p.segments.size())};
+    Row r{experiment, model, c.name, c.size(), name, p.estimate.iterationSeconds * 1e3,
+          p.estimate.maxMemoryBytes(), p.estimate.fits, true, 0, p.searchSeconds,
+          p.lpSolves ? p.lpSeconds * 1e3 / p.lpSolves : 0, seconds, static_cast<int>(p.segments.size())};
+    r.proven = p.provenOptimal;
+    return r;
   }
 
   void ablation(const std::string& model, const std::string& file, const cost::Cluster& c) {
@@ -141,11 +166,11 @@ struct Runner {
 std::string csvOf(const std::vector<Row>& rows) {
   std::string out =
       "experiment,model,cluster,devices,plan,iteration_ms,max_memory_bytes,fits,applicable,speedup,search_s,"
-      "lp_ms_per_solve,plan_s,segments\n";
+      "lp_ms_per_solve,plan_s,segments,proven_optimal,milp_ms_per_solve,milp_time_limit\n";
   for (const Row& r : rows)
-    out += fmt::format("{},{},{},{},{},{:.4f},{:.0f},{},{},{:.4f},{:.4f},{:.3f},{:.3f},{}\n", r.experiment, r.model,
-                       r.cluster, r.devices, r.plan, r.ms, r.memory, r.fits, r.applicable, r.speedup,
-                       r.searchSeconds, r.lpMs, r.planSeconds, r.segments);
+    out += fmt::format("{},{},{},{},{},{:.4f},{:.0f},{},{},{:.4f},{:.4f},{:.3f},{:.3f},{},{},{:.1f},{}\n", r.experiment,
+                       r.model, r.cluster, r.devices, r.plan, r.ms, r.memory, r.fits, r.applicable, r.speedup,
+                       r.searchSeconds, r.lpMs, r.planSeconds, r.segments, r.proven, r.milpMs, r.milpLimit);
   return out;
 }
 
@@ -162,8 +187,8 @@ std::string reportOf(const std::vector<Row>& rows, const std::string& command) {
     md += std::string("## ") +
           (std::string(experiment) == "testbed" ? "Heterogeneous testbed (¼ V100, ¾ P100)\n\n"
                                                : "Homogeneous P100 cluster\n\n");
-    md += "| model | GPUs | HAP ms | DP-EV | DP-CP | FSDP | Megatron | HAP segments | search s | LP ms/solve |\n";
-    md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    md += "| model | GPUs | HAP ms | DP-EV | DP-CP | FSDP | Megatron | HAP segments | search s | proven | LP ms/solve |\n";
+    md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& h = rows[i];
       if (h.experiment != experiment || h.plan != "HAP") continue;
@@ -173,9 +198,9 @@ std::string reportOf(const std::vector<Row>& rows, const std::string& command) {
         cell[b.plan] = !b.applicable ? "n/a"
                                      : fmt::format("{:.1f} ({:.2f}×{})", b.ms, b.speedup, b.fits ? "" : ", OOM");
       }
-      md += fmt::format("| {} | {} | {:.1f}{} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} |\n", h.model, h.devices, h.ms,
-                        h.fits ? "" : " (OOM)", cell["dp-ev"], cell["dp-cp"], cell["fsdp"], cell["megatron"], h.segments,
-                        h.searchSeconds, h.lpMs);
+      md += fmt::format("| {} | {} | {:.1f}{} | {} | {} | {} | {} | {} | {:.2f} | {} | {:.2f} |\n", h.model, h.devices,
+                        h.ms, h.fits ? "" : " (OOM)", cell["dp-ev"], cell["dp-cp"], cell["fsdp"], cell["megatron"],
+                        h.segments, h.searchSeconds, h.proven ? "yes" : "**no**", h.lpMs);
     }
     md += "\nCells: baseline ms (HAP's speedup over it; OOM: does not fit in memory).\n\n";
   }
@@ -195,6 +220,33 @@ std::string reportOf(const std::vector<Row>& rows, const std::string& command) {
   }
   md += fmt::format("HAP's predicted time is at or below the baseline's in {} of {} comparisons.\n\n", compared - worse,
                     compared);
+  int proven = 0, plans = 0;
+  for (const Row& r : rows)
+    if (r.plan == "HAP" || r.plan == "HAP milp") ++plans, proven += r.proven ? 1 : 0;
+  md += fmt::format("The search proved its program optimal under the cost model in {} of {} HAP plans.\n\n", proven,
+                    plans);
+  // Whole lengths by MILP against the LP's shares rounded (HAP's default).
+  md += "### Whole lengths by MILP (`--ratios milp`) against the LP's shares rounded (`--ratios lp`)\n\n";
+  md += "Both priced at the lengths the ranks execute. *Gain* is the LP plan's time over the MILP plan's.\n\n";
+  md += "| experiment | model | GPUs | LP ms | MILP ms | gain | CBC ms/solve | CBC ms/segment | time limit | plan s (LP / MILP) |\n";
+  md += "|---|---|---:|---:|---:|---:|---:|---:|---|---:|\n";
+  int faster = 0, milpRows = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& m = rows[i];
+    if (m.plan != "HAP milp") continue;
+    const Row* h = nullptr;
+    for (size_t k = i; k-- > 0;)
+      if (rows[k].plan == "HAP") { h = &rows[k]; break; }
+    if (!h) continue;
+    ++milpRows;
+    if (m.ms < h->ms * (1 - 1e-9)) ++faster;
+    md += fmt::format("| {} | {} | {} | {:.2f} | {:.2f} | {:.4f}× | {:.0f} | {:.0f} | {} | {:.2f} / {:.2f} |\n",
+                      h->experiment, h->model, h->devices, h->ms, m.ms, h->ms / m.ms, m.milpMs,
+                      m.milpMs / std::max(1, m.segments), m.milpLimit ? "yes" : "no", h->planSeconds, m.planSeconds);
+  }
+  md += fmt::format("\nThe MILP's plan is faster in {} of {} configurations and never slower (it keeps the LP's "
+                    "rounded shares where they price lower).\n\n",
+                    faster, milpRows);
   // Where the gains come from, with this run's figures.
   auto find = [&](const std::string& experiment, const std::string& model, int devices, const std::string& plan) {
     for (const Row& r : rows)

@@ -94,10 +94,18 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                   "overrides the file's hap/inputs.json")
       ->type_name("SPEC");
   CLI::Option* ratios = cmd->add_option("--ratios", args->request.ratios,
-                  "Device shares of every sharded dimension: 'lp' optimises them (alternating the "
-                  "search and a linear program, from the better of proportional and even shares), "
-                  "'even', or 'proportional' to each device's peak FLOP/s, or one share per device "
-                  "(e.g. 0.5,0.3,0.2,0; normalised to sum 1; zero allowed)")
+                  "Device shares of every sharded dimension: 'milp' optimises whole lengths (rows, heads, "
+                  "experts per device) by mixed-integer programming after 'lp', which alternates the "
+                  "search and a linear program over fractional shares (from the better of proportional "
+                  "and even shares) and rounds them; 'even', or 'proportional' to each device's peak "
+                  "FLOP/s, or one share per device (e.g. 0.5,0.3,0.2,0; normalised to sum 1; zero allowed)")
+      ->capture_default_str();
+  cmd->add_flag("--no-even-start{false}", args->request.evenStart,
+                "With --ratios lp or milp, search from shares proportional to peak FLOP/s only, not also "
+                "from even shares");
+  cmd->add_option("--milp-seconds", args->request.milpSeconds,
+                  "CBC's time limit per MILP solve (--ratios milp); at the limit the best whole lengths "
+                  "found so far are kept, never worse than the LP's shares rounded, and --explain says so")
       ->capture_default_str();
   cmd->add_option("--collectives", args->request.collectives,
                   "Methods of uneven all-gathers and reduce-scatters: 'auto' (the cheaper), 'padded' or 'grouped' "

@@ -1,9 +1,14 @@
 #include "engine/balance/alternation.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <functional>
 #include <future>
 
 #include "engine/balance/share_lp.h"
+#include "engine/balance/share_milp.h"
+#include "engine/base/error.h"
 #include "engine/synth/memory.h"
 #include "engine/synth/stages.h"
 
@@ -17,7 +22,39 @@ bool better(bool fits, double seconds, bool bestFits, double bestSeconds) {
   return seconds < bestSeconds * (1 - 1e-9);
 }
 
+void wholeLengthRounds(const synth::Theory& theory, const cost::Cluster& cluster, const AlternationOptions& options,
+                       AlternationResult& best);
+
+std::vector<synth::ClassCut> classCuts(const std::vector<DimCut>& cuts) {
+  std::vector<synth::ClassCut> out;
+  for (const DimCut& c : cuts)
+    if (c.dimClass >= 0 && c.units > 0) out.push_back({c.segment, c.dimClass, c.lengths});
+  return out;
+}
+
+// A program found at fractional shares, priced at the whole lengths it executes (executed()).
+struct Price {
+  double seconds = 0;
+  bool fits = true;
+};
+Price executedPrice(const synth::CostTable& table, const synth::Program& program, const synth::CostOptions& options) {
+  const Executed e = executed(table, program);
+  if (!e.table) return {synth::iterationSeconds(table, program), fitsMemory(table, program, options)};
+  return {synth::iterationSeconds(*e.table, e.program), fitsMemory(*e.table, e.program, options)};
+}
+
 }  // namespace
+
+Executed executed(const synth::CostTable& table, const synth::Program& program) {
+  Executed e;
+  if (!table.cuts().empty()) return e;
+  synth::CostOptions options = table.options();
+  options.restrictions = table.restrictions();
+  e.table = std::make_unique<synth::CostTable>(table.theory(), table.cluster(), table.shares(), options,
+                                               classCuts(roundedCuts(table, program, table.shares())));
+  e.program = synth::buildProgram(*e.table, program.variantOf);
+  return e;
+}
 
 bool fitsMemory(const synth::CostTable& table, const synth::Program& program,
                 const synth::CostOptions& options) {
@@ -48,8 +85,9 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
     Searched s;
     s.table = std::make_unique<synth::CostTable>(theory, cluster, shares, options.cost);
     s.program = synth::search(*s.table, so, &s.stats);
-    s.fits = fitsMemory(*s.table, s.program, options.cost);
-    s.seconds = synth::iterationSeconds(*s.table, s.program);
+    const Price p = executedPrice(*s.table, s.program, options.cost);
+    s.fits = p.fits;
+    s.seconds = p.seconds;
     return s;
   };
   // The further starts' searches run on threads of their own beside the first one (each has its
@@ -72,12 +110,12 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
   };
   started("search");
   adopt(searchAt(startShares, options.search));
-  best.history.push_back({"search", best.seconds, best.fits});
+  best.history.push_back({"search", best.seconds, best.fits, ""});
   finished("search", best.seconds, best.fits, true);
   for (size_t i = 0; i < further.size(); ++i) {
     Searched s = further[i].get();  // rethrows the search's error (cancelled, no program)
     const std::string name = "search from " + options.moreStarts[i].name;
-    best.history.push_back({name, s.seconds, s.fits});
+    best.history.push_back({name, s.seconds, s.fits, ""});
     const bool adopted = better(s.fits, s.seconds, best.fits, best.seconds);
     finished(name, s.seconds, s.fits, adopted);
     if (adopted) adopt(std::move(s));
@@ -98,9 +136,10 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
     best.lpSeconds += lp.solveSeconds;
     auto table = std::make_unique<synth::CostTable>(theory, cluster, lp.shares, options.cost);
     synth::Program same = synth::buildProgram(*table, best.program.variantOf);
-    const bool sameFits = fitsMemory(*table, same, options.cost);
-    const double sameSeconds = synth::iterationSeconds(*table, same);
-    best.history.push_back({"lp", sameSeconds, sameFits});
+    const Price samePrice = executedPrice(*table, same, options.cost);
+    const bool sameFits = samePrice.fits;
+    const double sameSeconds = samePrice.seconds;
+    best.history.push_back({"lp", sameSeconds, sameFits, ""});
     const bool lpBetter = better(sameFits, sameSeconds, best.fits, best.seconds);
     finished("lp", sameSeconds, sameFits, lpBetter);
     if (!lpBetter) break;
@@ -112,9 +151,10 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
     started("search");
     synth::SearchStats stats;
     synth::Program next = synth::search(*best.table, options.search, &stats);
-    const bool nextFits = fitsMemory(*best.table, next, options.cost);
-    const double nextSeconds = synth::iterationSeconds(*best.table, next);
-    best.history.push_back({"search", nextSeconds, nextFits});
+    const Price nextPrice = executedPrice(*best.table, next, options.cost);
+    const bool nextFits = nextPrice.fits;
+    const double nextSeconds = nextPrice.seconds;
+    best.history.push_back({"search", nextSeconds, nextFits, ""});
     const bool searchBetter = better(nextFits, nextSeconds, best.fits, best.seconds);
     finished("search", nextSeconds, nextFits, searchBetter);
     if (!searchBetter) break;
@@ -123,7 +163,106 @@ AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cl
     best.seconds = nextSeconds;
     best.stats = stats;
   }
+  if (options.wholeLengths && best.infeasible.empty()) wholeLengthRounds(theory, cluster, options, best);
   return best;
 }
+
+namespace {
+
+// The MILP rounds of AlternationOptions::wholeLengths, from the LP's plan in `best`.
+void wholeLengthRounds(const synth::Theory& theory, const cost::Cluster& cluster, const AlternationOptions& options,
+                       AlternationResult& best) {
+  synth::SearchListener* listener = options.search.listener;
+  auto started = [&](const std::string& name) {
+    if (listener) listener->onPlanningStep({synth::PlanningStep::Kind::Started, name});
+  };
+  auto finished = [&](const std::string& name, double seconds, bool fits, bool adopted) {
+    if (listener) listener->onPlanningStep({synth::PlanningStep::Kind::Finished, name, seconds, fits, adopted});
+  };
+  // `program` cut by `cuts`, priced exactly: rebuilt on a table whose classes take the cuts'
+  // lengths (its conversions re-priced there).
+  struct Priced {
+    std::unique_ptr<synth::CostTable> table;
+    synth::Program program;
+    bool fits = true;
+    double seconds = 0;
+  };
+  auto price = [&](const synth::Shares& shares, const std::vector<DimCut>& cuts, const synth::Program& program) {
+    Priced p;
+    p.table = std::make_unique<synth::CostTable>(theory, cluster, shares, options.cost, classCuts(cuts));
+    p.program = synth::buildProgram(*p.table, program.variantOf);
+    p.fits = fitsMemory(*p.table, p.program, options.cost);
+    p.seconds = synth::iterationSeconds(*p.table, p.program);
+    return p;
+  };
+
+  // Round 0 starts from the LP's fractional plan, which no rank can execute: its whole lengths
+  // are adopted whatever they cost. Later rounds must improve on the whole lengths before them.
+  synth::Program program = best.program;
+  synth::SearchStats stats = best.stats;
+  for (int round = 0; round <= options.maxRounds; ++round) {
+    options.search.throwIfCancelled();
+    started("milp");
+    const synth::CostTable& at = *best.table;
+    // The shares rounded as DimClasses::roundUnits rounds them: the LP's own lengths (round 0),
+    // and the fallback when CBC ends without a better solution.
+    Priced rounded = price(at.shares(), roundedCuts(at, program, at.shares()), program);
+    std::string note;
+    Priced whole;
+    try {
+      const ShareMilpResult milp = optimiseLengths(at, program, options.cost, options.milp);
+      ++best.milpSolves;
+      best.milpSeconds += milp.solveSeconds;
+      whole = price(milp.shares, milp.cuts, program);
+      if (milp.status == ShareMilpResult::Status::TimeLimit) {
+        best.milpTimeLimit = true;
+        note = fmt::format("time limit ({:g} s): best whole lengths found, at most {:.2f}% above CBC's bound",
+                           options.milp.timeLimitSeconds, 100 * (milp.seconds - milp.bound) / std::max(milp.bound, 1e-12));
+      } else {
+        note = "optimal";
+      }
+    } catch (const InfeasibleError& e) {
+      best.infeasible = e.what();
+      note = "no whole lengths fit";
+    } catch (const Error& e) {  // CBC found no solution within its time limit
+      best.milpTimeLimit = true;
+      note = e.what();
+    }
+    options.search.throwIfCancelled();
+    Priced* chosen = &rounded;
+    if (whole.table && !better(rounded.fits, rounded.seconds, whole.fits, whole.seconds)) {
+      chosen = &whole;
+    } else {
+      note += note.empty() ? "" : "; ";
+      note += round == 0 ? "the LP's shares rounded kept (priced lower)" : "the shares rounded kept (priced lower)";
+    }
+    const bool adopted = round == 0 || better(chosen->fits, chosen->seconds, best.fits, best.seconds);
+    best.history.push_back({"milp", chosen->seconds, chosen->fits, note});
+    finished("milp", chosen->seconds, chosen->fits, adopted);
+    if (!adopted) break;
+    best.table = std::move(chosen->table);
+    best.program = std::move(chosen->program);
+    best.stats = stats;
+    best.fits = chosen->fits;
+    best.seconds = chosen->seconds;
+    if (round == options.maxRounds) break;
+
+    // The search at these lengths. A program cutting a class the lengths do not cover is priced
+    // there at its segment's shares; the next MILP gives it whole lengths too.
+    started("search");
+    synth::SearchStats nextStats;
+    synth::Program next = synth::search(*best.table, options.search, &nextStats);
+    const bool nextFits = fitsMemory(*best.table, next, options.cost);
+    const double nextSeconds = synth::iterationSeconds(*best.table, next);
+    best.history.push_back({"search", nextSeconds, nextFits, ""});
+    const bool searchBetter = better(nextFits, nextSeconds, best.fits, best.seconds);
+    finished("search", nextSeconds, nextFits, searchBetter);
+    if (!searchBetter) break;
+    program = std::move(next);
+    stats = nextStats;
+  }
+}
+
+}  // namespace
 
 }  // namespace hap::balance

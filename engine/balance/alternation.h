@@ -1,5 +1,6 @@
 // Q/B alternation (DESIGN.md §2 data flow): search a program with the ratios fixed, then the
-// ratios with the program fixed (share_lp.h), until neither strictly improves the plan.
+// ratios with the program fixed (share_lp.h), until neither strictly improves the plan; then,
+// optionally, whole lengths by MILP (share_milp.h) alternating with the search the same way.
 //
 // Plans compare by (fits in memory, predicted iteration time under the exact stage model,
 // synth/stages.h): a plan that fits beats one that does not. The search itself minimises its
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/balance/share_milp.h"
 #include "engine/cost/cluster.h"
 #include "engine/synth/cost_table.h"
 #include "engine/synth/program.h"
@@ -34,13 +36,22 @@ struct AlternationOptions {
   // listener), and the alternation goes on from the best start. The LP prices shares before their rounding to whole lengths, so it can miss
   // shares that round well (whole experts or heads per device), such as even ones.
   std::vector<Start> moreStarts;
+  // Whole lengths by MILP (share_milp.h) once the LP's rounds end: the program's lengths per
+  // dimension class, priced exactly by a cost table cut by them (synth::ClassCut); then the
+  // search at those lengths and the MILP again, until neither improves. The LP's own lengths
+  // (its shares rounded as DimClasses::roundUnits rounds them) are priced the same way, and the
+  // better of the two is kept, so the result is never worse than the LP's rounded shares; at
+  // CBC's time limit the history says which was kept.
+  bool wholeLengths = false;
+  ShareMilpOptions milp;
 };
 
 struct HistoryEntry {
-  std::string step;  // "search" (ratios fixed), "search from NAME" (a further start) or "lp"
-                     // (program fixed)
+  std::string step;  // "search" (ratios fixed), "search from NAME" (a further start), "lp"
+                     // (program fixed, fractional shares) or "milp" (program fixed, whole lengths)
   double seconds = 0;  // stage model
   bool fits = true;
+  std::string note;    // "milp": how CBC ended ("optimal", "time limit: ...") and what was kept
 };
 
 struct AlternationResult {
@@ -56,10 +67,23 @@ struct AlternationResult {
   std::string infeasible;    // why the LP found no ratios that fit, when it did not
   int lpSolves = 0;
   double lpSeconds = 0;      // CLP time over all solves
+  int milpSolves = 0;
+  double milpSeconds = 0;    // CBC time over all solves
+  bool milpTimeLimit = false;  // some MILP solve ended at CBC's time limit
 };
 
 AlternationResult alternate(const synth::Theory& theory, const cost::Cluster& cluster,
                             const std::vector<double>& startShares, const AlternationOptions& options);
+
+// What the ranks execute of `program` found on `table` at fractional shares: the lengths a plan
+// records (the shares rounded per dimension class, DimClasses::roundUnits) as a cut table
+// (synth::ClassCut), and the program rebuilt and priced there. Empty (null table) when `table`
+// already has whole lengths.
+struct Executed {
+  std::unique_ptr<synth::CostTable> table;
+  synth::Program program;
+};
+Executed executed(const synth::CostTable& table, const synth::Program& program);
 
 // Whether the program fits every device's memory at the table's shares.
 bool fitsMemory(const synth::CostTable& table, const synth::Program& program,

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <coin/CoinPackedMatrix.hpp>
-#include <coin/CoinPackedVector.hpp>
 
 #include <map>
 #include <utility>
@@ -15,8 +14,9 @@ namespace hap::balance {
 struct LinearRows {
   std::vector<double> objective, colLower, colUpper, rowLower, rowUpper;
   std::vector<char> integer;  // per column: 1 for an integer variable (CBC; CLP ignores it)
-  CoinPackedMatrix rows{false, 0, 0};
+  CoinPackedMatrix rows{false, 0, 0};  // built by finish()
   double constant = 0;  // objective terms that no variable carries
+  bool recordRows = true;  // false: row() keeps nothing (a model built for its columns alone)
 
   // A new column; its index.
   int column(double cost, double lower, double upper, bool isInteger = false) {
@@ -28,19 +28,31 @@ struct LinearRows {
   }
   // lower <= Σ a·x[c] <= upper; terms on the same column are summed.
   void row(const std::vector<std::pair<int, double>>& terms, double lower, double upper) {
+    if (!recordRows) return;
     std::map<int, double> merged;
     for (auto [c, a] : terms) merged[c] += a;
-    CoinPackedVector v;
+    starts_.push_back(static_cast<CoinBigIndex>(indices_.size()));
     for (auto [c, a] : merged)
-      if (a != 0) v.insert(c, a);
-    if (rows.getNumCols() < static_cast<int>(objective.size()))
-      rows.setDimensions(rows.getNumRows(), static_cast<int>(objective.size()));
-    rows.appendRow(v);
+      if (a != 0) indices_.push_back(c), elements_.push_back(a);
     rowLower.push_back(lower);
     rowUpper.push_back(upper);
   }
-  // The matrix sized to every row and column (call before handing it to a solver).
-  void finish() { rows.setDimensions(static_cast<int>(rowLower.size()), static_cast<int>(objective.size())); }
+  // The matrix of every row and column (call before handing it to a solver; once, or again after
+  // more rows). Built at once: appending rows to a CoinPackedMatrix one by one copies it each time.
+  void finish() {
+    std::vector<CoinBigIndex> starts = starts_;
+    starts.push_back(static_cast<CoinBigIndex>(indices_.size()));
+    std::vector<int> lengths;
+    for (size_t r = 0; r + 1 < starts.size(); ++r) lengths.push_back(static_cast<int>(starts[r + 1] - starts[r]));
+    rows = CoinPackedMatrix(false, static_cast<int>(objective.size()), static_cast<int>(rowLower.size()),
+                            static_cast<CoinBigIndex>(indices_.size()), elements_.data(), indices_.data(),
+                            starts.data(), lengths.data());
+  }
+
+ private:
+  std::vector<CoinBigIndex> starts_;
+  std::vector<int> indices_;
+  std::vector<double> elements_;
 };
 
 }  // namespace hap::balance

@@ -43,8 +43,11 @@ class Model {
     double room;                                // capacity − base − scale·constant
   };
 
-  Model(const synth::CostTable& table, const synth::Program& program, const synth::CostOptions& options)
+  // keysOnly: the keys alone (which (segment, class) pairs the program cuts), no rows.
+  Model(const synth::CostTable& table, const synth::Program& program, const synth::CostOptions& options,
+        bool keysOnly = false)
       : table_(table), theory_(table.theory()), g_(theory_.graph()), n_(table.cluster().size()) {
+    lp.recordRows = !keysOnly;
     build(program, options);
   }
 
@@ -84,16 +87,10 @@ class Model {
     if (!synth::isGather(r)) return -1;
     return keyOf(segment, theory_.classes().classOf({x, r}));
   }
+  // The key of node n's work under variant v (Theory::cutClass, as the cost table prices it).
   int nodeKey(ir::NodeId n, int v) {
-    const rules::Variant& var = theory_.variants(n)[static_cast<size_t>(v)];
-    const ir::Node& node = g_.node(n);
-    const int segment = theory_.nodeSegment(n);
-    for (size_t i = 0; i < var.outputs.size(); ++i)
-      if (synth::isGather(var.outputs[i])) return formKey(segment, node.outputs[i], var.outputs[i]);
-    const std::vector<ir::ValueId> in = node.tensorInputs();
-    for (size_t i = 0; i < var.inputs.size() && i < in.size(); ++i)
-      if (synth::isGather(var.inputs[i])) return formKey(segment, in[i], var.inputs[i]);
-    return -1;
+    const int cls = theory_.cutClass(n, v);
+    return cls < 0 ? -1 : keyOf(theory_.nodeSegment(n), cls);
   }
   int orFallback(int key, int segment) { return key >= 0 ? key : keyOf(segment, -1); }
   int largestOf(int k) {
@@ -160,15 +157,19 @@ class Model {
         movingReshard = true;
       }
     }
-    // Reshards: D ≥ ±(prefix of the new shares − prefix of the old) at every rank boundary.
+    // Reshards: D ≥ ±P_j at every rank boundary, P_j the prefix of the new shares minus the
+    // old, carried from boundary to boundary (rows of four terms: linear in the devices).
     for (const auto& [pair, coefficient] : reshard) {
       const int d = lp.column(kMicro * coefficient, 0, kInf);
-      std::vector<std::pair<int, double>> up{{d, 1}}, down{{d, 1}};
+      int previous = -1;
       for (int j = 0; j + 1 < n_; ++j) {
-        up.push_back(share(pair.second, j, -1)), up.push_back(share(pair.first, j, 1));
-        down.push_back(share(pair.second, j, 1)), down.push_back(share(pair.first, j, -1));
-        lp.row(up, 0, kInf);
-        lp.row(down, 0, kInf);
+        const int prefix = lp.column(0, -kInf, kInf);
+        std::vector<std::pair<int, double>> step{{prefix, 1}, share(pair.second, j, -1), share(pair.first, j, 1)};
+        if (previous >= 0) step.emplace_back(previous, -1);
+        lp.row(step, 0, 0);
+        lp.row({{d, 1}, {prefix, -1}}, 0, kInf);
+        lp.row({{d, 1}, {prefix, 1}}, 0, kInf);
+        previous = prefix;
       }
     }
 
@@ -226,8 +227,7 @@ class Model {
     for (const synth::MemoryTerm& t : synth::memoryTerms(table_, program, options)) {
       constant += t.bytes.constant;
       if (t.bytes.perShare == 0) continue;
-      auto it = form.find(t.value);
-      const int key = orFallback(it == form.end() ? -1 : formKey(t.segment, t.value, it->second), t.segment);
+      const int key = orFallback(formKey(t.segment, t.value, t.cut), t.segment);
       perShare[key] += t.bytes.perShare;
     }
     for (int j = 0; j < n_; ++j) {
@@ -287,7 +287,7 @@ double memoryUse(const Model& model, int j, const std::vector<double>& value) {
 }  // namespace
 
 std::vector<DimCut> roundedCuts(const synth::CostTable& table, const synth::Program& program, const synth::Shares& shares) {
-  const Model model(table, program, {});
+  const Model model(table, program, {}, /*keysOnly=*/true);
   return cutsOf(model, shares);
 }
 

@@ -1,5 +1,5 @@
 // Whole shard lengths that minimise a fixed program's iteration time (issue 21 item 1), by
-// mixed-integer programming with COIN-OR CBC. Not yet used by the alternation or the CLI.
+// mixed-integer programming with COIN-OR CBC; the alternation's last rounds (alternation.h, --ratios milp).
 //
 // The LP over shares (share_lp.h) prices fractional shares, which the plan then rounds per
 // dimension class (synth/dim_classes.h: whole rows, heads, experts). This MILP optimises the

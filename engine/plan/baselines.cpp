@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "engine/balance/alternation.h"
 #include "engine/base/error.h"
 #include "engine/synth/memory.h"
 #include "engine/synth/stages.h"
@@ -98,15 +99,18 @@ Plan::Baseline dataParallelBaseline(const synth::Theory& theory, const cost::Clu
                                     const BaselineOptions& options) {
   synth::CostTable table(theory, cluster, shares, options.cost);
   table.restrict(dataParallelRestrictions());
-  synth::Program p = synth::search(table, searchOptions(options));
-  return {name, estimateOf(table, p, options.cost), true, "replicated parameters, batch split, gradients all-reduced"};
+  const balance::Executed e = balance::executed(table, synth::search(table, searchOptions(options)));
+  return {name, estimateOf(*e.table, e.program, options.cost), true,
+          "replicated parameters, batch split, gradients all-reduced"};
 }
 
 Plan::Baseline fsdpBaseline(const synth::Theory& theory, const cost::Cluster& cluster,
                             const std::vector<double>& shares, const BaselineOptions& options) {
-  synth::CostTable table(theory, cluster, shares, options.cost);
-  table.restrict(fullyShardedRestrictions());
-  synth::Program p = synth::search(table, searchOptions(options));
+  synth::CostTable searched(theory, cluster, shares, options.cost);
+  searched.restrict(fullyShardedRestrictions());
+  const balance::Executed executed = balance::executed(searched, synth::search(searched, searchOptions(options)));
+  const synth::CostTable& table = *executed.table;
+  const synth::Program& p = executed.program;
   Estimate e = estimateOf(table, p, options.cost);
   // ZeRO-3 frees a gathered parameter after its use and gathers it again in backward; the two
   // largest gathered copies are resident at once.
@@ -151,6 +155,9 @@ std::vector<MachineProgram> megatronPrograms(const synth::Theory& theory, const 
         theory, *p.cluster, std::vector<double>(static_cast<size_t>(machine.count), 1.0 / machine.count), options.cost);
     p.table->restrict(megatronRestrictions(options.cost.restrictions));
     p.program = megatronProgram(*p.table, options, &p.stats);
+    balance::Executed e = balance::executed(*p.table, p.program);  // 12 heads on 8 devices: 2 or 1 each
+    p.table = std::move(e.table);
+    p.program = std::move(e.program);
     p.seconds = synth::iterationSeconds(*p.table, p.program);
     out.push_back(std::move(p));
   }

@@ -85,9 +85,15 @@ std::string formatSummary(const Plan& p) {
   if (!p.history.empty()) {
     std::string steps;
     for (const Plan::HistoryEntry& h : p.history)
-      steps += fmt::format("{}{} {}{}", steps.empty() ? "" : " -> ", h.step, ms(h.seconds), h.fits ? "" : " (does not fit)");
-    out += fmt::format("Ratios: {} LP solve{} ({:.1f} ms); {}.\n", p.lpSolves, p.lpSolves == 1 ? "" : "s",
-                       p.lpSeconds * 1e3, steps);
+      steps += fmt::format("{}{} {}{}{}", steps.empty() ? "" : " -> ", h.step, ms(h.seconds), h.fits ? "" : " (does not fit)",
+                           h.note.empty() ? "" : " [" + h.note + "]");
+    std::string milp;
+    if (p.milpSolves)
+      milp = fmt::format(", {} MILP solve{} ({:.1f} ms)", p.milpSolves, p.milpSolves == 1 ? "" : "s", p.milpSeconds * 1e3);
+    out += fmt::format("Ratios: {} LP solve{} ({:.1f} ms){}; {}.\n", p.lpSolves, p.lpSolves == 1 ? "" : "s",
+                       p.lpSeconds * 1e3, milp, steps);
+    if (p.ratioPolicy == "milp")
+      out += "Lengths: whole rows, heads and experts per device chosen by MILP and priced as executed.\n";
   }
   if (!p.balanceNote.empty()) out += "Note: " + p.balanceNote + ".\n";
   for (const Plan::Replicated& u : p.unsharded) out += "Replicated: " + u.message + ".\n";

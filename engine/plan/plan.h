@@ -146,22 +146,25 @@ struct Plan {
   std::vector<Segment> segments;
   std::vector<int> importedNodeSegment;  // the segment of every node of the imported graph
   std::string segmentation;              // how segments were chosen ("layer", "none", "auto:4")
-  std::string ratioPolicy;  // "even", "proportional", "lp", "fixed"
+  std::string ratioPolicy;  // "even", "proportional", "lp", "milp", "fixed"
   // What was searched: "hap" (every rule variant), data parallelism only ("dp-ev", "dp-cp",
   // "dp" with other ratios), fully sharded data parallelism ("fsdp"; PlanOptions::strategy), or
   // Megatron's tensor parallelism inside machines, replicated across them ("megatron").
   std::string strategy = "hap";
-  // The Q/B alternation (ratio policy "lp"): the plan's cost after each step, and why the LP
-  // found no ratios that fit in memory, if it did not.
+  // The Q/B alternation (ratio policies "lp" and "milp"): the plan's cost after each step, and
+  // why the LP (or the MILP) found no ratios that fit in memory, if it did not.
   struct HistoryEntry {
-    std::string step;  // "search" or "lp"
+    std::string step;  // "search", "search from even", "lp" or "milp"
     double seconds = 0;
     bool fits = true;
+    std::string note;  // "milp": CBC's outcome (optimal, time limit) and which lengths were kept
   };
   std::vector<HistoryEntry> history;
   std::string balanceNote;
   int lpSolves = 0;
   double lpSeconds = 0;
+  int milpSolves = 0;
+  double milpSeconds = 0;
   // The program.
   std::vector<PlanStep> steps;
   std::vector<Stage> stages;

@@ -156,9 +156,15 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
                    {"seconds", p.searchSeconds}};
   if (!p.notOptimal.empty()) doc["search"]["not_optimal"] = p.notOptimal;
   ojson history = ojson::array();
-  for (const Plan::HistoryEntry& h : p.history)
+  for (const Plan::HistoryEntry& h : p.history) {
     history.push_back({{"step", h.step}, {"iteration_seconds", h.seconds}, {"fits", h.fits}});
+    if (!h.note.empty()) history.back()["note"] = h.note;
+  }
   doc["balance"] = {{"history", history}, {"lp_solves", p.lpSolves}, {"lp_seconds", p.lpSeconds}};
+  if (p.milpSolves) {
+    doc["balance"]["milp_solves"] = p.milpSolves;
+    doc["balance"]["milp_seconds"] = p.milpSeconds;
+  }
   if (!p.balanceNote.empty()) doc["balance"]["note"] = p.balanceNote;
   ojson unsharded = ojson::array();
   for (const Plan::Replicated& u : p.unsharded)
@@ -317,10 +323,12 @@ Plan planFromJson(const json& doc, const std::string& origin) {
         const std::string path = fmt::format("balance.history[{}].", i);
         const json& h = b["history"][i];
         p.history.push_back({r.get<std::string>(h, "step", path), r.get<double>(h, "iteration_seconds", path),
-                             r.get<bool>(h, "fits", path)});
+                             r.get<bool>(h, "fits", path), h.value("note", "")});
       }
     p.lpSolves = b.value("lp_solves", 0);
     p.lpSeconds = b.value("lp_seconds", 0.0);
+    p.milpSolves = b.value("milp_solves", 0);
+    p.milpSeconds = b.value("milp_seconds", 0.0);
     p.balanceNote = b.value("note", "");
   }
   if (doc.contains("unsharded"))

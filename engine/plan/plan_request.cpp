@@ -29,7 +29,7 @@ std::vector<double> parseShares(const std::string& text, const cost::Cluster& cl
       used = 0;
     }
     if (used != item.size() || item.empty() || !(share >= 0) || !std::isfinite(share))
-      throw Error(fmt::format("--ratios '{}': '{}' is not a non-negative number; give 'lp', 'even', 'proportional' or "
+      throw Error(fmt::format("--ratios '{}': '{}' is not a non-negative number; give 'milp', 'lp', 'even', 'proportional' or "
                               "one share per device, e.g. 0.5,0.3,0.2,0",
                               text, item));
     shares.push_back(share);
@@ -63,6 +63,8 @@ std::vector<std::string> PlanRequest::arguments() const {
   if (!segments.empty()) option("--segments", segments);
   if (collectives != defaults.collectives) option("--collectives", collectives);
   for (const std::string& pin : pins) option("--pin", pin);
+  if (milpSeconds != defaults.milpSeconds) option("--milp-seconds", fmt::format("{:g}", milpSeconds));
+  if (!evenStart) out.push_back("--no-even-start");
   if (maxStates != defaults.maxStates) option("--max-states", std::to_string(maxStates));
   if (beamWidth != defaults.beamWidth) option("--beam-width", std::to_string(beamWidth));
   if (!baselines) out.push_back("--no-baselines");
@@ -77,6 +79,7 @@ PlanOptions planOptions(const PlanRequest& r, const cost::Cluster& cluster) {
   if (r.collectives != "auto" && r.collectives != "padded" && r.collectives != "grouped")
     throw Error(fmt::format("--collectives '{}': give auto, padded or grouped", r.collectives));
   if (r.maxStates < 1) throw Error(fmt::format("--max-states {}: give at least 1 state", r.maxStates));
+  if (!(r.milpSeconds > 0)) throw Error(fmt::format("--milp-seconds {}: give a time limit above 0 seconds", r.milpSeconds));
   if (r.beamWidth < 0) throw Error(fmt::format("--beam-width {}: give 0 (no beam search) or more", r.beamWidth));
   // A baseline's program at even (dp-ev) or proportional shares; --ratios is HAP's only.
   const std::string ratios = r.baseline.empty() ? r.ratios : r.baseline == "dp-ev" ? "even" : "proportional";
@@ -86,6 +89,7 @@ PlanOptions planOptions(const PlanRequest& r, const cost::Cluster& cluster) {
   options.ratios = ratios == "even"           ? PlanOptions::Ratios::Even
                    : ratios == "proportional" ? PlanOptions::Ratios::Proportional
                    : ratios == "lp"           ? PlanOptions::Ratios::Optimised
+                   : ratios == "milp"         ? PlanOptions::Ratios::WholeLengths
                                               : PlanOptions::Ratios::Fixed;
   if (options.ratios == PlanOptions::Ratios::Fixed) options.fixedShares = parseShares(ratios, cluster);
   options.cost.restrictions.groupedCollectives = r.collectives != "padded";
@@ -93,6 +97,8 @@ PlanOptions planOptions(const PlanRequest& r, const cost::Cluster& cluster) {
   options.segmentText = r.effectiveSegments();
   options.segments = ir::parseSegmentOptions(options.segmentText);
   options.baselines = r.baselines;
+  options.milp.timeLimitSeconds = r.milpSeconds;
+  options.evenStart = r.evenStart;
   options.search.maxStates = r.maxStates;
   options.search.beamWidth = r.beamWidth;
   for (const std::string& pin : r.pins) options.search.pins.push_back(synth::parsePin(pin));

@@ -23,7 +23,9 @@ namespace hap::plan {
 
 // Each field is the `hap plan` option of the same name, with its default.
 struct PlanRequest {
-  std::string ratios = "lp";         // --ratios: lp | even | proportional | S0,S1,... (HAP's plan only)
+  std::string ratios = "lp";         // --ratios: lp | milp | even | proportional | S0,S1,... (HAP's plan only)
+  double milpSeconds = 2;            // --milp-seconds: CBC's time limit per solve (--ratios milp)
+  bool evenStart = true;             // false: --no-even-start (lp, milp: search from proportional shares only)
   std::string segments;              // --segments: layer | scope:N | auto:K | none; empty: the
                                      // default, "layer" for HAP's plan and "none" for a baseline
   std::string collectives = "auto";  // --collectives: auto | padded | grouped

@@ -28,12 +28,19 @@ namespace {
 
 using synth::Rel;
 
-// A form of value x with its exact per-rank lengths (G only), cut by x's segment's shares.
+// A form of value x with its exact per-rank lengths (G only): the table's whole lengths of x's
+// class where it has them (synth::ClassCut), else x's segment's shares rounded.
 Form makeForm(const synth::CostTable& table, ir::ValueId x, Rel r) {
   Form f;
   f.value = x;
   f.rel = r;
-  if (synth::isGather(r)) f.lengths = table.theory().classes().lengths({x, r}, table.valueShares(x));
+  if (!synth::isGather(r)) return f;
+  if (const synth::ClassCut* cut = table.cutOf(x, r)) {
+    const int64_t unit = table.theory().classes().unitSize({x, r});
+    for (int64_t u : cut->units) f.lengths.push_back(u * unit);
+  } else {
+    f.lengths = table.theory().classes().lengths({x, r}, table.valueShares(x));
+  }
   return f;
 }
 
@@ -198,9 +205,12 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   const std::vector<int> importedSegments = segmentation.nodeSegment;
   const ir::Graph g = ir::insertReshards(imported, segmentation);
   synth::Theory theory(g, segmentation.nodeSegment);
-  const bool optimise = options.ratios == PlanOptions::Ratios::Optimised;
+  const bool optimise =
+      options.ratios == PlanOptions::Ratios::Optimised || options.ratios == PlanOptions::Ratios::WholeLengths;
   balance::AlternationOptions alternation;
   alternation.maxRounds = optimise ? options.maxRounds : 0;
+  alternation.wholeLengths = options.ratios == PlanOptions::Ratios::WholeLengths;
+  alternation.milp = options.milp;
   alternation.cost = options.cost;
   if (options.strategy == PlanOptions::Strategy::DataParallel)
     alternation.cost.restrictions = dataParallelRestrictions(options.cost.restrictions);
@@ -216,8 +226,15 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   } else {
     start = ratiosFor(g, cluster, optimise ? PlanOptions::Ratios::Proportional : options.ratios);
   }
-  if (optimise) alternation.moreStarts = furtherStarts(g, cluster);
+  if (optimise && options.evenStart) alternation.moreStarts = furtherStarts(g, cluster);
   balance::AlternationResult result = balance::alternate(theory, cluster, start, alternation);
+  // The plan prices what the ranks execute: the lengths it records (synth::ClassCut). The
+  // alternation priced its candidates so already (result.seconds).
+  balance::Executed exact = balance::executed(*result.table, result.program);
+  if (exact.table) {
+    result.table = std::move(exact.table);
+    result.program = std::move(exact.program);
+  }
   const synth::CostTable& table = *result.table;
   const synth::Program& program = result.program;
   const synth::SearchStats& stats = result.stats;
@@ -227,7 +244,8 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
     plan.segments.push_back({segmentation.names[static_cast<size_t>(s)], table.segmentShares(s)});
   plan.importedNodeSegment = importedSegments;
   plan.segmentation = options.segmentText;
-  plan.ratioPolicy = optimise                                        ? "lp"
+  plan.ratioPolicy = options.ratios == PlanOptions::Ratios::WholeLengths ? "milp"
+                     : optimise                                        ? "lp"
                      : options.ratios == PlanOptions::Ratios::Even      ? "even"
                      : options.ratios == PlanOptions::Ratios::Fixed     ? "fixed"
                                                                         : "proportional";
@@ -237,10 +255,12 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
                   : options.ratios == PlanOptions::Ratios::Proportional     ? "dp-cp"
                                                                             : "dp";
   if (optimise)
-    for (const balance::HistoryEntry& h : result.history) plan.history.push_back({h.step, h.seconds, h.fits});
+    for (const balance::HistoryEntry& h : result.history) plan.history.push_back({h.step, h.seconds, h.fits, h.note});
   plan.balanceNote = result.infeasible;
   plan.lpSolves = result.lpSolves;
   plan.lpSeconds = result.lpSeconds;
+  plan.milpSolves = result.milpSolves;
+  plan.milpSeconds = result.milpSeconds;
 
   if (options.baselines) {
     const BaselineOptions bo{options.cost, options.search};

@@ -16,13 +16,17 @@
 namespace hap::plan {
 
 struct PlanOptions {
-  enum class Ratios { Even, Proportional, Optimised, Fixed };
+  enum class Ratios { Even, Proportional, Optimised, WholeLengths, Fixed };
   // Shares of the devices: equal; proportional to each device's peak FLOP/s for the model's
-  // dtype; optimised: proportional first (and even too, where that differs: the better start
-  // wins), then alternating the search and the LP over the shares (balance/alternation.h) until
-  // neither improves the plan; or fixed: `fixedShares`, in
-  // every segment (tests and experiments; zero shares allowed).
+  // dtype; optimised ("lp"): proportional first (and even too, where that differs and
+  // `evenStart`: the better start wins), then alternating the search and the LP over the shares
+  // (balance/alternation.h) until neither improves the plan, the lengths then rounded from the
+  // shares; whole lengths ("milp"): the same, then whole lengths per dimension class by MILP
+  // alternating with the search (AlternationOptions::wholeLengths), priced exactly; or fixed:
+  // `fixedShares`, in every segment (tests and experiments; zero shares allowed).
   Ratios ratios = Ratios::Optimised;
+  bool evenStart = true;             // Optimised / WholeLengths: also search from even shares
+  balance::ShareMilpOptions milp;    // WholeLengths: CBC's time limit per solve
   std::vector<double> fixedShares;  // Fixed: one per device, non-negative, summing to 1
   int maxRounds = 10;  // alternation rounds (Optimised)
   // Segments, each with its own ratios (ir/segments.h); `segmentText` records the choice in the

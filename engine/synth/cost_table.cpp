@@ -1,6 +1,7 @@
 #include "engine/synth/cost_table.h"
 
 #include <algorithm>
+#include <numeric>
 #include <bit>
 #include <cassert>
 #include <limits>
@@ -53,14 +54,31 @@ CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, const s
     : CostTable(theory, cluster, Shares(static_cast<size_t>(theory.segmentCount()), shares), options) {}
 
 CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, Shares shares, CostOptions options)
-    : theory_(theory), cluster_(cluster), shares_(std::move(shares)), options_(options),
+    : CostTable(theory, cluster, std::move(shares), options, {}) {}
+
+CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, Shares shares, CostOptions options,
+                     std::vector<ClassCut> cuts)
+    : theory_(theory), cluster_(cluster), shares_(std::move(shares)), cuts_(std::move(cuts)), options_(options),
       restrictions_(options.restrictions) {
   assert(static_cast<int>(shares_.size()) == theory_.segmentCount());
+  rowShares_ = shares_;
+  for (const ClassCut& c : cuts_) {
+    const int64_t units = theory_.classes().units(c.dimClass);
+    assert(units > 0 && c.units.size() == static_cast<size_t>(cluster_.size()));
+    assert(std::accumulate(c.units.begin(), c.units.end(), int64_t{0}) == units);
+    std::vector<double> row;
+    for (int64_t u : c.units) row.push_back(static_cast<double>(u) / static_cast<double>(units));
+    const bool fresh = cutRow_.emplace(std::pair{c.segment, c.dimClass},
+                                       static_cast<int>(rowShares_.size())).second;
+    assert(fresh && "one cut per (segment, class)");
+    (void)fresh;
+    rowShares_.push_back(std::move(row));
+  }
   groupOf_.resize(static_cast<size_t>(cluster_.size()));
   for (int j = 0; j < cluster_.size(); ++j) {
     const int type = cluster_.devices[static_cast<size_t>(j)].type;
     std::vector<double> mine;
-    for (const std::vector<double>& row : shares_) {
+    for (const std::vector<double>& row : rowShares_) {
       assert(static_cast<int>(row.size()) == cluster_.size());
       mine.push_back(row[static_cast<size_t>(j)]);
     }
@@ -81,7 +99,7 @@ CostTable::CostTable(const Theory& theory, const cost::Cluster& cluster, Shares 
     const auto& variants = theory_.variants(n.id);
     for (size_t vi = 0; vi < variants.size(); ++vi) {
       double worst = 0;
-      for (const Group& grp : groups_) worst = std::max(worst, groupSecondsOf(n.id, variants[vi], grp, Pass::Both));
+      for (const Group& grp : groups_) worst = std::max(worst, groupSecondsOf(n.id, static_cast<int>(vi), grp, Pass::Both));
       const NodeCommunication comm = nodeCommunication(n.id, static_cast<int>(vi));
       row.push_back(worst + comm.forward + comm.backward);
     }
@@ -155,15 +173,37 @@ double CostTable::distance(ir::ValueId x, FormMask have, Rel to) const {
   return it->second[static_cast<size_t>(std::countr_zero(bit(to)))];
 }
 
-double CostTable::groupSecondsOf(ir::NodeId id, const rules::Variant& v, const Group& grp, Pass pass) const {
-  const double share = grp.shares[static_cast<size_t>(theory_.nodeSegment(id))];
+int CostTable::formRow(ir::ValueId x, Rel r) const {
+  if (cutRow_.empty() || !isGather(r)) return theory_.valueSegment(x);
+  auto it = cutRow_.find({theory_.valueSegment(x), theory_.classes().classOf({x, r})});
+  return it == cutRow_.end() ? theory_.valueSegment(x) : it->second;
+}
+
+int CostTable::nodeRow(ir::NodeId n, int v) const {
+  if (cutRow_.empty()) return theory_.nodeSegment(n);
+  auto it = cutRow_.find({theory_.nodeSegment(n), theory_.cutClass(n, v)});
+  return it == cutRow_.end() ? theory_.nodeSegment(n) : it->second;
+}
+
+const ClassCut* CostTable::cutOf(ir::ValueId x, Rel r) const {
+  const int row = formRow(x, r);
+  return row < theory_.segmentCount() ? nullptr : &cuts_[static_cast<size_t>(row - theory_.segmentCount())];
+}
+
+const std::vector<double>& CostTable::formShares(ir::ValueId x, Rel r) const {
+  return rowShares_[static_cast<size_t>(formRow(x, r))];
+}
+
+double CostTable::groupSecondsOf(ir::NodeId id, int vi, const Group& grp, Pass pass) const {
+  const double share = grp.shares[static_cast<size_t>(nodeRow(id, vi))];
   double worst = 0;
-  for (const Affine& p : pieces(id, v, grp.type, pass, share)) worst = std::max(worst, p.at(share));
+  for (const Affine& p : pieces(id, theory_.variants(id)[static_cast<size_t>(vi)], grp.type, pass, share))
+    worst = std::max(worst, p.at(share));
   return worst;
 }
 
 double CostTable::groupSeconds(ir::NodeId n, int v, int group, Pass pass) const {
-  return groupSecondsOf(n, theory_.variants(n)[static_cast<size_t>(v)], groups_[static_cast<size_t>(group)], pass);
+  return groupSecondsOf(n, v, groups_[static_cast<size_t>(group)], pass);
 }
 
 bool CostTable::isReshard(ir::NodeId n, int v) const {
@@ -185,7 +225,7 @@ NodeCommunication CostTable::nodeCommunication(ir::NodeId n, int vi) const {
     const ir::Node& node = theory_.graph().node(n);
     const ir::ValueId in = node.tensorInputs()[0], out = node.outputs[0];
     c.forward = cost::reshardSeconds(cluster_, static_cast<double>(theory_.graph().value(in).bytes()),
-                                     valueShares(in), valueShares(out));
+                                     formShares(in, v.inputs[0]), formShares(out, v.outputs[0]));
     if (theory_.requiresGrad(out)) c.backward = c.forward;
   }
   return c;
@@ -275,14 +315,14 @@ CostTable::Measured CostTable::measured(const ir::Node& n, const cost::DeviceTyp
   return m;
 }
 
-double CostTable::typeShare(int type, int segment) const {
+double CostTable::typeShare(int type, int row) const {
   for (const Group& grp : groups_)
-    if (grp.type == type) return grp.shares[static_cast<size_t>(segment)];
+    if (grp.type == type) return grp.shares[static_cast<size_t>(row)];
   return 0;
 }
 
 std::vector<Affine> CostTable::nodePieces(ir::NodeId n, int v, int type, Pass pass) const {
-  return pieces(n, theory_.variants(n)[static_cast<size_t>(v)], type, pass, typeShare(type, theory_.nodeSegment(n)));
+  return pieces(n, theory_.variants(n)[static_cast<size_t>(v)], type, pass, typeShare(type, nodeRow(n, v)));
 }
 
 cost::GatherLinear CostTable::sfbLinear(ir::NodeId id, int vi) const {
@@ -291,17 +331,17 @@ cost::GatherLinear CostTable::sfbLinear(ir::NodeId id, int vi) const {
   if (!v.sfb) return total;
   const ir::Node& n = theory_.graph().node(id);
   const std::vector<ir::ValueId> ins = n.tensorInputs();
-  auto add = [&](ir::ValueId x) {
+  auto add = [&](ir::ValueId x, Rel r) {
     cost::Method m;
-    gatherSeconds(x, false, &m);  // the method the cost table chose
+    gatherSeconds(x, r, false, &m);  // the method the cost table chose
     const cost::GatherLinear l = cost::gatherLinear(cluster_, cost::Collective::AllGather, m,
                                                     static_cast<double>(theory_.graph().value(x).bytes()));
     total.constant += l.constant;
     total.perLargestShare += l.perLargestShare;
   };
   for (size_t i = 0; i < ins.size(); ++i)
-    if (isGather(v.inputs[i])) add(ins[i]);
-  for (ir::ValueId o : n.outputs) add(o);
+    if (isGather(v.inputs[i])) add(ins[i], v.inputs[i]);
+  for (size_t o = 0; o < n.outputs.size(); ++o) add(n.outputs[o], v.outputs[o]);
   return total;
 }
 
@@ -325,15 +365,15 @@ double CostTable::sfbExtraSeconds(ir::NodeId id, const rules::Variant& v) const 
   double seconds = 0;
   cost::Method m;
   for (size_t i = 0; i < ins.size(); ++i)
-    if (isGather(v.inputs[i])) seconds += gatherSeconds(ins[i], false, &m);
-  for (ir::ValueId o : n.outputs) seconds += gatherSeconds(o, false, &m);
+    if (isGather(v.inputs[i])) seconds += gatherSeconds(ins[i], v.inputs[i], false, &m);
+  for (size_t o = 0; o < n.outputs.size(); ++o) seconds += gatherSeconds(n.outputs[o], v.outputs[o], false, &m);
   return seconds;
 }
 
-// All-gather of a G tensor (with its reduce-scatter dual when `grad`), cheapest method.
-double CostTable::gatherSeconds(ir::ValueId x, bool grad, cost::Method* method) const {
+// All-gather of x in form r (with its reduce-scatter dual when `grad`), cheapest method.
+double CostTable::gatherSeconds(ir::ValueId x, Rel r, bool grad, cost::Method* method) const {
   const double bytes = static_cast<double>(theory_.graph().value(x).bytes());
-  const std::vector<double>& shares = valueShares(x);
+  const std::vector<double>& shares = formShares(x, r);
   std::vector<double> shards(shares.size());
   for (size_t j = 0; j < shares.size(); ++j) shards[j] = bytes * shares[j];
   double best = std::numeric_limits<double>::infinity();
@@ -422,7 +462,8 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
   }
   const Rel from = static_cast<Rel>(fromForm);
   if (from == kIdentitySfb || from == to) return std::nullopt;
-  const std::vector<double>& shares = valueShares(x);
+  // The shares of the G side (an all-to-all's source; it receives by its target's).
+  const std::vector<double>& shares = formShares(x, isGather(from) ? from : to);
   std::vector<double> shards(shares.size());
   for (size_t j = 0; j < shares.size(); ++j) shards[j] = bytes * shares[j];
   Conversion c{ConversionKind::Slice, from, to};
@@ -443,7 +484,6 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
     for (cost::Method m : {cost::Method::Padded, cost::Method::Grouped}) {
       if (m == cost::Method::Grouped && !restrictions_.groupedCollectives) continue;
       if (m == cost::Method::Padded && !restrictions_.paddedCollectives) continue;
-    if (m == cost::Method::Padded && !restrictions_.paddedCollectives) continue;
       Conversion mc = c;
       mc.method = m;
       const double ag = cost::allGatherSeconds(cluster_, m, shards);
@@ -456,7 +496,7 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
   }
   if (isGather(from) && isGather(to)) {
     c.kind = ConversionKind::AllToAll;
-    c.forwardSeconds = cost::allToAllSeconds(cluster_, shards, shares);
+    c.forwardSeconds = cost::allToAllSeconds(cluster_, shards, formShares(x, to));
     if (grad) c.backwardSeconds = c.forwardSeconds;
     return c;
   }

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <string>
@@ -72,6 +73,16 @@ struct Affine {
 // shares[s][j]: device j's share of every dimension cut in segment s (each row sums to 1).
 using Shares = std::vector<std::vector<double>>;
 
+// Whole lengths of one dimension class in one segment (balance/share_milp.h): `units` per device,
+// summing to the class's units. A cost table given such cuts prices the G forms of the class, and
+// the nodes whose variants cut it (Theory::cutClass), at units / U instead of the segment's
+// shares, so that it prices exactly the lengths a plan records.
+struct ClassCut {
+  int segment = 0;
+  int dimClass = 0;             // Theory::classes() root with units > 0
+  std::vector<int64_t> units;   // per device (rank)
+};
+
 // Which part of an iteration a node's time covers.
 enum class Pass : uint8_t { Forward, Backward, Both };
 
@@ -109,12 +120,22 @@ class CostTable {
   CostTable(const Theory& theory, const cost::Cluster& cluster, Shares shares, CostOptions options = {});
   CostTable(const Theory& theory, const cost::Cluster& cluster, const std::vector<double>& shares,
             CostOptions options = {});
+  // With whole lengths for some (segment, class) pairs: those take the cut's shares (see ClassCut).
+  CostTable(const Theory& theory, const cost::Cluster& cluster, Shares shares, CostOptions options,
+            std::vector<ClassCut> cuts);
 
   const Theory& theory() const { return theory_; }
   const cost::Cluster& cluster() const { return cluster_; }
   const Shares& shares() const { return shares_; }
+  const CostOptions& options() const { return options_; }
   const std::vector<double>& segmentShares(int segment) const { return shares_[static_cast<size_t>(segment)]; }
   const std::vector<double>& valueShares(ir::ValueId x) const { return segmentShares(theory_.valueSegment(x)); }
+  const std::vector<ClassCut>& cuts() const { return cuts_; }
+  // The cut of x's class along form r (G) in x's segment; null where the table has none (then
+  // the segment's shares cut it, rounded by DimClasses::lengths).
+  const ClassCut* cutOf(ir::ValueId x, Rel r) const;
+  // The shares that cut form r of x (G).
+  const std::vector<double>& formShares(ir::ValueId x, Rel r) const;
 
   // Devices of one type with the same shares in every segment form a group: they cost the same.
   int groups() const { return static_cast<int>(groups_.size()); }
@@ -166,10 +187,13 @@ class CostTable {
  private:
   struct Group {
     int type;
-    std::vector<double> shares;  // per segment
+    std::vector<double> shares;  // per share row (rowShares_)
     std::vector<int> devices;
   };
-  double groupSecondsOf(ir::NodeId n, const rules::Variant& v, const Group& g, Pass pass) const;
+  // Share rows: one per segment, then one per cut. The row of a form or a node's work.
+  int formRow(ir::ValueId x, Rel r) const;
+  int nodeRow(ir::NodeId n, int v) const;
+  double groupSecondsOf(ir::NodeId n, int v, const Group& g, Pass pass) const;
   // `share`: the device's share in n's segment, where a measured profile's line is taken.
   std::vector<Affine> pieces(ir::NodeId n, const rules::Variant& v, int type, Pass pass, double share) const;
   // The measured profile's figures for node n on a device of `type`: ops is null where the
@@ -181,10 +205,10 @@ class CostTable {
     const cost::OpThroughput* ops = nullptr;
   };
   Measured measured(const ir::Node& n, const cost::DeviceType& type) const;
-  // The share in `segment` of the first group of devices of `type`.
-  double typeShare(int type, int segment) const;
+  // The share in share row `row` of the first group of devices of `type`.
+  double typeShare(int type, int row) const;
   double sfbExtraSeconds(ir::NodeId n, const rules::Variant& v) const;
-  double gatherSeconds(ir::ValueId x, bool grad, cost::Method* method) const;
+  double gatherSeconds(ir::ValueId x, Rel r, bool grad, cost::Method* method) const;
   // The cheapest conversion of x from form `from` (kNone: a source's load) to `to`, memoised:
   // the search asks for the same few pairs of every value many times.
   const std::optional<Conversion>& pair(ir::ValueId x, int from, Rel to) const;
@@ -195,6 +219,9 @@ class CostTable {
   const Theory& theory_;
   const cost::Cluster& cluster_;
   Shares shares_;
+  std::vector<ClassCut> cuts_;
+  Shares rowShares_;                      // shares_, then each cut's units / U
+  std::map<std::pair<int, int>, int> cutRow_;  // (segment, class) -> share row
   CostOptions options_;
   Restrictions restrictions_;
   std::vector<Group> groups_;

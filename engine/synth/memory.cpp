@@ -30,10 +30,12 @@ std::vector<MemoryTerm> memoryTerms(const CostTable& table, const Program& p, co
     const double full = static_cast<double>(v.bytes());
     Affine bytes;
     bool sharded = false;  // a parameter keeps its smallest form between steps: G when it has one
+    Rel cut = kIdentity;
     for (int b = 0; b < 16; ++b) {
       if (!(m & (1u << b))) continue;
       if (isGather(relOfBit(b))) {
         bytes.perShare += full;
+        if (!sharded) cut = relOfBit(b);
         sharded = true;
       } else {
         bytes.constant += full;
@@ -46,7 +48,7 @@ std::vector<MemoryTerm> memoryTerms(const CostTable& table, const Program& p, co
       bytes.constant += state.constant;
       bytes.perShare += state.perShare;
     }
-    terms.push_back({v.id, t.valueSegment(v.id), bytes, state});
+    terms.push_back({v.id, t.valueSegment(v.id), cut, bytes, state});
   }
   std::stable_sort(terms.begin(), terms.end(), [&](const MemoryTerm& a, const MemoryTerm& b) {
     return a.bytes.at(1) > b.bytes.at(1);
@@ -66,7 +68,7 @@ Affine total(const std::vector<MemoryTerm>& terms) {
 std::vector<double> deviceMemory(const CostTable& table, const Program& p, const CostOptions& options) {
   std::vector<double> bytes(static_cast<size_t>(table.cluster().size()), 0.0);
   for (const MemoryTerm& t : memoryTerms(table, p, options)) {
-    const std::vector<double>& shares = table.segmentShares(t.segment);
+    const std::vector<double>& shares = table.formShares(t.value, t.cut);
     for (size_t j = 0; j < bytes.size(); ++j) bytes[j] += t.bytes.at(shares[j]);
   }
   const cost::Cluster& c = table.cluster();
@@ -80,7 +82,7 @@ std::vector<MemoryBreakdown> deviceMemoryBreakdown(const CostTable& table, const
   std::vector<MemoryBreakdown> out(static_cast<size_t>(table.cluster().size()));
   const double gradientPart = 1 / (1 + options.optimizerStateFactor);
   for (const MemoryTerm& t : memoryTerms(table, p, options)) {
-    const std::vector<double>& shares = table.segmentShares(t.segment);
+    const std::vector<double>& shares = table.formShares(t.value, t.cut);
     const ir::ValueKind kind = g.value(t.value).kind;
     for (size_t j = 0; j < out.size(); ++j) {
       const double bytes = t.bytes.at(shares[j]), state = t.state.at(shares[j]);

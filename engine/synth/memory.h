@@ -14,6 +14,8 @@ namespace hap::synth {
 struct MemoryTerm {
   ir::ValueId value;
   int segment;   // the value's segment: its shares scale bytes.perShare
+  Rel cut;       // the value's first G form (kIdentity: none): its shares (CostTable::formShares) scale
+                 // bytes.perShare, also for the value's other G forms
   Affine bytes;
   Affine state;  // of `bytes`, a parameter's gradient and optimizer state (zero for other values)
 };

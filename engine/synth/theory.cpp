@@ -81,4 +81,19 @@ Theory::Theory(const ir::Graph& g, std::vector<int> nodeSegment)
   if (g.loss != ir::kNone) lastUse_[static_cast<size_t>(g.loss)] = static_cast<ir::NodeId>(nodes);
 }
 
+int Theory::cutClass(ir::NodeId n, int v) const {
+  const rules::Variant& var = variants(n)[static_cast<size_t>(v)];
+  const ir::Node& node = g_.node(n);
+  auto classOf = [&](ir::ValueId x, Rel r) {
+    const int c = classes_.classOf({x, r});
+    return classes_.units(c) > 0 ? c : -1;
+  };
+  for (size_t i = 0; i < var.outputs.size(); ++i)
+    if (isGather(var.outputs[i])) return classOf(node.outputs[i], var.outputs[i]);
+  const std::vector<ir::ValueId> in = node.tensorInputs();
+  for (size_t i = 0; i < var.inputs.size() && i < in.size(); ++i)
+    if (isGather(var.inputs[i])) return classOf(in[i], var.inputs[i]);
+  return -1;
+}
+
 }  // namespace hap::synth

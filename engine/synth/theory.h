@@ -26,6 +26,10 @@ class Theory {
   }
   bool hasRule(ir::NodeId n) const { return hasRule_[static_cast<size_t>(n)]; }
   const DimClasses& classes() const { return classes_; }
+  // The dimension class whose cut splits node n's work under variant v: the class of its first G
+  // output, else of its first G input; -1 when it has none (or only empty dimensions). The cost
+  // table and the integer balance (balance/share_milp.h) both take a node's share from it.
+  int cutClass(ir::NodeId n, int v) const;
 
   // Whether a gradient flows to this value in backward (it depends on a parameter through
   // differentiable ops and is floating point).

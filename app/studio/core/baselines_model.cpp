@@ -56,7 +56,9 @@ QString BaselinesModel::note(int row) const {
   // As `hap compare` describes HAP's row, with the plan's own ratio policy.
   // `hap compare`'s words: "4 segments", "1 segment".
   const QString segments = p.segments.size() == 1 ? tr("1 segment") : tr("%1 segments").arg(p.segments.size());
-  const QString ratios = p.ratioPolicy == "lp" ? tr("ratios by LP") : tr("ratios %1").arg(QString::fromStdString(p.ratioPolicy));
+  const QString ratios = p.ratioPolicy == "lp"     ? tr("ratios by LP")
+                         : p.ratioPolicy == "milp" ? tr("whole lengths by MILP")
+                                                   : tr("ratios %1").arg(QString::fromStdString(p.ratioPolicy));
   QString out = segments + QStringLiteral(", ") + ratios;
   if (p.strategy != "hap") out = tr("this plan (%1), ").arg(displayName(p.strategy)) + out;
   return out;

@@ -179,7 +179,7 @@ QVariant PlanningLogModel::data(const QModelIndex& index, int role) const {
     case Outcome: {
       QString text = r.finished < 0 ? tr("running") : r.adopted ? tr("adopted") : QString();
       if (r.finished >= 0 && !r.adopted && r.cost >= 0 && r.name.rfind("baseline", 0) != 0) text = tr("no better");
-      if (r.finished >= 0 && r.cost < 0) text = r.name == "lp" ? tr("no feasible ratios") : tr("not applicable");
+      if (r.finished >= 0 && r.cost < 0) text = (r.name == "lp" || r.name == "milp") ? tr("no feasible ratios") : tr("not applicable");
       if (!r.note.empty()) text += (text.isEmpty() ? QString() : QStringLiteral(" · ")) + QString::fromStdString(r.note);
       return text;
     }

@@ -40,6 +40,7 @@ PlanPanel::PlanPanel(QWidget* parent) : QWidget(parent) {
 
   m_ratios = new QComboBox(this);
   m_ratios->addItem(tr("Optimised (search ⇄ LP)"), QStringLiteral("lp"));
+  m_ratios->addItem(tr("Whole lengths (search ⇄ LP ⇄ MILP)"), QStringLiteral("milp"));
   m_ratios->addItem(tr("Proportional to FLOP/s"), QStringLiteral("proportional"));
   m_ratios->addItem(tr("Even"), QStringLiteral("even"));
   m_ratios->addItem(tr("Fixed shares…"), QStringLiteral("fixed"));

@@ -235,7 +235,9 @@ void RatiosView::setPlan(std::shared_ptr<const PlanDocument> plan) {
     const plan::Plan& p = m_plan->p();
     std::set<std::string> types;
     for (const plan::PlanDevice& d : p.devices) types.insert(d.type);
-    const QString policy = p.ratioPolicy == "lp" ? tr("Ratios by LP") : tr("Ratios: %1").arg(qs(p.ratioPolicy));
+    const QString policy = p.ratioPolicy == "lp"     ? tr("Ratios by LP")
+                           : p.ratioPolicy == "milp" ? tr("Whole lengths by MILP")
+                                                     : tr("Ratios: %1").arg(qs(p.ratioPolicy));
     QString line = tr("<b>%1</b> · segmentation <i>%2</i> · %3 on %4 of %5")
                        .arg(policy.toHtmlEscaped(), qs(p.segmentation).toHtmlEscaped(),
                             counted(static_cast<int>(p.segments.size()), tr("segment"), tr("segments")),
