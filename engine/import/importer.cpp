@@ -461,35 +461,51 @@ std::vector<IValue> Importer::executeMetaWithFallback(jit::Node* n,
     shape.push_back(weight.size(1));
     return {at::empty(shape, weight.options())};
   }
+  // one_hot with a given class count: the indices' shape plus one dimension, int64 (its CPU
+  // fallback would allocate that whole result: 16 GiB for a 512-expert MoE at batch 32768).
+  if (op == "aten::one_hot" && in.size() == 2) {
+    IValue classes = toIValue(in[1], Pass::Meta);
+    if (classes.isInt() && classes.toInt() > 0) {
+      at::Tensor idx = toIValue(in[0], Pass::Meta).toTensor();
+      std::vector<int64_t> shape = idx.sizes().vec();
+      shape.push_back(classes.toInt());
+      return {at::empty(shape, idx.options().dtype(at::kLong))};
+    }
+  }
   if (isConvolution(op))
     if (auto shape = convolutionShape(n, in))
       return {at::empty(*shape, toIValue(in[0], Pass::Meta).toTensor().options())};
-  // Normalisations without a meta kernel in LibTorch 1.13 keep their input's shape and dtype.
+  // Normalisations and relu have no meta kernel in LibTorch 1.13; they keep their input's shape
+  // and dtype.
   if (op == "aten::layer_norm" || op == "aten::batch_norm" || op == "aten::instance_norm" ||
-      op == "aten::group_norm") {
+      op == "aten::group_norm" || op == "aten::relu") {
     at::Tensor input = toIValue(in[0], Pass::Meta).toTensor();
     return {at::empty(input.sizes(), input.options())};
   }
   try {
     return execute(n, in, Pass::Meta);
   } catch (const std::exception& metaError) {
-    // No meta kernel: run on CPU zeros of the same shapes, then keep only the shapes.
+    // No meta kernel: run on CPU zeros of the same shapes, then keep only the shapes. The limit
+    // is checked before anything is allocated.
     int64_t bytes = 0;
     std::vector<Slot> cpu = in;
-    std::function<void(Slot&)> toZeros = [&](Slot& s) {
+    std::function<void(Slot&, bool)> toZeros = [&](Slot& s, bool allocate) {
       if (s.kind == Slot::Kind::Aggregate) {
-        for (Slot& e : s.items) toZeros(e);
+        for (Slot& e : s.items) toZeros(e, allocate);
       } else if (s.iv.isTensor() && s.iv.toTensor().is_meta()) {
         const at::Tensor& t = s.iv.toTensor();
-        bytes += t.numel() * static_cast<int64_t>(t.element_size());
-        s.iv = at::zeros(t.sizes(), t.options().device(at::kCPU));
+        if (allocate)
+          s.iv = at::zeros(t.sizes(), t.options().device(at::kCPU));
+        else
+          bytes += t.numel() * static_cast<int64_t>(t.element_size());
       }
     };
-    for (Slot& s : cpu) toZeros(s);
+    for (Slot& s : cpu) toZeros(s, false);
     if (bytes > options_.cpuFallbackLimitBytes)
       fail(n, fmt::format("{} has no meta kernel and its inputs ({} MiB) exceed the CPU fallback "
                           "limit; reduce the batch for inspection ({})",
                           op, bytes >> 20, errorText(metaError)));
+    for (Slot& s : cpu) toZeros(s, true);
     std::vector<IValue> outs;
     try {
       outs = execute(n, cpu, Pass::AsIs);

@@ -26,12 +26,14 @@ temporary file, then rename, so an interrupted run leaves no partial file).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import time
 
 import torch
+from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import zoo  # noqa: E402
@@ -79,26 +81,72 @@ def forward_argument_names(traced):
     return [arg.name for arg in traced.forward.schema.arguments[1:]]
 
 
+@contextlib.contextmanager
+def parameters_on_meta():
+    """While active, every new ``nn.Parameter`` holds a meta tensor.
+
+    The tensor a module passes in is dropped at once (large weights come from
+    ``torch.empty``, whose pages are never touched), and the initialisers that
+    follow (``nn.init.*``) run on the meta tensor, so no weight is ever
+    materialised. Buffers are untouched: they stay real tensors with their
+    values.
+    """
+    original = nn.Parameter.__new__
+
+    def meta_parameter(cls, data=None, requires_grad=True):
+        if data is not None:
+            data = torch.empty(data.shape, dtype=data.dtype, device="meta")
+        return original(cls, data, requires_grad)
+
+    nn.Parameter.__new__ = meta_parameter
+    try:
+        yield
+    finally:
+        nn.Parameter.__new__ = original
+
+
+def replace_parameters_by_zero_views(model):
+    """Gives every parameter a zero-stride CPU view of one zero of its shape.
+
+    Shared parameters stay shared (one replacement per original).
+    """
+    replaced = {}
+    for module in model.modules():
+        for key, p in list(module._parameters.items()):
+            if p is None:
+                continue
+            if id(p) not in replaced:
+                view = torch.zeros((), dtype=p.dtype).expand(p.shape)
+                replaced[id(p)] = nn.Parameter(view, p.requires_grad)
+            module._parameters[key] = replaced[id(p)]
+
+
 def export(name, preset, overrides, trace_batch, out_dir, shape_only=False,
            output=None):
     """Traces one model and writes it; returns (path, parameters).
 
-    With ``shape_only`` every parameter is saved as a zero-stride view of one
-    zero, so the file is small whatever the model's size: enough to plan it
-    (shapes and dtypes are exact), not to train it (the runtime refuses such a
-    file; the spec records ``"weights": "shape-only"``).
+    With ``shape_only`` the model is built with its parameters on the meta
+    device (no weight is allocated, whatever the model's size) and every
+    parameter is then saved as a zero-stride view of one zero, so memory and
+    file stay small: enough to plan it (shapes and dtypes are exact), not to
+    train it (the runtime refuses such a file; the spec records
+    ``"weights": "shape-only"``). Buffers keep their real values.
     """
     torch.manual_seed(0)
-    model, config, batch = zoo.build(name, preset, overrides)
+    if shape_only:
+        with parameters_on_meta():
+            model, config, batch = zoo.build(name, preset, overrides)
+        replace_parameters_by_zero_views(model)
+    else:
+        model, config, batch = zoo.build(name, preset, overrides)
     model.train()
     parameters = sum(p.numel() for p in model.parameters())
-    if shape_only:
-        with torch.no_grad():
-            for p in model.parameters():
-                p.data = torch.zeros((), dtype=p.dtype).expand(p.shape)
-    traced = torch.jit.trace(
-        model, tuple(example_inputs(model.input_spec(trace_batch))),
-        check_trace=False)
+    # A shape-only trace keeps no autograd history: the recorded graph is the
+    # same, and memory no longer grows with the activations of every layer.
+    with torch.no_grad() if shape_only else contextlib.nullcontext():
+        traced = torch.jit.trace(
+            model, tuple(example_inputs(model.input_spec(trace_batch))),
+            check_trace=False)
 
     spec = model.input_spec(batch)
     names = forward_argument_names(traced)

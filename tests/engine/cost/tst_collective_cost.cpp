@@ -1,6 +1,7 @@
 // Device roofline and collective formulas, against values computed by hand (docs/cost-model.md).
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -306,6 +307,50 @@ class TstCollectiveCost : public QObject {
     QCOMPARE(allToAllSeconds(one2(), V{2e6, 4e6}, V{0.5, 0.5}), 0.00201);
     // A device's share for itself stays local: all to rank 0 from rank 0 moves nothing.
     QCOMPARE(allToAllSeconds(one2(), V{2e6, 0}, V{1, 0}), 10e-6);
+  }
+
+  // The pair sums factor into per-machine totals: the result is the definition's, pair by pair,
+  // on machines of different sizes and links, with zero shares and zero bytes among them.
+  void allToAllMatchesPairByPairDefinition() {
+    const Cluster c = parseCluster(
+        "name: mixed\n" + kType +
+            "machines:\n"
+            "  - {name: m0, device_type: t, count: 3, link: {bandwidth: 10GB/s, latency: 5us}}\n"
+            "  - {name: m1, device_type: t, count: 1}\n"
+            "  - {name: m2, device_type: t, count: 4, link: {bandwidth: 2GB/s, latency: 7us}}\n"
+            "network: {bandwidth: 1GB/s, latency: 20us}\n",
+        "mixed");
+    const int n = c.size();
+    auto definition = [&](const V& bytes, const V& shares) {
+      V sent(n, 0), received(n, 0), egress(3, 0), ingress(3, 0);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          if (i == j) continue;
+          const int mi = c.devices[i].machine, mj = c.devices[j].machine;
+          const double b = bytes[i] * shares[j];
+          if (mi == mj) sent[i] += b, received[j] += b;
+          else egress[mi] += b, ingress[mj] += b;
+        }
+      double transfer = 0;
+      for (int i = 0; i < n; ++i)
+        if (std::max(sent[i], received[i]) > 0)
+          transfer = std::max(transfer, std::max(sent[i], received[i]) /
+                                            c.machines[c.devices[i].machine].link.bandwidth);
+      for (int m = 0; m < 3; ++m) transfer = std::max(transfer, std::max(egress[m], ingress[m]) / 1e9);
+      return (n - 1) * 20e-6 + transfer;
+    };
+    const V cases[][2] = {
+        {V{1e6, 2e6, 3e6, 4e6, 5e6, 6e6, 7e6, 8e6}, V{0.05, 0.1, 0.15, 0.2, 0.1, 0.1, 0.2, 0.1}},
+        {V{0, 5e6, 0, 1e6, 0, 0, 3e6, 0}, V{0.5, 0, 0, 0, 0.25, 0.25, 0, 0}},
+        {V{8e6, 0, 0, 0, 0, 0, 0, 0}, V{0, 0, 0, 1, 0, 0, 0, 0}},
+        {V{1e6, 1e6, 1e6, 0, 0, 0, 0, 0}, V{0.3, 0.3, 0.4, 0, 0, 0, 0, 0}},  // inside m0 only
+    };
+    for (const auto& [bytes, shares] : cases) {
+      const double expected = definition(bytes, shares);
+      const double got = allToAllSeconds(c, bytes, shares);
+      QVERIFY2(std::abs(got - expected) <= 1e-12 * expected,
+               qPrintable(QString("got %1, expected %2").arg(got, 0, 'g', 17).arg(expected, 0, 'g', 17)));
+    }
   }
 
   // ---- one device: nothing to communicate ---------------------------------------------------

@@ -56,6 +56,7 @@ class TstImporter : public QObject {
   void metaWeightsGiveTheSameGraph();
   void bertStructure();
   void inputOverrideWins();
+  void largeMoEShapesWithoutCpuFallback();
   void opsFixture();
   void staticControlFlowIsFolded();
   void randomOpsOnFreshTensors();
@@ -171,6 +172,37 @@ void TstImporter::inputOverrideWins() {
   for (const ir::Node& n : g.nodes)
     if (n.op == "aten::cross_entropy_loss") found = g.value(n.args[0].values[0]).shape[0] == 7 * 16;
   QVERIFY(found);
+}
+
+// relu and one_hot (no meta kernels in LibTorch 1.13) are shaped without running them on CPU
+// zeros: at a batch of 2^20 the tiny MoE's relu input is 6 GiB and its one_hot results 512 MiB,
+// yet the import passes with a CPU fallback limit of zero bytes.
+void TstImporter::largeMoEShapesWithoutCpuFallback() {
+  ts::ImportOptions options;
+  options.inputOverrides = {ts::parseInputArg("x=1048576x16"), ts::parseInputArg("y=1048576x16")};
+  options.cpuFallbackLimitBytes = 0;
+  ir::Graph g = ts::importModel(zooModel("bert_moe"), options);
+  const nlohmann::json config = nlohmann::json::parse(g.modelInfo)["config"];
+  const int64_t experts = config["devices"].get<int64_t>() * config["experts_per_device"].get<int64_t>();
+  int relus = 0, expertMasks = 0, slotMasks = 0;
+  for (const ir::Node& n : g.nodes) {
+    if (n.op != "aten::relu" && n.op != "aten::one_hot") continue;
+    const ir::Value& in = g.value(n.args[0].values[0]);
+    const ir::Value& out = g.value(n.outputs[0]);
+    QCOMPARE(out.shape[0], int64_t{1048576});
+    if (n.op == "aten::relu") {
+      ++relus;
+      QCOMPARE(out.shape, in.shape);
+      QCOMPARE(out.dtype, in.dtype);
+      continue;
+    }
+    QCOMPARE(out.dtype, ir::DType::Int64);
+    QCOMPARE(ir::Shape(out.shape.begin(), out.shape.end() - 1), in.shape);
+    ++(out.shape.back() == experts ? expertMasks : slotMasks);
+  }
+  QVERIFY(relus > 0);
+  QCOMPARE(expertMasks, 2 * relus);  // per MoE layer: first and second choices
+  QCOMPARE(slotMasks, 2 * relus);
 }
 
 void TstImporter::opsFixture() {
