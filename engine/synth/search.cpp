@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <chrono>
 #include <limits>
 #include <queue>
@@ -174,11 +176,19 @@ class Searcher {
   struct Forest;
   void prepareBound();
   double heuristic(int32_t k, const FormMask* forms);
-  // The cheapest completion of the consumers `members` of x (charged x, see Forest::group) given that x
-  // holds `have`: min over a threshold t of t + Σ_c min over c's variants whose distance from
-  // `have` to the form they read x in is <= t of below_[c][v]; ∞ when some consumer can obtain
-  // no form it reads.
-  double groupBelow(const Forest& f, ir::ValueId x, FormMask have, const int32_t* members, size_t count) const;
+  // The relaxed problem's choices (Searcher::tighten): a variant per node, and per uncharged edge
+  // the form (bit) it declares.
+  struct Choice {
+    std::vector<int32_t> variant;
+    std::vector<int32_t> declared;
+  };
+  // The cheapest completion of x's consumers from node k on, given that x holds `have`: its group's
+  // members (Forest::group) and its uncharged edges (Forest::from) at or after k. Min over a
+  // threshold t of t + Σ over members of the cheapest below[c][v] among c's variants whose
+  // distance from `have` to the form they read x in is <= t, + Σ over edges of the cheapest
+  // -lambda[r] among the forms r within t; ∞ when some consumer can obtain no form it reads.
+  // With `choice`, records the minimiser's variants and declared forms.
+  double groupBelow(const Forest& f, ir::ValueId x, FormMask have, int32_t k, Choice* choice = nullptr) const;
   [[noreturn]] void unrunnable(int32_t m) const;
   struct Hash {
     const Searcher* s;
@@ -229,18 +239,35 @@ class Searcher {
   // of m's outputs, conversions included; belowMin[m] its minimum over v (∞: not allowed).
   // rootSum[k]: Σ belowMin[m] over nodes m >= k whose charged input is not produced at or after
   // k (the roots of the forest cut at k).
+  // An edge is an activation read by a consumer outside its group (uncharged): the consumer's
+  // variant pays lambda[bit of the form it reads the value in], and the value's group gains a
+  // pseudo-member that declares a form r, within the group's threshold, for -lambda[r]
+  // (Lagrangian relaxation of "the form declared is the form read"; see prepareBound).
+  struct Edge {
+    int32_t consumer;
+    int32_t slot;  // the consumer's tensor input
+    std::array<double, 16> lambda{};
+  };
   struct Forest {
     std::vector<std::vector<int32_t>> group;
     std::vector<std::vector<double>> below;
     std::vector<double> belowMin;
     std::vector<double> rootSum;
+    std::vector<int32_t> parent;             // the producer of the node's charged input; -1: none
+    std::vector<Edge> edges;
+    std::vector<std::vector<int32_t>> from;  // [x]: x's edges, by consumer
+    std::vector<std::vector<int32_t>> into;  // [c]: c's edges
   };
   // Two chargings (prepareBound): by fewest consumers, and by largest tensor. Each gives a lower
   // bound; h is the larger of the two.
   std::vector<Forest> forests_;
   void buildForest(Forest& f, const std::vector<std::vector<int32_t>>& group);
+  void priceForest(Forest& f);  // below, belowMin, rootSum at the current multipliers
+  void tighten(Forest& f);      // raises the bound at the start by the multipliers
   double forestBound(const Forest& f, int32_t k, const FormMask* forms);
   mutable std::vector<double> scratchD_, scratchB_, scratchT_;
+  mutable std::vector<int32_t> scratchV_;   // per option: the variant, or the form's bit
+  mutable std::vector<uint32_t> scratchN_;  // per member or edge: the end of its options
   // The consumer, value and forms of the last state found to have no completion.
   struct {
     int32_t node = -1;
@@ -360,48 +387,95 @@ void Searcher::resolvePins() {
   }
 }
 
-double Searcher::groupBelow(const Forest& f, ir::ValueId x, FormMask have, const int32_t* members,
-                            size_t count) const {
-  // Per member and variant: the distance and below; thresholds are the distinct distances.
+double Searcher::groupBelow(const Forest& f, ir::ValueId x, FormMask have, int32_t k, Choice* choice) const {
+  // Per member (then per edge) its options: the distance and the completion below it; the
+  // thresholds are the distinct distances.
+  const auto& members = f.group[static_cast<size_t>(x)];
+  const auto& edges = f.from[static_cast<size_t>(x)];
+  const auto firstMember = std::lower_bound(members.begin(), members.end(), k);
+  const auto firstEdge = std::lower_bound(edges.begin(), edges.end(), k, [&](int32_t e, int32_t at) {
+    return f.edges[static_cast<size_t>(e)].consumer < at;
+  });
   scratchD_.clear();
   scratchB_.clear();
+  scratchV_.clear();
+  scratchN_.clear();
   scratchT_.assign(1, 0.0);
-  for (size_t c = 0; c < count; ++c) {
-    const int32_t m = members[c];
-    const auto& ins = inputs_[static_cast<size_t>(m)];
-    const auto& variants = t_.variants(m);
-    bool reachable = false;
+  double floor = 0;  // Σ of every member's cheapest option: no threshold gives less (edges' can be < 0)
+  auto close = [&](size_t begin) {
+    double cheapest = kInf;
+    for (size_t j = begin; j < scratchD_.size(); ++j)
+      if (scratchD_[j] < kInf && scratchB_[j] < kInf) {
+        cheapest = std::min(cheapest, scratchB_[j]);
+        scratchT_.push_back(scratchD_[j]);
+      }
+    scratchN_.push_back(static_cast<uint32_t>(scratchD_.size()));
+    floor += cheapest;
+    return cheapest < kInf;
+  };
+  for (auto c = firstMember; c != members.end(); ++c) {
+    const size_t begin = scratchD_.size();
+    const auto& ins = inputs_[static_cast<size_t>(*c)];
+    const auto& variants = t_.variants(*c);
     for (size_t v = 0; v < variants.size(); ++v) {
       double d = 0;
-      const double b = f.below[static_cast<size_t>(m)][v];
+      const double b = f.below[static_cast<size_t>(*c)][v];
       if (b < kInf)
         for (size_t i = 0; i < ins.size(); ++i)
           if (ins[i] == x) d = std::max(d, table_.distance(x, have, variants[v].inputs[i]));
       scratchD_.push_back(b < kInf ? d : kInf);
       scratchB_.push_back(b);
-      if (b < kInf && d < kInf) {
-        reachable = true;
-        scratchT_.push_back(d);
-      }
+      scratchV_.push_back(static_cast<int32_t>(v));
     }
-    if (!reachable) return kInf;
+    if (!close(begin)) return kInf;
+  }
+  for (auto e = firstEdge; e != edges.end(); ++e) {
+    const Edge& edge = f.edges[static_cast<size_t>(*e)];
+    const size_t begin = scratchD_.size();
+    const auto& variants = t_.variants(edge.consumer);
+    for (size_t v = 0; v < variants.size(); ++v) {
+      if (!(f.below[static_cast<size_t>(edge.consumer)][v] < kInf)) continue;
+      const Rel r = variants[v].inputs[static_cast<size_t>(edge.slot)];
+      const int b = std::countr_zero(bit(r));
+      scratchD_.push_back(table_.distance(x, have, r));
+      scratchB_.push_back(-edge.lambda[static_cast<size_t>(b)]);
+      scratchV_.push_back(b);
+    }
+    if (!close(begin)) return kInf;
   }
   std::sort(scratchT_.begin(), scratchT_.end());
   scratchT_.erase(std::unique(scratchT_.begin(), scratchT_.end()), scratchT_.end());
-  double best = kInf;
+  double best = kInf, bestT = 0;
   for (double t : scratchT_) {
-    if (t >= best) break;
+    if (t + floor >= best) break;
     double total = t;
     size_t at = 0;
-    for (size_t c = 0; c < count && total < best; ++c) {
-      const size_t n = t_.variants(members[c]).size();
+    for (uint32_t end : scratchN_) {
       double cheapest = kInf;
-      for (size_t v = 0; v < n; ++v)
-        if (scratchD_[at + v] <= t) cheapest = std::min(cheapest, scratchB_[at + v]);
+      for (; at < end; ++at)
+        if (scratchD_[at] <= t) cheapest = std::min(cheapest, scratchB_[at]);
       total += cheapest;
-      at += n;
     }
-    best = std::min(best, total);
+    if (total < best) {
+      best = total;
+      bestT = t;
+    }
+  }
+  if (choice && best < kInf) {
+    const size_t memberCount = static_cast<size_t>(members.end() - firstMember);
+    size_t at = 0, j = 0;
+    for (uint32_t end : scratchN_) {
+      double cheapest = kInf;
+      int32_t pick = -1;
+      for (; at < end; ++at)
+        if (scratchD_[at] <= bestT && scratchB_[at] < cheapest) {
+          cheapest = scratchB_[at];
+          pick = scratchV_[at];
+        }
+      if (j < memberCount) choice->variant[static_cast<size_t>(firstMember[static_cast<ptrdiff_t>(j)])] = pick;
+      else choice->declared[static_cast<size_t>(firstEdge[static_cast<ptrdiff_t>(j - memberCount)])] = pick;
+      ++j;
+    }
   }
   return best;
 }
@@ -431,6 +505,21 @@ double Searcher::groupBelow(const Forest& f, ir::ValueId x, FormMask have, const
 // as the first), whose conversions are the expensive ones; there the bound is exact along
 // BERT-MoE's optimal path. Neither dominates the other (the first is tighter on most dense
 // graphs' plateaus), so both are kept.
+//
+// No forest sees a diamond: attention's q, k and v linears all read the layer input x, and q·kᵀ
+// then (scores)·v join their chains again. Whichever edges a forest drops, two of the three
+// linears can go column-parallel behind one all-gather of x (x's group shares its threshold)
+// while their head-split outputs reach the joins for free: on 8 heterogeneous GPUs the bound
+// missed 2.9 ms per layer (35 ms on 682 ms), and BERT-MoE's gating plateaus filled the gap with
+// 2M states (beam fallback, not proven). So the dropped edges are priced back by Lagrangian
+// relaxation: for each edge (x read by c outside x's group) c's variant v pays lambda[r_v], the
+// form it reads x in, and x's group gains a pseudo-member that declares a form r, reachable
+// within the group's threshold like any member's, for -lambda[r]. Admissible for *every*
+// lambda: a real program is a choice of the relaxed problem in which each pseudo-member declares
+// the form its consumer reads, so the two terms cancel, and the threshold still covers only
+// distances to forms some consumer reads (x's conversions cost at least the largest); the
+// minimum over more choices is lower. tighten() picks lambda (subgradient steps at the start
+// state); on the paper's models it closes the gap (BERT-MoE on 8 GPUs: 751 states, was 2.3M).
 void Searcher::prepareBound() {
   const int32_t n = static_cast<int32_t>(g_.nodes.size());
   // The values that may be charged: a single-use parameter's load is already in its consumer's
@@ -483,6 +572,30 @@ void Searcher::prepareBound() {
 void Searcher::buildForest(Forest& f, const std::vector<std::vector<int32_t>>& group) {
   const int32_t n = static_cast<int32_t>(g_.nodes.size());
   f.group = group;
+  f.parent.assign(static_cast<size_t>(n), -1);
+  for (const ir::Value& x : g_.values)
+    if (x.kind == ir::ValueKind::Activation)
+      for (int32_t c : f.group[static_cast<size_t>(x.id)]) f.parent[static_cast<size_t>(c)] = x.producer;
+  f.edges.clear();
+  f.from.assign(g_.values.size(), {});
+  f.into.assign(static_cast<size_t>(n), {});
+  for (int32_t c = 0; c < n; ++c) {
+    const auto& ins = inputs_[static_cast<size_t>(c)];
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const ir::Value& x = g_.value(ins[i]);
+      const auto& members = f.group[static_cast<size_t>(x.id)];
+      if (x.kind != ir::ValueKind::Activation || std::binary_search(members.begin(), members.end(), c)) continue;
+      f.from[static_cast<size_t>(x.id)].push_back(static_cast<int32_t>(f.edges.size()));
+      f.into[static_cast<size_t>(c)].push_back(static_cast<int32_t>(f.edges.size()));
+      f.edges.push_back({c, static_cast<int32_t>(i), {}});
+    }
+  }
+  priceForest(f);
+  tighten(f);
+}
+
+void Searcher::priceForest(Forest& f) {
+  const int32_t n = static_cast<int32_t>(g_.nodes.size());
   f.below.assign(static_cast<size_t>(n), {});
   f.belowMin.assign(static_cast<size_t>(n), kInf);
   for (int32_t m = n - 1; m >= 0; --m) {
@@ -495,14 +608,19 @@ void Searcher::buildForest(Forest& f, const std::vector<std::vector<int32_t>>& g
     for (size_t v = 0; v < variants.size(); ++v) {
       if (!allowed(m, v)) continue;
       double b = table_.variantBound(m, static_cast<int>(v));
+      if (!(b < kInf)) continue;
+      for (int32_t e : f.into[static_cast<size_t>(m)]) {
+        const Edge& edge = f.edges[static_cast<size_t>(e)];
+        b += edge.lambda[static_cast<size_t>(std::countr_zero(bit(variants[v].inputs[static_cast<size_t>(edge.slot)])))];
+      }
       for (size_t o = 0; o < node.outputs.size() && b < kInf; ++o) {
-        const auto& members = f.group[static_cast<size_t>(node.outputs[o])];
-        if (members.empty()) continue;
+        const ir::ValueId out = node.outputs[o];
+        if (f.group[static_cast<size_t>(out)].empty() && f.from[static_cast<size_t>(out)].empty()) continue;
         const FormMask from = addForm(0, variants[v].outputs[o]);
         const uint32_t key = static_cast<uint32_t>(o << 16 | from);
         auto it = std::find_if(memo.begin(), memo.end(), [&](const auto& e) { return e.first == key; });
         if (it == memo.end()) {
-          memo.emplace_back(key, groupBelow(f, node.outputs[o], from, members.data(), members.size()));
+          memo.emplace_back(key, groupBelow(f, out, from, 0));
           it = memo.end() - 1;
         }
         b += it->second;
@@ -513,13 +631,9 @@ void Searcher::buildForest(Forest& f, const std::vector<std::vector<int32_t>>& g
   }
   // Node m is a root of the forest cut at k for k in (p, m], p the producer of its charged input
   // (every k <= m when that input is a source or m has none).
-  std::vector<int32_t> parent(static_cast<size_t>(n), -1);
-  for (const ir::Value& x : g_.values)
-    if (x.kind == ir::ValueKind::Activation)
-      for (int32_t c : f.group[static_cast<size_t>(x.id)]) parent[static_cast<size_t>(c)] = x.producer;
   std::vector<double> delta(static_cast<size_t>(n) + 2, 0.0);
   for (int32_t m = 0; m < n; ++m) {
-    const int32_t lo = parent[static_cast<size_t>(m)] + 1;  // 0 without an activation parent
+    const int32_t lo = f.parent[static_cast<size_t>(m)] + 1;  // 0 without an activation parent
     delta[static_cast<size_t>(lo)] += f.belowMin[static_cast<size_t>(m)];
     delta[static_cast<size_t>(m) + 1] -= f.belowMin[static_cast<size_t>(m)];
   }
@@ -528,6 +642,89 @@ void Searcher::buildForest(Forest& f, const std::vector<std::vector<int32_t>>& g
   for (int32_t k = 0; k <= n; ++k) {
     run += delta[static_cast<size_t>(k)];
     f.rootSum[static_cast<size_t>(k)] = run;
+  }
+}
+
+// Raises the forest's bound at the start state by its multipliers (prepareBound), by
+// subgradient steps with a step size per edge (as Rprop does): from the relaxed problem's
+// minimiser, each edge whose declared form r differs from the form c its consumer reads moves
+// lambda[c] up and lambda[r] down by its step, which starts at (the distance between the two
+// forms) / 4 (at / 2 the disagreement costs about what converting would), grows 1.5× while the
+// edge disagrees the same way, and halves when it turns around (it overshot). Edges in different
+// layers need different steps, so one global step either stalls or overshoots somewhere. The
+// bound is not monotone in the steps: the best multipliers seen are kept, so the bound at the
+// start is never below the multiplier-free one. Stops when the minimiser agrees on every edge,
+// after kTightenRounds pricings of the forest, or after kPatience rounds without a better bound.
+void Searcher::tighten(Forest& f) {
+  constexpr int kTightenRounds = 30, kPatience = 6;
+  if (f.edges.empty()) return;
+  const int32_t n = static_cast<int32_t>(g_.nodes.size());
+  const std::vector<FormMask> start(width(0), 0);
+  double bound = forestBound(f, 0, start.data());
+  if (!(bound < kInf)) return;
+  double best = bound;
+  std::vector<std::array<double, 16>> bestLambda;
+  for (const Edge& edge : f.edges) bestLambda.push_back(edge.lambda);
+  std::vector<double> step(f.edges.size(), 0.0);
+  std::vector<std::pair<int, int>> last(f.edges.size(), {-1, -1});  // (read, declared) of its last move
+  Choice choice;
+  for (int round = 0, stale = 0; round < kTightenRounds && stale < kPatience; ++round) {
+    // The minimiser, in node order: a node's variant is set by the group it is charged to (its
+    // producer comes first), or, for a root, its cheapest.
+    choice.variant.assign(static_cast<size_t>(n), -1);
+    choice.declared.assign(f.edges.size(), -1);
+    for (ir::ValueId x : layout_.live[0])
+      if (!f.group[static_cast<size_t>(x)].empty()) groupBelow(f, x, 0, 0, &choice);
+    for (int32_t m = 0; m < n; ++m) {
+      int32_t& v = choice.variant[static_cast<size_t>(m)];
+      const auto& row = f.below[static_cast<size_t>(m)];
+      if (v < 0) v = static_cast<int32_t>(std::min_element(row.begin(), row.end()) - row.begin());
+      const ir::Node& node = g_.node(m);
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        const ir::ValueId out = node.outputs[o];
+        if (f.group[static_cast<size_t>(out)].empty() && f.from[static_cast<size_t>(out)].empty()) continue;
+        groupBelow(f, out, addForm(0, t_.variants(m)[static_cast<size_t>(v)].outputs[o]), 0, &choice);
+      }
+    }
+    int moves = 0;
+    for (size_t e = 0; e < f.edges.size(); ++e) {
+      Edge& edge = f.edges[e];
+      const int32_t v = choice.variant[static_cast<size_t>(edge.consumer)];
+      const int declared = choice.declared[e];
+      if (v < 0 || declared < 0) continue;
+      const Rel read = t_.variants(edge.consumer)[static_cast<size_t>(v)].inputs[static_cast<size_t>(edge.slot)];
+      const int r = std::countr_zero(bit(read));
+      if (r == declared) continue;
+      if (step[e] == 0) {
+        const ir::ValueId x = inputs_[static_cast<size_t>(edge.consumer)][static_cast<size_t>(edge.slot)];
+        double d = table_.distance(x, static_cast<FormMask>(1u << declared), read);
+        if (!(d < kInf)) d = table_.distance(x, bit(read), relOfBit(declared));
+        if (!(d > 0 && d < kInf)) continue;
+        step[e] = d / 4;
+      } else if (last[e] == std::make_pair(declared, r)) {
+        step[e] /= 2;
+      } else if (last[e] == std::make_pair(r, declared)) {
+        step[e] *= 1.5;
+      }
+      last[e] = {r, declared};
+      edge.lambda[static_cast<size_t>(r)] += step[e];
+      edge.lambda[static_cast<size_t>(declared)] -= step[e];
+      ++moves;
+    }
+    if (!moves) break;
+    priceForest(f);
+    bound = forestBound(f, 0, start.data());
+    if (bound > best) {
+      best = bound;
+      stale = 0;
+      for (size_t e = 0; e < f.edges.size(); ++e) bestLambda[e] = f.edges[e].lambda;
+    } else {
+      ++stale;
+    }
+  }
+  if (bound != best) {
+    for (size_t e = 0; e < f.edges.size(); ++e) f.edges[e].lambda = bestLambda[e];
+    priceForest(f);
   }
 }
 
@@ -548,13 +745,17 @@ double Searcher::forestBound(const Forest& f, int32_t k, const FormMask* forms) 
   for (size_t s = 0; s < live.size(); ++s) {
     const ir::ValueId x = live[s];
     const auto& members = f.group[static_cast<size_t>(x)];
+    const auto& edges = f.from[static_cast<size_t>(x)];
     // The members not computed yet: their roots' belowMin are in rootSum.
     const auto first = std::lower_bound(members.begin(), members.end(), k);
-    if (first == members.end()) continue;
-    const size_t count = static_cast<size_t>(members.end() - first);
-    const double b = groupBelow(f, x, forms[s], &*first, count);
+    const bool edgesLeft = !edges.empty() && f.edges[static_cast<size_t>(edges.back())].consumer >= k;
+    if (first == members.end() && !edgesLeft) continue;
+    const double b = groupBelow(f, x, forms[s], k);
     if (b == kInf) {
-      culprit_ = {*first, x, forms[s]};
+      int32_t consumer = first != members.end() ? *first : -1;
+      for (int32_t e : edges)
+        if (consumer < 0 && f.edges[static_cast<size_t>(e)].consumer >= k) consumer = f.edges[static_cast<size_t>(e)].consumer;
+      culprit_ = {consumer, x, forms[s]};
       return kInf;
     }
     for (auto c = first; c != members.end(); ++c) h -= f.belowMin[static_cast<size_t>(*c)];
