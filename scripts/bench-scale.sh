@@ -17,20 +17,16 @@ repeat=3
 "$root/scripts/build.sh" >/dev/null
 dir="$root/build/bench-models"
 mkdir -p "$dir"
-export_model() {  # NAME FILE [--set k=v ...]
-  local name=$1 file=$2
-  shift 2
-  [ -f "$dir/$file.pt" ] || /usr/bin/python3 "$root/resources/models/export.py" --model "$name" --preset default \
-    --shape-only --output "$dir/$file.pt" --quiet "$@"
-}
+# shellcheck source=lib/export_model.sh
+. "$root/scripts/lib/export_model.sh"
 bert=()
 for l in 12 24 48 96; do
-  export_model bert "bert-l$l" --set layers="$l"
+  export_model "$dir" bert "bert-l$l" --set layers="$l"
   bert+=("$dir/bert-l$l.pt")
 done
 moe=()
 for l in 16 32 64; do
-  export_model bert_moe "bert_moe-l$l-e512" --set layers="$l" --set devices=256 --set experts_per_device=2 \
+  export_model "$dir" bert_moe "bert_moe-l$l-e512" --set layers="$l" --set devices=256 --set experts_per_device=2 \
     --set batch=4096
   moe+=("$dir/bert_moe-l$l-e512.pt")
 done

@@ -9,13 +9,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh" >/dev/null
 dir="$root/build/paper-models"
 mkdir -p "$dir"
-export_model() {  # NAME FILE [--set k=v ...]
-  local name=$1 file=$2
-  shift 2
-  [ -f "$dir/$file.pt" ] || /usr/bin/python3 "$root/resources/models/export.py" --model "$name" --preset default \
-    --shape-only --output "$dir/$file.pt" --quiet "$@"
-}
-for m in vgg19 vit bert; do export_model "$m" "$m"; done
-for d in 8 16 24 32 64; do export_model bert_moe "bert_moe-d$d" --set devices="$d"; done
-for e in $(seq 4 2 32); do export_model bert_moe "bert_moe-e$e" --set devices=1 --set experts_per_device="$e"; done
+# shellcheck source=lib/export_model.sh
+. "$root/scripts/lib/export_model.sh"
+for m in vgg19 vit bert; do export_model "$dir" "$m" "$m"; done
+for d in 8 16 24 32 64; do export_model "$dir" bert_moe "bert_moe-d$d" --set devices="$d"; done
+for e in $(seq 4 2 32); do export_model "$dir" bert_moe "bert_moe-e$e" --set devices=1 --set experts_per_device="$e"; done
 "$root/build/bench/paper_experiments" --models "$dir" --clusters "$root/resources/clusters" --out "$root/docs" "$@"

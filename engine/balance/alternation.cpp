@@ -196,8 +196,8 @@ void wholeLengthRounds(const synth::Theory& theory, const cost::Cluster& cluster
     return p;
   };
 
-  // Round 0 starts from the LP's fractional plan, which no rank can execute: its whole lengths
-  // are adopted whatever they cost. Later rounds must improve on the whole lengths before them.
+  // Round 0 starts from the LP's plan, already priced at its rounded lengths (best.seconds), so
+  // its choice, never above them, is adopted. Later rounds must improve on the round before.
   synth::Program program = best.program;
   synth::SearchStats stats = best.stats;
   for (int round = 0; round <= options.maxRounds; ++round) {
@@ -234,7 +234,8 @@ void wholeLengthRounds(const synth::Theory& theory, const cost::Cluster& cluster
       chosen = &whole;
     } else {
       note += note.empty() ? "" : "; ";
-      note += round == 0 ? "the LP's shares rounded kept (priced lower)" : "the shares rounded kept (priced lower)";
+      note += round == 0 ? "the LP's shares rounded kept" : "the shares rounded kept";
+      if (whole.table) note += " (priced lower)";
     }
     const bool adopted = round == 0 || better(chosen->fits, chosen->seconds, best.fits, best.seconds);
     best.history.push_back({"milp", chosen->seconds, chosen->fits, note});
