@@ -228,7 +228,7 @@ std::string reportOf(const std::vector<Row>& rows, const std::string& command) {
   // Whole lengths by MILP against the LP's shares rounded (HAP's default).
   md += "### Whole lengths by MILP (`--ratios milp`) against the LP's shares rounded (`--ratios lp`)\n\n";
   md += "Both priced at the lengths the ranks execute. *Gain* is the LP plan's time over the MILP plan's.\n\n";
-  md += "| experiment | model | GPUs | LP ms | MILP ms | gain | CBC ms/solve | CBC ms/segment | time limit | plan s (LP / MILP) |\n";
+  md += "| experiment | model | GPUs | LP ms | MILP ms | gain | CBC ms/solve | CBC ms/segment | time limit | plan s (LP with baselines / MILP) |\n";
   md += "|---|---|---:|---:|---:|---:|---:|---:|---|---:|\n";
   int faster = 0, milpRows = 0;
   for (size_t i = 0; i < rows.size(); ++i) {

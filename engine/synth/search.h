@@ -14,7 +14,10 @@
 // consumers and every node to at most one input (by fewest consumers, and by largest tensor);
 // over each forest a dynamic programme prices the cheapest variants, each charged value's
 // conversion costing its shortest distance (CostTable::distance) to the forms its group reads,
-// from the forms the state holds. A state from which some consumer cannot obtain any form it
+// from the forms the state holds; an input a node reads outside its group is priced back by
+// Lagrangian multipliers (the reader pays λ for the form it reads, the value's group may declare
+// a form for −λ; λ is set before the search by subgradient steps, and h stays a lower bound for
+// any λ). A state from which some consumer cannot obtain any form it
 // reads has h = ∞ and is dropped. Among equal f the deepest state is expanded first, then the
 // oldest: the search is deterministic. A graph whose plateaus of near-equal states exceed the
 // state budget gets a beam search instead, which returns the best program it finds and says it
