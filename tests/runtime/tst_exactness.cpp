@@ -247,6 +247,12 @@ print("ok")
     // Segments with their own ratios: reshards (all-to-all) at the boundaries.
     QTest::newRow("bert layer segments lp") << "bert" << QStringList{"--segments", "layer", "--ratios", "lp"}
                                             << QStringList{};
+    // Whole lengths by MILP: the plan's lengths per class are the MILP's, not its shares rounded.
+    QTest::newRow("bert_moe whole lengths milp") << "bert_moe" << QStringList{"--ratios", "milp"} << QStringList{};
+    QTest::newRow("bert heads whole lengths milp")
+        << "bert" << QStringList{"--ratios", "milp", "--pin", "layers.*.attn.q=column", "--pin", "layers.*.attn.k=column",
+                                 "--pin", "layers.*.attn.v=column", "--pin", "layers.*.attn.out=row"}
+        << QStringList{};
     // Gradients all-reduced during backward in many small buckets (2 KiB), and in one bucket.
     QTest::newRow("bert small gradient buckets") << "bert" << QStringList{} << QStringList{"--bucket-mb", "0.002"};
     QTest::newRow("vit one gradient bucket") << "vit" << QStringList{} << QStringList{"--bucket-mb", "0"};
