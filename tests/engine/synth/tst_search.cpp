@@ -19,6 +19,19 @@ using namespace hap;
 
 namespace {
 
+// Ends a test graph: the mean cross-entropy of `logits` against `y` is the loss; costs annotated.
+void finishWithLoss(test::GraphBuilder& b, ir::ValueId logits, ir::ValueId y) {
+  using GB = test::GraphBuilder;
+  auto ce = b.op("aten::cross_entropy_loss",
+                 {GB::tensor("self", logits), GB::tensor("target", y), GB::constant("weight", std::monostate{}),
+                  GB::constant("reduction", int64_t{1}), GB::constant("ignore_index", int64_t{-100}),
+                  GB::constant("label_smoothing", 0.0)},
+                 {{}});
+  b.g.loss = b.out(ce);
+  ir::annotateCosts(b.g);
+  b.g.check();
+}
+
 // Two machines: 2 fast devices on NVLink and 2 slow ones on PCIe, a slow network between.
 cost::Cluster smallCluster() {
   return cost::parseCluster(R"(
@@ -47,14 +60,7 @@ ir::Graph mlpGraph(int64_t batch, int64_t in, int64_t hidden, int64_t out) {
   auto r = b.op("aten::relu", {GB::tensor("self", b.out(l1))}, {{batch, hidden}});
   auto l2 = b.op("aten::linear", {GB::tensor("input", b.out(r)), GB::tensor("weight", w2), GB::tensor("bias", b2)},
                  {{batch, out}});
-  auto ce = b.op("aten::cross_entropy_loss",
-                 {GB::tensor("self", b.out(l2)), GB::tensor("target", y), GB::constant("weight", std::monostate{}),
-                  GB::constant("reduction", int64_t{1}), GB::constant("ignore_index", int64_t{-100}),
-                  GB::constant("label_smoothing", 0.0)},
-                 {{}});
-  b.g.loss = b.out(ce);
-  ir::annotateCosts(b.g);
-  b.g.check();
+  finishWithLoss(b, b.out(l2), y);
   return std::move(b.g);
 }
 
@@ -107,14 +113,7 @@ ir::Graph attentionGraph(int layers, int64_t batch, int64_t seq, int64_t heads, 
   const ir::ValueId w = b.param("head.weight", {16, d}), bias = b.param("head.bias", {16});
   const ir::ValueId logits = b.out(b.op(
       "aten::linear", {GB::tensor("input", pooled), GB::tensor("weight", w), GB::tensor("bias", bias)}, {{batch, 16}}));
-  auto ce = b.op("aten::cross_entropy_loss",
-                 {GB::tensor("self", logits), GB::tensor("target", y), GB::constant("weight", std::monostate{}),
-                  GB::constant("reduction", int64_t{1}), GB::constant("ignore_index", int64_t{-100}),
-                  GB::constant("label_smoothing", 0.0)},
-                 {{}});
-  b.g.loss = b.out(ce);
-  ir::annotateCosts(b.g);
-  b.g.check();
+  finishWithLoss(b, logits, y);
   return std::move(b.g);
 }
 
@@ -169,14 +168,7 @@ ir::Graph randomGraph(uint32_t seed, int64_t* combinations) {
     }
   }
   const ir::ValueId logits = linear(pool.back(), classes);
-  auto ce = b.op("aten::cross_entropy_loss",
-                 {GB::tensor("self", logits), GB::tensor("target", y), GB::constant("weight", std::monostate{}),
-                  GB::constant("reduction", int64_t{1}), GB::constant("ignore_index", int64_t{-100}),
-                  GB::constant("label_smoothing", 0.0)},
-                 {{}});
-  b.g.loss = b.out(ce);
-  ir::annotateCosts(b.g);
-  b.g.check();
+  finishWithLoss(b, logits, y);
   synth::Theory t(b.g);
   *combinations = 1;
   for (const ir::Node& n : b.g.nodes) *combinations *= static_cast<int64_t>(t.variants(n.id).size());
