@@ -302,6 +302,19 @@ int main(int argc, char** argv) {
   if (QAction* v = w.action(QStringLiteral("view.colourBy.%1").arg(static_cast<int>(ColourBy::Variant)))) v->trigger();
   QTest::qWait(200);
   ok &= save(w, out + "/plan-variants.png");
+  // Whole lengths by MILP (issue 21): the Ratios view and the Plan panel's choice.
+  w.planPanel()->setRequest([] {
+    hap::plan::PlanRequest r;
+    r.ratios = "milp";
+    return r;
+  }());
+  planned.clear();
+  w.action("plan.plan")->trigger();
+  ok &= planned.wait(600000);
+  settle(w);
+  raiseDock(w, "dock.ratios");
+  QTest::qWait(200);
+  ok &= save(w, out + "/plan-ratios-milp.png");
 
   // 9. The profile store (issue 20): the Profiles dock on a store filled here, both tabs.
   QTemporaryDir storeDir;

@@ -634,10 +634,13 @@ void RatiosView::rebuildHistoryChart() {
   chart->legend()->setFont(smallFont(font(), 0.85));
   m_historySeries = line;
   m_historyMisfits = misfits;
-  m_historyText->setText(steps.join(QStringLiteral(" → ")) +
-                         tr("<br><span style=\"color:gray\">%1, %2 ms</span>")
-                             .arg(counted(p.lpSolves, tr("LP solve"), tr("LP solves")))
-                             .arg(p.lpSeconds * 1e3, 0, 'f', 1));
+  QString solves = tr("%1, %2 ms").arg(counted(p.lpSolves, tr("LP solve"), tr("LP solves"))).arg(p.lpSeconds * 1e3, 0, 'f', 1);
+  if (p.milpSolves)
+    solves += tr("; %1, %2 ms")
+                  .arg(counted(p.milpSolves, tr("MILP solve"), tr("MILP solves")))
+                  .arg(p.milpSeconds * 1e3, 0, 'f', 1);
+  m_historyText->setText(steps.join(QStringLiteral(" → ")) + QStringLiteral("<br><span style=\"color:gray\">") +
+                         solves + QStringLiteral("</span>"));
 }
 
 }  // namespace hap::studio
