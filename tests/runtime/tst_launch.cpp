@@ -24,34 +24,11 @@
 #include "runtime/launch_scripts.h"
 #include "runtime/launcher.h"
 #include "runtime/local_launch.h"
+#include "tests/runtime/run_process.h"
 
 namespace {
 
-struct Run {
-  int exitCode = -1;
-  QString out, err;
-  qint64 ms = 0;
-};
-
 QString fakeSource(const char* name) { return qEnvironmentVariable("HAP_SOURCE_DIR") + "/tests/runtime/" + name; }
-
-// Runs `program` with `args` and environment `env`, killing it after `limitMs`.
-Run runProcess(const QString& program, const QStringList& args, const QProcessEnvironment& env, int limitMs = 60'000,
-               const QString& workDir = {}) {
-  QProcess p;
-  p.setProcessEnvironment(env);
-  if (!workDir.isEmpty()) p.setWorkingDirectory(workDir);
-  QElapsedTimer timer;
-  timer.start();
-  p.start(program, args);
-  if (!p.waitForFinished(limitMs)) {
-    p.kill();
-    p.waitForFinished(5000);
-    qWarning("%s %s did not finish within %d ms", qPrintable(program), qPrintable(args.join(' ')), limitMs);
-  }
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError()), timer.elapsed()};
-}
 
 QString readAll(const QString& path) {
   QFile f(path);
