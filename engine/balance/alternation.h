@@ -55,12 +55,13 @@ struct HistoryEntry {
 };
 
 struct AlternationResult {
-  // Prices `program` at the chosen shares (table->shares()); refers to the theory and cluster
-  // given to alternate().
+  // The chosen shares (table->shares()); refers to the theory and cluster given to alternate().
+  // Cut by whole lengths after MILP rounds; otherwise fractional, and executed(*table, program)
+  // gives the table that prices what the ranks run.
   std::unique_ptr<synth::CostTable> table;
   const synth::Shares& shares() const { return table->shares(); }
   synth::Program program;
-  double seconds = 0;        // the iteration time of `program` at `shares` (stage model)
+  double seconds = 0;        // the iteration time of `program` at the whole lengths it executes
   synth::SearchStats stats;  // of the search that produced `program`
   bool fits = true;
   std::vector<HistoryEntry> history;
