@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
                              "segments", "steps", "LP solves", "LP ms/solve", "LP ms/segment", "optimise s",
                              "start ms", "final ms");
     for (const std::string& path : models) {
-      const hap::ir::Graph imported = hap::ts::importModel(path);
+      const hap::ir::Graph imported = hap::import::importModel(path);
       std::vector<double> times, lp;
       hap::balance::AlternationResult r;
       int segments = 1;

@@ -53,7 +53,7 @@ LINK = "{bandwidth: 1GB/s, latency: 100us}"
 
 
 def heap_env(worker_binary):
-    """The environment that gives a DDP worker hap-worker's heap (runtime/heap_policy.h), so that the
+    """The environment that gives a DDP worker hap-worker's heap (runtime/core/heap_policy.h), so that the
     comparison is of the runtimes, not of malloc settings: jemalloc preloaded with the same
     configuration when hap-worker is linked with it, else glibc's thresholds as tunables."""
     libs = subprocess.run(["ldd", worker_binary], stdout=subprocess.PIPE, text=True).stdout

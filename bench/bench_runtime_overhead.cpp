@@ -23,11 +23,11 @@
 #include "engine/import/model_tensors.h"
 #include "engine/plan/plan_json.h"
 #include "engine/plan/planner.h"
-#include "runtime/communicator.h"
-#include "runtime/data.h"
-#include "runtime/executor.h"
-#include "runtime/heap_policy.h"
-#include "runtime/module_device.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/data/data.h"
+#include "runtime/core/executor.h"
+#include "runtime/core/heap_policy.h"
+#include "runtime/core/module_device.h"
 
 namespace {
 
@@ -39,7 +39,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hap::rt::retainFreedHeapMemory();  // as hap-worker does, for both sides of the comparison
+  hap::runtime::retainFreedHeapMemory();  // as hap-worker does, for both sides of the comparison
   CLI::App app{"Interpreter overhead: 1-rank plan execution vs plain LibTorch forward+backward", "bench_runtime_overhead"};
   std::string planPath, modelPath;
   int iterations = 30, warmup = 5;
@@ -58,20 +58,20 @@ int main(int argc, char** argv) {
     const plan::Plan plan = plan::readPlan(planPath);
     if (modelPath.empty()) modelPath = plan.modelPath;
     if (plan.devices.size() != 1) throw Error(fmt::format("{}: a plan for one device is needed", planPath));
-    ts::ModelTensors tensors;
-    const ir::Graph imported = ts::importModel(modelPath, plan::importOptionsFor(plan), tensors);
+    import::ModelTensors tensors;
+    const ir::Graph imported = import::importModel(modelPath, plan::importOptionsFor(plan), tensors);
     const ir::Graph planned = plan::planGraph(imported, plan);
-    std::unique_ptr<rt::Communicator> comm = rt::Communicator::connect(rt::WorkerEnv{}, cuda);
+    std::unique_ptr<runtime::Communicator> comm = runtime::Communicator::connect(runtime::WorkerEnv{}, cuda);
     const c10::Device device = comm->device();
-    rt::ExecutorOptions options;
+    runtime::ExecutorOptions options;
     options.device = device;
-    rt::Executor exec(plan, planned, tensors, *comm, options);
-    std::unique_ptr<rt::BatchSource> source = rt::makeBatchSource({}, exec.inputPieces());
+    runtime::Executor exec(plan, planned, tensors, *comm, options);
+    std::unique_ptr<runtime::BatchSource> source = runtime::makeBatchSource({}, exec.inputPieces());
     std::vector<at::Tensor> batch = source->batch(0);
     for (at::Tensor& t : batch) t = t.to(device);  // both read the batch where they compute
 
     if (noFusion) torch::jit::setGraphExecutorOptimize(false);
-    torch::jit::Module module = rt::loadModuleOn(modelPath, device);
+    torch::jit::Module module = runtime::loadModuleOn(modelPath, device);
     for (const auto& p : module.named_parameters(true)) p.value.set_requires_grad(true);
     std::vector<c10::IValue> inputs(batch.begin(), batch.end());
     // Kernels run asynchronously on a GPU: a timing ends when they have finished.
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
       exec.backward(loss);
       settle();
       auto t1 = Clock::now();
-      for (rt::LocalParameter& p : exec.parameters()) p.value.mutable_grad() = at::Tensor();
+      for (runtime::LocalParameter& p : exec.parameters()) p.value.mutable_grad() = at::Tensor();
       at::manual_seed(i);
       settle();
       auto t2 = Clock::now();

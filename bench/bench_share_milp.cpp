@@ -33,7 +33,7 @@ void runCase(const std::string& file, const std::string& label, const cost::Clus
     std::cout << fmt::format("{:<14} {:<28} missing {}\n", label, c.name, file);
     return;
   }
-  const ir::Graph imported = ts::importModel(file);
+  const ir::Graph imported = import::importModel(file);
   ir::Segmentation segmentation = ir::segmentGraph(imported, ir::parseSegmentOptions("layer"));
   const ir::Graph g = ir::insertReshards(imported, segmentation);
   const synth::Theory theory(g, segmentation.nodeSegment);

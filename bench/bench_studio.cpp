@@ -18,7 +18,7 @@
 
 #include <cstdio>
 
-#include "app/studio/core/graph_layout.h"
+#include "app/studio/core/graph/graph_layout.h"
 #include "app/studio/widgets/graph_view.h"
 #include "app/studio/widgets/main_window.h"
 #include "bench/event_loop_watchdog.h"

@@ -24,7 +24,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "app/studio/core/plan_job.h"
+#include "app/studio/core/jobs/plan_job.h"
 #include "app/studio/widgets/cluster_panel.h"
 #include "app/studio/widgets/main_window.h"
 #include "bench/event_loop_watchdog.h"
@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::shared_ptr<const hap::studio::ModelDocument> model = window.model();
-    hap::ts::ImportOptions importOptions;
+    hap::import::ImportOptions importOptions;
     importOptions.metaWeights = true;
     importOptions.inputOverrides = model->inputOverrides;
 

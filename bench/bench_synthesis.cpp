@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     std::cout << fmt::format("{:<28} {:>7} {:>10} {:>12} {:>14} {:>10}\n", "model", "nodes", "expanded",
                              "synthesis s", "iteration ms", "optimal");
     for (const std::string& path : models) {
-      hap::ir::Graph g = hap::ts::importModel(path);
+      hap::ir::Graph g = hap::import::importModel(path);
       std::vector<double> times;
       hap::synth::SearchStats stats;
       double iteration = 0;

@@ -47,16 +47,16 @@ struct Runner {
   std::vector<Row> rows;
   plan::Plan last;  // the latest planned()
 
-  ir::Graph load(const std::string& name, const ts::ImportOptions& o = {}) {
-    return ts::importModel(models + "/" + name + ".pt", o);
+  ir::Graph load(const std::string& name, const import::ImportOptions& o = {}) {
+    return import::importModel(models + "/" + name + ".pt", o);
   }
 
   // HAP and every baseline for one model on one cluster.
   void compare(const std::string& experiment, const std::string& model, const std::string& file,
                const cost::Cluster& c) {
     const ir::Graph g = load(file);
-    ts::ImportOptions perMachine;
-    perMachine.inputOverrides = ts::dividedBatch(g, static_cast<int>(c.machines.size()));
+    import::ImportOptions perMachine;
+    perMachine.inputOverrides = import::dividedBatch(g, static_cast<int>(c.machines.size()));
     const ir::Graph machineBatch = load(file, perMachine);
     plan::PlanOptions o;
     o.machineBatchGraph = &machineBatch;

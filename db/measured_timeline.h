@@ -3,7 +3,7 @@
 //
 // Input: the run's plan, that plan's simulated timeline (plan::simulate) and the run's
 // StageRecords (Store::stages: per rank and Plan::stages index, the mean computation and
-// communication of one iteration; runtime/run_recorder.h).
+// communication of one iteration; runtime/train/run_recorder.h).
 //
 // Contract:
 // - The measured timeline has the predicted one's stages, in the same order, with the same

@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config clang-format git
   # LibTorch (CPU) with c10d Gloo, and a fast BLAS that takes over libblas.so.3
   libtorch-dev libgloo-dev libopenblas0-pthread
-  # hap-worker's heap: jemalloc, configured to keep freed memory (runtime/heap_policy.h)
+  # hap-worker's heap: jemalloc, configured to keep freed memory (runtime/core/heap_policy.h)
   libjemalloc-dev
   # model zoo export, and the corpus of real architectures (torchvision)
   python3 python3-torch python3-numpy python3-torchvision

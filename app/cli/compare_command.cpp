@@ -25,10 +25,10 @@ struct CompareArgs {
 };
 
 int runCompare(const CompareArgs& a) {
-  ts::ImportOptions importOptions;
+  import::ImportOptions importOptions;
   importOptions.metaWeights = true;  // shapes suffice: the weights are not read
-  for (const std::string& in : a.inputs) importOptions.inputOverrides.push_back(ts::parseInputArg(in));
-  auto g = std::make_shared<const ir::Graph>(ts::importModel(a.model, importOptions));
+  for (const std::string& in : a.inputs) importOptions.inputOverrides.push_back(import::parseInputArg(in));
+  auto g = std::make_shared<const ir::Graph>(import::importModel(a.model, importOptions));
   cost::Cluster cluster = cost::loadCluster(a.cluster);
   if (a.noProfile) cluster.profile.clear();
   db::attachProfile(cluster, a.db.empty() ? db::defaultPath() : a.db);

@@ -27,11 +27,11 @@ struct InspectArgs {
 };
 
 int runInspect(const InspectArgs& a) {
-  ts::ImportOptions options;
+  import::ImportOptions options;
   options.metaWeights = true;  // shapes suffice: the weights are not read
-  for (const std::string& in : a.inputs) options.inputOverrides.push_back(ts::parseInputArg(in));
+  for (const std::string& in : a.inputs) options.inputOverrides.push_back(import::parseInputArg(in));
   auto start = std::chrono::steady_clock::now();
-  ir::Graph g = ts::importModel(a.model, options);
+  ir::Graph g = import::importModel(a.model, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ir::GraphSummary summary = ir::summarize(g, a.depth);
 

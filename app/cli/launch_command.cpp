@@ -15,9 +15,9 @@
 
 #include "engine/base/error.h"
 #include "engine/plan/plan_json.h"
-#include "runtime/launch_scripts.h"
-#include "runtime/launcher.h"
-#include "runtime/local_launch.h"
+#include "runtime/launch/launch_scripts.h"
+#include "runtime/launch/launcher.h"
+#include "runtime/launch/local_launch.h"
 
 namespace hap::cli {
 namespace {
@@ -66,7 +66,7 @@ class InterruptGuard {
 std::vector<std::string> workerArguments(const LaunchArgs& a) {
   std::vector<std::string> args;
   if (a.steps > 0) {
-    if (rt::hasOption(a.workerArgs, "--steps"))
+    if (runtime::hasOption(a.workerArgs, "--steps"))
       throw Error("--steps is given both to hap launch and after --; give it once");
     args = {"--steps", std::to_string(a.steps)};
   }
@@ -82,12 +82,12 @@ std::string joinShares(const std::vector<double>& shares) {
 
 int runLocal(const LaunchArgs& a) {
   const plan::Plan p = plan::readPlan(a.plan);
-  const int n = rt::planRanks(p, a.plan, a.workers);
-  rt::LocalLaunchRequest request;
+  const int n = runtime::planRanks(p, a.plan, a.workers);
+  runtime::LocalLaunchRequest request;
   request.planPath = a.plan;
-  request.worker = rt::resolveWorker(a.worker);
+  request.worker = runtime::resolveWorker(a.worker);
   request.workerArgs = workerArguments(a);
-  request.cpuShares = rt::parseCpuShares(a.cpuShare, n);
+  request.cpuShares = runtime::parseCpuShares(a.cpuShare, n);
   request.cpuPeriodMs = a.cpuPeriodMs;
   request.timeoutSeconds = a.timeout;
   request.dbPath = a.db;
@@ -103,15 +103,15 @@ int runLocal(const LaunchArgs& a) {
   std::vector<std::string> prefixes;
   for (int r = 0; r < n; ++r) prefixes.push_back(fmt::format("[rank {}] ", r));
 
-  rt::LocalLaunchResult launched;
+  runtime::LocalLaunchResult launched;
   {
     InterruptGuard guard;
-    launched = rt::runLocalLaunch(p, request, rt::prefixedSink(prefixes), [&](const rt::LocalLaunchStart& s) {
+    launched = runtime::runLocalLaunch(p, request, runtime::prefixedSink(prefixes), [&](const runtime::LocalLaunchStart& s) {
       std::cerr << fmt::format("hap launch: {} ranks of {} on 127.0.0.1:{}{}{}\n", n, s.worker, s.port,
                                throttled ? fmt::format(", CPU shares {}", joinShares(shares)) : std::string(), note);
     });
   }
-  const rt::LaunchResult& result = launched.result;
+  const runtime::LaunchResult& result = launched.result;
   if (!a.db.empty()) std::cerr << fmt::format("hap launch: run {} recorded in {}\n", launched.start.run, a.db);
 
   auto stillRunning = [&] {
@@ -122,34 +122,34 @@ int runLocal(const LaunchArgs& a) {
     return fmt::format("; stopped rank{} {}", ranks.find(',') == std::string::npos ? "" : "s", ranks);
   };
   switch (result.outcome) {
-    case rt::LaunchResult::Outcome::Succeeded:
+    case runtime::LaunchResult::Outcome::Succeeded:
       std::cerr << fmt::format("hap launch: all {} ranks finished in {:.1f} s\n", n, result.seconds);
       return 0;
-    case rt::LaunchResult::Outcome::WorkerFailed: {
-      const rt::WorkerExit& e = result.workers[static_cast<size_t>(result.failedWorker)];
-      std::cerr << fmt::format("hap launch: rank {} failed ({}): {}{}\n", result.failedWorker, rt::describeExit(e),
+    case runtime::LaunchResult::Outcome::WorkerFailed: {
+      const runtime::WorkerExit& e = result.workers[static_cast<size_t>(result.failedWorker)];
+      std::cerr << fmt::format("hap launch: rank {} failed ({}): {}{}\n", result.failedWorker, runtime::describeExit(e),
                                e.lastErrorLine.empty() ? "(it printed no error)" : e.lastErrorLine, stillRunning());
       return 1;
     }
-    case rt::LaunchResult::Outcome::TimedOut:
+    case runtime::LaunchResult::Outcome::TimedOut:
       std::cerr << fmt::format("hap launch: timed out after {:g} s (--timeout){}\n", a.timeout, stillRunning());
       return 1;
-    case rt::LaunchResult::Outcome::Interrupted:
-      std::cerr << fmt::format("hap launch: interrupted ({}){}\n", rt::interruptName(result.signal), stillRunning());
+    case runtime::LaunchResult::Outcome::Interrupted:
+      std::cerr << fmt::format("hap launch: interrupted ({}){}\n", runtime::interruptName(result.signal), stillRunning());
       return 130;
   }
   return 1;
 }
 
 int runEmit(const LaunchArgs& a) {
-  const std::optional<rt::ScriptKind> kind = rt::parseScriptKind(a.emit[0]);
+  const std::optional<runtime::ScriptKind> kind = runtime::parseScriptKind(a.emit[0]);
   if (!kind) throw Error(fmt::format("--emit {}: unknown kind; write torchrun, slurm or ssh", a.emit[0]));
   const std::string& dir = a.emit[1];
   const plan::Plan p = plan::readPlan(a.plan);
-  rt::planRanks(p, a.plan, a.workers);
-  rt::EmitRequest request{*kind, dir, workerArguments(a), a.masterPort, a.force};
-  const std::vector<std::string> written = rt::emitLaunchFolder(p, a.plan, request);
-  const bool modelNamed = !rt::hasOption(request.workerArgs, "--model") && !p.modelPath.empty();
+  runtime::planRanks(p, a.plan, a.workers);
+  runtime::EmitRequest request{*kind, dir, workerArguments(a), a.masterPort, a.force};
+  const std::vector<std::string> written = runtime::emitLaunchFolder(p, a.plan, request);
+  const bool modelNamed = !runtime::hasOption(request.workerArgs, "--model") && !p.modelPath.empty();
 
   std::string names;
   for (const std::string& w : written) names += (names.empty() ? "" : ", ") + w;

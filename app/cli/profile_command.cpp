@@ -23,12 +23,12 @@
 #include "engine/cost/cluster.h"
 #include "engine/cost/cluster_yaml.h"
 #include "engine/cost/profile.h"
-#include "runtime/communicator.h"
-#include "runtime/free_port.h"
-#include "runtime/heap_policy.h"
-#include "runtime/launcher.h"
-#include "runtime/profiler.h"
-#include "runtime/worker_env.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/launch/free_port.h"
+#include "runtime/core/heap_policy.h"
+#include "runtime/launch/launcher.h"
+#include "runtime/core/profiler.h"
+#include "runtime/core/worker_env.h"
 
 namespace hap::cli {
 namespace {
@@ -110,10 +110,10 @@ std::vector<cost::CollectiveFit> measureCollectives(const ProfileArgs& a) {
   const std::string& path = out.path;
 
   const std::string self = selfExecutable();
-  const int port = rt::freeTcpPort();
-  std::vector<rt::WorkerCommand> commands;
+  const int port = runtime::freeTcpPort();
+  std::vector<runtime::WorkerCommand> commands;
   for (int r = 0; r < a.ranks; ++r) {
-    rt::WorkerCommand c;
+    runtime::WorkerCommand c;
     c.program = self;
     c.args = {"profile-worker", "--out", path};
     if (a.quick) c.args.push_back("--quick");
@@ -129,30 +129,30 @@ std::vector<cost::CollectiveFit> measureCollectives(const ProfileArgs& a) {
   }
   std::vector<std::string> prefixes;
   for (int r = 0; r < a.ranks; ++r) prefixes.push_back(fmt::format("[rank {}] ", r));
-  const rt::LineSink prefixed = rt::prefixedSink(prefixes);
+  const runtime::LineSink prefixed = runtime::prefixedSink(prefixes);
   // Rank 0's progress lines are this command's; anything else keeps its rank prefix.
-  const rt::LineSink sink = [&](int worker, rt::OutputStream stream, std::string_view line) {
-    if (worker == 0 && stream == rt::OutputStream::Out)
+  const runtime::LineSink sink = [&](int worker, runtime::OutputStream stream, std::string_view line) {
+    if (worker == 0 && stream == runtime::OutputStream::Out)
       say(line);
     else
       prefixed(worker, stream, line);
   };
-  rt::LaunchOptions options;
+  runtime::LaunchOptions options;
   options.timeout = std::chrono::seconds(a.quick ? 180 : 1200);
-  const rt::LaunchResult result = rt::runWorkers(commands, sink, options);
-  if (result.outcome == rt::LaunchResult::Outcome::TimedOut)
+  const runtime::LaunchResult result = runtime::runWorkers(commands, sink, options);
+  if (result.outcome == runtime::LaunchResult::Outcome::TimedOut)
     throw Error(fmt::format("hap profile: the collective benchmarks did not finish within {} s",
                             options.timeout.count() / 1000));
-  if (result.outcome != rt::LaunchResult::Outcome::Succeeded) {
+  if (result.outcome != runtime::LaunchResult::Outcome::Succeeded) {
     const int failed = std::max(result.failedWorker, 0);
-    const rt::WorkerExit& e = result.workers[static_cast<size_t>(failed)];
-    throw Error(fmt::format("hap profile: collective benchmark rank {} failed ({}): {}", failed, rt::describeExit(e),
+    const runtime::WorkerExit& e = result.workers[static_cast<size_t>(failed)];
+    throw Error(fmt::format("hap profile: collective benchmark rank {} failed ({}): {}", failed, runtime::describeExit(e),
                             e.lastErrorLine.empty() ? "(it printed no error)" : e.lastErrorLine));
   }
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  return rt::collectiveFitsFromJson(text.str(), path);
+  return runtime::collectiveFitsFromJson(text.str(), path);
 }
 
 // Runs the compute benchmarks in a `hap profile-compute` child held to a.cpuShare of one core by
@@ -162,33 +162,33 @@ cost::DeviceProfile measureComputeThrottled(const ProfileArgs& a) {
   const TempFile out("hap-profile-compute");
   const std::string& path = out.path;
 
-  rt::WorkerCommand c;
+  runtime::WorkerCommand c;
   c.program = selfExecutable();
   c.args = {"profile-compute", "--out", path, "--threads", std::to_string(a.threads), "--mean-over",
             fmt::format("{}", meanOverSeconds(a.quick))};
   if (a.quick) c.args.push_back("--quick");
   c.env = {{"OMP_NUM_THREADS", std::to_string(a.threads)}};
   c.cpuShare = a.cpuShare;
-  const rt::LineSink prefixed = rt::prefixedSink({"[compute] "});
-  const rt::LineSink sink = [&](int worker, rt::OutputStream stream, std::string_view line) {
-    if (stream == rt::OutputStream::Out) say(line);
+  const runtime::LineSink prefixed = runtime::prefixedSink({"[compute] "});
+  const runtime::LineSink sink = [&](int worker, runtime::OutputStream stream, std::string_view line) {
+    if (stream == runtime::OutputStream::Out) say(line);
     else prefixed(worker, stream, line);
   };
-  rt::LaunchOptions options;
+  runtime::LaunchOptions options;
   options.timeout = std::chrono::seconds(static_cast<int>((a.quick ? 300 : 1200) / a.cpuShare));
-  const rt::LaunchResult result = rt::runWorkers({c}, sink, options);
-  if (result.outcome == rt::LaunchResult::Outcome::TimedOut)
+  const runtime::LaunchResult result = runtime::runWorkers({c}, sink, options);
+  if (result.outcome == runtime::LaunchResult::Outcome::TimedOut)
     throw Error(fmt::format("hap profile: the compute benchmarks at CPU share {:g} did not finish within {} s",
                             a.cpuShare, options.timeout.count() / 1000));
-  if (result.outcome != rt::LaunchResult::Outcome::Succeeded) {
-    const rt::WorkerExit& e = result.workers.front();
+  if (result.outcome != runtime::LaunchResult::Outcome::Succeeded) {
+    const runtime::WorkerExit& e = result.workers.front();
     throw Error(fmt::format("hap profile: the compute benchmarks at CPU share {:g} failed ({}): {}", a.cpuShare,
-                            rt::describeExit(e), e.lastErrorLine.empty() ? "(it printed no error)" : e.lastErrorLine));
+                            runtime::describeExit(e), e.lastErrorLine.empty() ? "(it printed no error)" : e.lastErrorLine));
   }
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  return rt::deviceProfileFromJson(text.str(), path);
+  return runtime::deviceProfileFromJson(text.str(), path);
 }
 
 // `fresh` saved as the next version of the latest version of its name: that version's devices and
@@ -247,7 +247,7 @@ void exportCluster(const ProfileArgs& a, const cost::Profile& p) {
   t.flops64 = largestRate(d, cost::OpFamily::MatMul, ir::DType::Float64);
   t.flops16 = largestRate(d, cost::OpFamily::MatMul, ir::DType::Float16);
   // A GPU's memory is its own; the CPU ranks of one machine share its RAM.
-  t.memoryBytes = rt::deviceMemoryBytes(a.cuda) / (a.cuda ? 1 : std::max(1, a.ranks));
+  t.memoryBytes = runtime::deviceMemoryBytes(a.cuda) / (a.cuda ? 1 : std::max(1, a.ranks));
   t.memoryBandwidth = d.memoryBandwidth;
   const cost::OpThroughput* elementwise = d.find(cost::OpFamily::Elementwise, ir::DType::Float32);
   t.opOverheadSeconds = elementwise ? elementwise->samples.front().seconds : 0;
@@ -277,7 +277,7 @@ void exportCluster(const ProfileArgs& a, const cost::Profile& p) {
 }
 
 int runProfile(const ProfileArgs& a) {
-  rt::retainFreedHeapMemory();  // measure with the heap hap-worker runs with
+  runtime::retainFreedHeapMemory();  // measure with the heap hap-worker runs with
   const auto start = std::chrono::steady_clock::now();
   const std::string dbPath = a.db.empty() ? db::defaultPath() : a.db;
   db::Store store(dbPath);  // fails fast on a bad --db, before minutes of measuring
@@ -300,12 +300,12 @@ int runProfile(const ProfileArgs& a) {
   } else {
     say(fmt::format("hap profile: compute benchmarks on {} ({} thread{}{})", a.cuda ? "GPU 0" : "the CPU", a.threads,
                     a.threads == 1 ? "" : "s", a.quick ? ", quick" : ""));
-    rt::ComputeBenchmarkOptions compute;
+    runtime::ComputeBenchmarkOptions compute;
     compute.threads = a.threads;
     compute.quick = a.quick;
     compute.cuda = a.cuda;
     compute.progress = say;
-    device = rt::benchmarkCompute(compute);
+    device = runtime::benchmarkCompute(compute);
   }
   device.deviceType = a.deviceType;
   p.devices.push_back(std::move(device));
@@ -336,19 +336,19 @@ int runProfile(const ProfileArgs& a) {
 }
 
 int runProfileWorker(const WorkerArgs& a) {
-  rt::retainFreedHeapMemory();  // as hap-worker: collectives' buffers are not faulted in again per call
+  runtime::retainFreedHeapMemory();  // as hap-worker: collectives' buffers are not faulted in again per call
   try {
-    const rt::WorkerEnv env = rt::WorkerEnv::fromEnvironment();
-    std::unique_ptr<rt::Communicator> comm = rt::Communicator::connect(env, a.cuda);
-    rt::CollectiveBenchmarkOptions options;
+    const runtime::WorkerEnv env = runtime::WorkerEnv::fromEnvironment();
+    std::unique_ptr<runtime::Communicator> comm = runtime::Communicator::connect(env, a.cuda);
+    runtime::CollectiveBenchmarkOptions options;
     options.quick = a.quick;
     options.progress = say;
-    const std::vector<cost::CollectiveFit> fits = rt::benchmarkCollectives(*comm, options);
+    const std::vector<cost::CollectiveFit> fits = runtime::benchmarkCollectives(*comm, options);
     if (comm->rank() == 0) {
       const std::string partial = a.out + ".partial";
       {
         std::ofstream out(partial, std::ios::trunc);
-        out << rt::collectiveFitsToJson(fits);
+        out << runtime::collectiveFitsToJson(fits);
         if (!out.flush()) throw Error(fmt::format("{}: cannot write the collective fits", partial));
       }
       fs::rename(partial, a.out);
@@ -366,17 +366,17 @@ int runProfileWorker(const WorkerArgs& a) {
 }
 
 int runProfileCompute(const ComputeWorkerArgs& a) {
-  rt::retainFreedHeapMemory();  // as hap profile and hap-worker
-  rt::ComputeBenchmarkOptions compute;
+  runtime::retainFreedHeapMemory();  // as hap profile and hap-worker
+  runtime::ComputeBenchmarkOptions compute;
   compute.threads = a.threads;
   compute.quick = a.quick;
   compute.meanOverSeconds = a.meanOverSeconds;
   compute.progress = say;
-  const cost::DeviceProfile device = rt::benchmarkCompute(compute);
+  const cost::DeviceProfile device = runtime::benchmarkCompute(compute);
   const std::string partial = a.out + ".partial";
   {
     std::ofstream out(partial, std::ios::trunc);
-    out << rt::deviceProfileToJson(device);
+    out << runtime::deviceProfileToJson(device);
     if (!out.flush()) throw Error(fmt::format("{}: cannot write the compute figures", partial));
   }
   fs::rename(partial, a.out);

@@ -46,7 +46,7 @@ std::vector<std::string> labelsFor(const plan::Plan& p, const SimulateArgs& a) {
     return fallBack(why);
   }
   try {
-    return plan::stepLabels(p, ts::importModel(model, plan::importOptionsFor(p)));
+    return plan::stepLabels(p, import::importModel(model, plan::importOptionsFor(p)));
   } catch (const plan::PlanError& e) {
     throw plan::PlanError(fmt::format("{}: {}", a.plan, e.what()));
   }

@@ -43,10 +43,10 @@ int main(int argc, char** argv) {
   parser.addOptions({cluster, plan, input, screenshot});
   parser.process(app);
 
-  std::vector<hap::ts::InputSpec> inputs;
+  std::vector<hap::import::InputSpec> inputs;
   for (const QString& arg : parser.values(input)) {
     try {
-      inputs.push_back(hap::ts::parseInputArg(arg.toStdString()));
+      inputs.push_back(hap::import::parseInputArg(arg.toStdString()));
     } catch (const hap::Error& e) {
       std::fprintf(stderr, "hap-studio: %s\n", e.what());
       return 2;

@@ -1,6 +1,6 @@
 // hap-worker PLAN.json: one rank of a plan's distributed training run. Reads the torchrun
 // environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; HAP_TIMEOUT_S), joins the
-// other ranks and trains (runtime/trainer.h). Exit status: 0 success, 1 an error (message on
+// other ranks and trains (runtime/train/trainer.h). Exit status: 0 success, 1 an error (message on
 // stderr as `hap-worker: error: ...`) or a failed --check, 2 usage.
 #include <CLI/CLI.hpp>
 #include <signal.h>
@@ -9,9 +9,9 @@
 #include <iostream>
 
 #include "engine/base/error.h"
-#include "runtime/heap_policy.h"
-#include "runtime/trainer.h"
-#include "runtime/worker_env.h"
+#include "runtime/core/heap_policy.h"
+#include "runtime/train/trainer.h"
+#include "runtime/core/worker_env.h"
 
 namespace {
 
@@ -30,11 +30,11 @@ extern "C" void onStop(int signal) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hap::rt::retainFreedHeapMemory();
+  hap::runtime::retainFreedHeapMemory();
   CLI::App app{"hap-worker: one rank of a HAP plan's distributed training run (started by `hap launch`, torchrun, "
                "Slurm or ssh; reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT)",
                "hap-worker"};
-  hap::rt::TrainOptions o;
+  hap::runtime::TrainOptions o;
   std::string optimizer = "sgd";
   app.add_option("plan", o.planPath, "Plan file (hap plan -o)")->required()->check(CLI::ExistingFile);
   app.add_option("--model", o.modelPath, "Model file (default: the plan's, or the file of that name beside the plan)");
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
-    o.optimizer.kind = hap::rt::parseOptimizerKind(optimizer);
+    o.optimizer.kind = hap::runtime::parseOptimizerKind(optimizer);
     o.checkFloat32 = checkDtype == "float32";
     o.bucketBytes = static_cast<int64_t>(bucketMiB * (1 << 20));
     o.stop = &gStop;
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     action.sa_flags = SA_RESTART;  // a blocked collective goes on; the step ends, then the check
     ::sigaction(SIGTERM, &action, nullptr);
     ::sigaction(SIGINT, &action, nullptr);
-    return hap::rt::runWorker(o, hap::rt::WorkerEnv::fromEnvironment());
+    return hap::runtime::runWorker(o, hap::runtime::WorkerEnv::fromEnvironment());
   } catch (const hap::Error& e) {
     std::cerr << "hap-worker: error: " << e.what() << "\n" << std::flush;
     return 1;

@@ -83,8 +83,8 @@ class Model {
     index_[{segment, cls}] = static_cast<int>(keys.size()) - 1;
     return static_cast<int>(keys.size()) - 1;
   }
-  int formKey(int segment, ir::ValueId x, synth::Rel r) {
-    if (!synth::isGather(r)) return -1;
+  int formKey(int segment, ir::ValueId x, rules::Rel r) {
+    if (!rules::isGather(r)) return -1;
     return keyOf(segment, theory_.classes().classOf({x, r}));
   }
   // The key of node n's work under variant v (Theory::cutClass, as the cost table prices it).
@@ -105,20 +105,20 @@ class Model {
   void build(const synth::Program& program, const synth::CostOptions& options) {
     const cost::Cluster& cluster = table_.cluster();
     // The G form each value is held in first (for its memory term).
-    std::map<ir::ValueId, synth::Rel> form;
+    std::map<ir::ValueId, rules::Rel> form;
     for (const synth::Step& st : program.steps) {
       if (st.kind == synth::Step::Kind::Convert) {
-        if (synth::isGather(st.conversion.from)) form.emplace(st.value, st.conversion.from);
-        if (synth::isGather(st.conversion.to)) form.emplace(st.value, st.conversion.to);
+        if (rules::isGather(st.conversion.from)) form.emplace(st.value, st.conversion.from);
+        if (rules::isGather(st.conversion.to)) form.emplace(st.value, st.conversion.to);
         continue;
       }
       const rules::Variant& var = theory_.variants(st.node)[static_cast<size_t>(st.variant)];
       const ir::Node& node = g_.node(st.node);
       for (size_t i = 0; i < var.outputs.size(); ++i)
-        if (synth::isGather(var.outputs[i])) form.emplace(node.outputs[i], var.outputs[i]);
+        if (rules::isGather(var.outputs[i])) form.emplace(node.outputs[i], var.outputs[i]);
       const std::vector<ir::ValueId> in = node.tensorInputs();
       for (size_t i = 0; i < var.inputs.size() && i < in.size(); ++i)
-        if (synth::isGather(var.inputs[i])) form.emplace(in[i], var.inputs[i]);
+        if (rules::isGather(var.inputs[i])) form.emplace(in[i], var.inputs[i]);
     }
     // Every cut the program makes has its key, so that the cuts list is complete.
     for (const auto& [x, r] : form) formKey(theory_.valueSegment(x), x, r);
@@ -131,7 +131,7 @@ class Model {
         const cost::GatherLinear l = table_.conversionLinear(st.value, st.conversion);
         lp.constant += l.constant;
         if (l.perLargestShare != 0) {
-          const synth::Rel r = synth::isGather(st.conversion.from) ? st.conversion.from : st.conversion.to;
+          const rules::Rel r = rules::isGather(st.conversion.from) ? st.conversion.from : st.conversion.to;
           const int segment = theory_.valueSegment(st.value);
           lp.objective[static_cast<size_t>(largestOf(orFallback(formKey(segment, st.value, r), segment)))] += kMicro * l.perLargestShare;
         }

@@ -114,7 +114,7 @@ struct Profile {
   std::vector<CollectiveFit> collectives;
   // Calibration (hap calibrate): the share of a replicated parameter's gradient all-reduce that
   // the step pays for, the rest running behind backward in the runtime's gradient buckets
-  // (runtime/gradient_buckets.h). 1: all of it, as the stage model prices it uncalibrated.
+  // (runtime/core/gradient_buckets.h). 1: all of it, as the stage model prices it uncalibrated.
   double gradientExposure = 1;
 
   const DeviceProfile* device(std::string_view deviceType) const;

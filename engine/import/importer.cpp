@@ -21,7 +21,7 @@
 #include "engine/base/error.h"
 #include "engine/ir/op_cost.h"
 
-namespace hap::ts {
+namespace hap::import {
 namespace {
 
 namespace jit = torch::jit;
@@ -1150,4 +1150,4 @@ ir::Graph importModel(const std::string& path, const ImportOptions& options, Mod
   return g;
 }
 
-}  // namespace hap::ts
+}  // namespace hap::import

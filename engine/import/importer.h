@@ -21,7 +21,7 @@
 #include "engine/import/input_spec.h"
 #include "engine/ir/graph.h"
 
-namespace hap::ts {
+namespace hap::import {
 
 struct ImportOptions {
   // Input shapes from --input; they replace the file's hap/inputs.json entries of the same name.
@@ -73,4 +73,4 @@ std::vector<ForwardArgument> forwardArguments(const std::string& path);
 // InputSpecError (a malformed or missing input specification).
 ir::Graph importModel(const std::string& path, const ImportOptions& options = {});
 
-}  // namespace hap::ts
+}  // namespace hap::import

@@ -7,7 +7,7 @@
 
 #include "engine/base/error.h"
 
-namespace hap::ts {
+namespace hap::import {
 namespace {
 
 using nlohmann::json;
@@ -168,4 +168,4 @@ std::vector<InputSpec> dividedBatch(const ir::Graph& g, int divisor) {
   return out;
 }
 
-}  // namespace hap::ts
+}  // namespace hap::import

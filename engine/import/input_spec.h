@@ -9,7 +9,7 @@
 
 #include "engine/ir/graph.h"
 
-namespace hap::ts {
+namespace hap::import {
 
 struct InputSpec {
   std::string name;  // forward's argument name
@@ -48,4 +48,4 @@ void applyOverrides(std::vector<InputSpec>& specs, const std::vector<InputSpec>&
 // the model at the batch one of `divisor` data-parallel groups sees (the Megatron baseline).
 std::vector<InputSpec> dividedBatch(const ir::Graph& g, int divisor);
 
-}  // namespace hap::ts
+}  // namespace hap::import

@@ -11,7 +11,7 @@
 
 #include "engine/import/importer.h"
 
-namespace hap::ts {
+namespace hap::import {
 
 struct ModelTensors {
   // Every parameter and buffer (the module's own tensor, detached; shares storage with the loaded
@@ -28,4 +28,4 @@ at::ScalarType toScalarType(ir::DType dtype);
 // importModel() that also returns the tensors. Throws as importModel does.
 ir::Graph importModel(const std::string& path, const ImportOptions& options, ModelTensors& tensors);
 
-}  // namespace hap::ts
+}  // namespace hap::import

@@ -24,7 +24,7 @@ std::string upper(std::string name) {
 }
 
 std::string form(const ir::Graph& g, const Form& f) {
-  return fmt::format("{} {}", g.value(f.value).name, synth::formatRel(f.rel));
+  return fmt::format("{} {}", g.value(f.value).name, rules::formatRel(f.rel));
 }
 
 }  // namespace
@@ -132,7 +132,7 @@ std::string formatExplain(const ir::Graph& imported, const Plan& p) {
           what += fmt::format(" ({})", cost::allReduceAlgorithmName(
                                            cost::allReduceCost(programCluster, static_cast<double>(v.bytes())).algorithm));
         out += fmt::format("  {:<34} {} {}: {} -> {}   {}\n", what, v.name, ir::formatShape(v.shape),
-                           synth::formatRel(s.from.rel), synth::formatRel(s.to.rel),
+                           rules::formatRel(s.from.rel), rules::formatRel(s.to.rel),
                            s.seconds() > 0 ? fmt::format("{} (fwd {}, bwd {})", ms(s.seconds()), ms(s.forwardSeconds),
                                                          ms(s.backwardSeconds))
                                            : "free");

@@ -11,7 +11,7 @@
 
 #include "engine/cost/cluster.h"
 #include "engine/ir/graph.h"
-#include "engine/synth/fact.h"
+#include "engine/rules/relation.h"
 #include "engine/synth/memory.h"
 
 namespace hap::plan {
@@ -38,7 +38,7 @@ struct Segment {
 // A value in one form: the relation and, for G(d), the exact length of dimension d per rank.
 struct Form {
   ir::ValueId value = ir::kNone;
-  synth::Rel rel = synth::kIdentity;
+  rules::Rel rel = rules::kIdentity;
   std::vector<int64_t> lengths;  // G(d) only: one per rank, summing to the dimension's size
 };
 

@@ -14,7 +14,7 @@ using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
 ojson formJson(const Form& f, const ir::Graph& g) {
-  ojson j = {{"value", f.value}, {"name", g.value(f.value).name}, {"rel", synth::formatRel(f.rel)}};
+  ojson j = {{"value", f.value}, {"name", g.value(f.value).name}, {"rel", rules::formatRel(f.rel)}};
   if (!f.lengths.empty()) j["lengths"] = f.lengths;
   return j;
 }
@@ -56,10 +56,10 @@ Estimate estimateFrom(const Reader& r, const json& j, const std::string& path) {
 
 }  // namespace
 
-synth::Rel parseRel(const std::string& text, const std::string& where) {
-  if (text == "I") return synth::kIdentity;
-  if (text == "R") return synth::kReduce;
-  if (text == "I*") return synth::kIdentitySfb;
+rules::Rel parseRel(const std::string& text, const std::string& where) {
+  if (text == "I") return rules::kIdentity;
+  if (text == "R") return rules::kReduce;
+  if (text == "I*") return rules::kIdentitySfb;
   int d = -1;
   if (text.size() > 3 && text.rfind("G(", 0) == 0 && text.back() == ')') {
     try {
@@ -68,9 +68,9 @@ synth::Rel parseRel(const std::string& text, const std::string& where) {
       d = -1;
     }
   }
-  if (d < 0 || d > synth::kMaxShardedRank)
+  if (d < 0 || d > rules::kMaxShardedRank)
     throw PlanError(fmt::format("{}: '{}' is not a relation (I, R, I* or G(d))", where, text));
-  return synth::gather(d);
+  return rules::gather(d);
 }
 
 ojson toJson(const Plan& p, const ir::Graph& imported) {

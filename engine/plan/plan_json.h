@@ -27,6 +27,6 @@ void writePlan(const Plan& plan, const ir::Graph& imported, const std::string& p
 Plan readPlan(const std::string& path);
 
 // "I", "R", "I*", "G(2)" back to a relation; throws PlanError naming `where`.
-synth::Rel parseRel(const std::string& text, const std::string& where);
+rules::Rel parseRel(const std::string& text, const std::string& where);
 
 }  // namespace hap::plan

@@ -105,7 +105,7 @@ PlanOptions planOptions(const PlanRequest& r, const cost::Cluster& cluster) {
   return options;
 }
 
-PlannedModel planModel(std::shared_ptr<const ir::Graph> model, const ts::ImportOptions& importOptions,
+PlannedModel planModel(std::shared_ptr<const ir::Graph> model, const import::ImportOptions& importOptions,
                        const cost::Cluster& cluster, const PlanRequest& request, synth::SearchListener* listener,
                        const std::atomic<bool>* cancel) {
   PlanOptions options = planOptions(request, cluster);
@@ -114,10 +114,10 @@ PlannedModel planModel(std::shared_ptr<const ir::Graph> model, const ts::ImportO
   // The model at one machine's share of the batch: a Megatron plan's program, and the Megatron
   // baseline as `hap compare` prices it.
   auto importMachineBatch = [&] {
-    ts::ImportOptions perMachine = importOptions;
-    perMachine.inputOverrides = ts::dividedBatch(*model, static_cast<int>(cluster.machines.size()));
+    import::ImportOptions perMachine = importOptions;
+    perMachine.inputOverrides = import::dividedBatch(*model, static_cast<int>(cluster.machines.size()));
     perMachine.cancel = cancel;
-    return ts::importModel(model->sourceFile, perMachine);
+    return import::importModel(model->sourceFile, perMachine);
   };
   PlannedModel out;
   if (request.baseline == "megatron") {
@@ -135,7 +135,7 @@ PlannedModel planModel(std::shared_ptr<const ir::Graph> model, const ts::ImportO
       try {
         machineBatch = importMachineBatch();
         options.machineBatchGraph = &*machineBatch;
-      } catch (const ts::ImportCancelled&) {
+      } catch (const import::ImportCancelled&) {
         throw;
       } catch (const Error& e) {
         notImported = e.what();

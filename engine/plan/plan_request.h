@@ -63,7 +63,7 @@ struct PlannedModel {
 // `listener` and `cancel` reach every search, LP step and re-import. Throws hap::Error: a
 // malformed request, synth::SearchError (no program, cancelled), NotReplicable (Megatron does not
 // apply), or a plan that fails verification (a bug, said so).
-PlannedModel planModel(std::shared_ptr<const ir::Graph> model, const ts::ImportOptions& importOptions,
+PlannedModel planModel(std::shared_ptr<const ir::Graph> model, const import::ImportOptions& importOptions,
                        const cost::Cluster& cluster, const PlanRequest& request,
                        synth::SearchListener* listener = nullptr, const std::atomic<bool>* cancel = nullptr);
 

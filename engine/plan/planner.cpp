@@ -26,7 +26,7 @@
 namespace hap::plan {
 namespace {
 
-using synth::Rel;
+using rules::Rel;
 
 // A form of value x with its exact per-rank lengths (G only): the table's whole lengths of x's
 // class where it has them (synth::ClassCut), else x's segment's shares rounded.
@@ -34,7 +34,7 @@ Form makeForm(const synth::CostTable& table, ir::ValueId x, Rel r) {
   Form f;
   f.value = x;
   f.rel = r;
-  if (!synth::isGather(r)) return f;
+  if (!rules::isGather(r)) return f;
   if (const synth::ClassCut* cut = table.cutOf(x, r)) {
     const int64_t unit = table.theory().classes().unitSize({x, r});
     for (int64_t u : cut->units) f.lengths.push_back(u * unit);
@@ -169,10 +169,10 @@ std::vector<balance::Start> furtherStarts(const ir::Graph& g, const cost::Cluste
   return {};
 }
 
-ts::ImportOptions importOptionsFor(const Plan& plan) {
-  ts::ImportOptions options;
+import::ImportOptions importOptionsFor(const Plan& plan) {
+  import::ImportOptions options;
   for (const PlanInput& in : plan.inputs) {
-    ts::InputSpec spec;
+    import::InputSpec spec;
     spec.name = in.name;
     spec.dtype = in.dtype;
     spec.shape = in.shape;

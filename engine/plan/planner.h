@@ -59,7 +59,7 @@ Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOption
 // Megatron's plan, executable (`hap plan --baseline megatron`): on every machine of `cluster` the
 // tensor-parallel program of megatronBaseline (plan/baselines.h) at even shares, found for the
 // slowest machine type, replicated across the machines with data parallelism (Plan::Replication).
-// `global` is the model at the global batch, `machineBatch` at 1/machines of it (ts::dividedBatch).
+// `global` is the model at the global batch, `machineBatch` at 1/machines of it (import::dividedBatch).
 // Only options.cost, options.search (budgets, cancellation) and options.baselines (also price the
 // megatron baseline) are used. Throws NotReplicable (plan/replication.h) when the machines differ
 // in device count, the model has no Megatron linears or is not data parallel across machines.
@@ -68,7 +68,7 @@ Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, co
 
 // How to re-import a plan's model as planned (hap simulate, the runtime): the plan's input shapes,
 // keeping the file's dtype and value ranges (token ids, labels) where it lists the input.
-ts::ImportOptions importOptionsFor(const Plan& plan);
+import::ImportOptions importOptionsFor(const Plan& plan);
 
 // The further starts of the Optimised policy besides proportional shares
 // (balance::AlternationOptions::moreStarts): even shares, where they differ.

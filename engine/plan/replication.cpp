@@ -99,7 +99,7 @@ Replication replicationFor(const ir::Graph& global, const ir::Graph& machine, in
     const ir::Node& n = global.node(s.node);
     const rules::Variant& v = theory.variants(s.node)[static_cast<size_t>(s.variant)];
     for (size_t o = 0; o < n.outputs.size(); ++o)
-      outputDim[static_cast<size_t>(n.outputs[o])] = synth::isGather(v.outputs[o]) ? static_cast<int>(v.outputs[o]) : -1;
+      outputDim[static_cast<size_t>(n.outputs[o])] = rules::isGather(v.outputs[o]) ? static_cast<int>(v.outputs[o]) : -1;
   }
 
   // The batch: inputs cut along their dimension, `machines` times the machine's length there.

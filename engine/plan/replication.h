@@ -26,7 +26,7 @@ class NotReplicable : public Error {
 };
 
 // The Replication of `machines` copies of a program planned on `machine` (the model imported at
-// the global batch divided by `machines`: ts::dividedBatch) when `global` is the same model at the
+// the global batch divided by `machines`: import::dividedBatch) when `global` is the same model at the
 // global batch. allReduceSeconds is left 0 (the caller prices the gradient sums). Throws
 // NotReplicable when the two graphs differ in more than their batch size, the global batch does
 // not divide by `machines`, the data-parallel program needs a collective in forward, or the loss

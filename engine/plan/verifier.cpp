@@ -13,7 +13,7 @@
 namespace hap::plan {
 namespace {
 
-using synth::Rel;
+using rules::Rel;
 
 class Verifier {
  public:
@@ -35,7 +35,7 @@ class Verifier {
 
   const ir::Graph g_;  // the plan's graph (planGraph)
   const Plan& p_;
-  std::vector<synth::FormMask> forms_;
+  std::vector<rules::FormMask> forms_;
   std::map<std::pair<ir::ValueId, Rel>, std::vector<int64_t>> lengths_;
   std::vector<std::string> errors_;
   ir::NodeId next_ = 0;
@@ -44,24 +44,24 @@ class Verifier {
 void Verifier::checkForm(const Form& f, const std::string& where) {
   if (!validValue(f.value)) return error("{}: value {} does not exist", where, f.value);
   const ir::Value& v = g_.value(f.value);
-  if (!synth::isGather(f.rel)) {
-    if (!f.lengths.empty()) error("{}: {} {} carries lengths", where, name(f.value), synth::formatRel(f.rel));
+  if (!rules::isGather(f.rel)) {
+    if (!f.lengths.empty()) error("{}: {} {} carries lengths", where, name(f.value), rules::formatRel(f.rel));
     return;
   }
-  if (f.rel >= v.rank()) return error("{}: {} has rank {}, so {} is invalid", where, name(f.value), v.rank(), synth::formatRel(f.rel));
+  if (f.rel >= v.rank()) return error("{}: {} has rank {}, so {} is invalid", where, name(f.value), v.rank(), rules::formatRel(f.rel));
   if (f.lengths.size() != p_.devices.size())
-    return error("{}: {} {} has {} lengths for {} ranks", where, name(f.value), synth::formatRel(f.rel), f.lengths.size(), p_.devices.size());
+    return error("{}: {} {} has {} lengths for {} ranks", where, name(f.value), rules::formatRel(f.rel), f.lengths.size(), p_.devices.size());
   int64_t sum = 0;
   for (int64_t l : f.lengths) {
-    if (l < 0) error("{}: {} {} has a negative length", where, name(f.value), synth::formatRel(f.rel));
+    if (l < 0) error("{}: {} {} has a negative length", where, name(f.value), rules::formatRel(f.rel));
     sum += l;
   }
   const int64_t size = v.shape[static_cast<size_t>(f.rel)];
   if (sum != size)
-    error("{}: the lengths of {} {} sum to {}, not the dimension's size {}", where, name(f.value), synth::formatRel(f.rel), sum, size);
+    error("{}: the lengths of {} {} sum to {}, not the dimension's size {}", where, name(f.value), rules::formatRel(f.rel), sum, size);
   auto [it, fresh] = lengths_.try_emplace({f.value, f.rel}, f.lengths);
   if (!fresh && it->second != f.lengths)
-    error("{}: {} {} has lengths that differ from its earlier use", where, name(f.value), synth::formatRel(f.rel));
+    error("{}: {} {} has lengths that differ from its earlier use", where, name(f.value), rules::formatRel(f.rel));
 }
 
 void Verifier::checkConvert(const PlanStep& s, const std::string& where) {
@@ -75,23 +75,23 @@ void Verifier::checkConvert(const PlanStep& s, const std::string& where) {
   const bool param = v.kind == ir::ValueKind::Parameter;
   const std::string& in = s.instruction;
   bool valid = false, load = false;
-  if (in == "load") valid = load = source && !param && to == synth::kIdentity;
-  else if (in == "load-shard") valid = load = source && synth::isGather(to);
-  else if (in == "replicate-parameter") valid = load = param && to == synth::kIdentity;
-  else if (in == "replicate-parameter-sfb") valid = load = param && to == synth::kIdentitySfb;
-  else if (in == "all-gather") valid = synth::isGather(from) && to == synth::kIdentity;
-  else if (in == "reduce-scatter") valid = from == synth::kReduce && synth::isGather(to);
-  else if (in == "all-reduce") valid = from == synth::kReduce && to == synth::kIdentity;
-  else if (in == "all-to-all") valid = synth::isGather(from) && synth::isGather(to) && from != to;
-  else if (in == "slice") valid = from == synth::kIdentity && synth::isGather(to);
-  else if (in == "replica-to-partial") valid = from == synth::kIdentity && to == synth::kReduce;
+  if (in == "load") valid = load = source && !param && to == rules::kIdentity;
+  else if (in == "load-shard") valid = load = source && rules::isGather(to);
+  else if (in == "replicate-parameter") valid = load = param && to == rules::kIdentity;
+  else if (in == "replicate-parameter-sfb") valid = load = param && to == rules::kIdentitySfb;
+  else if (in == "all-gather") valid = rules::isGather(from) && to == rules::kIdentity;
+  else if (in == "reduce-scatter") valid = from == rules::kReduce && rules::isGather(to);
+  else if (in == "all-reduce") valid = from == rules::kReduce && to == rules::kIdentity;
+  else if (in == "all-to-all") valid = rules::isGather(from) && rules::isGather(to) && from != to;
+  else if (in == "slice") valid = from == rules::kIdentity && rules::isGather(to);
+  else if (in == "replica-to-partial") valid = from == rules::kIdentity && to == rules::kReduce;
   else return error("{}: unknown instruction '{}'", where, in);
   if (!valid)
-    return error("{}: {} cannot turn {} {} into {}", where, in, name(s.to.value), synth::formatRel(from), synth::formatRel(to));
-  synth::FormMask& m = forms_[static_cast<size_t>(s.to.value)];
-  if (!load && !synth::holds(m, from))
-    error("{}: {} converts {} from {}, which it does not hold", where, in, name(s.to.value), synth::formatRel(from));
-  m = synth::addForm(m, to);
+    return error("{}: {} cannot turn {} {} into {}", where, in, name(s.to.value), rules::formatRel(from), rules::formatRel(to));
+  rules::FormMask& m = forms_[static_cast<size_t>(s.to.value)];
+  if (!load && !rules::holds(m, from))
+    error("{}: {} converts {} from {}, which it does not hold", where, in, name(s.to.value), rules::formatRel(from));
+  m = rules::addForm(m, to);
 }
 
 void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
@@ -112,9 +112,9 @@ void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
   }
   if (!match) {
     std::string forms;
-    for (const Form& f : s.inputs) forms += " " + synth::formatRel(f.rel);
+    for (const Form& f : s.inputs) forms += " " + rules::formatRel(f.rel);
     forms += " ->";
-    for (const Form& f : s.outputs) forms += " " + synth::formatRel(f.rel);
+    for (const Form& f : s.outputs) forms += " " + rules::formatRel(f.rel);
     return error("{}: {} has no variant '{}' with the forms{}", where, g_.describe(n.id), s.variant, forms);
   }
   std::vector<const Form*> gathered;
@@ -122,19 +122,19 @@ void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
     const Form& f = s.inputs[i];
     checkForm(f, fmt::format("{} input {}", where, i));
     if (f.value != ins[i] || f.rel != match->inputs[i])
-      error("{}: input {} of {} must be {} {} under '{}'", where, i, g_.describe(n.id), name(ins[i]), synth::formatRel(match->inputs[i]), s.variant);
-    else if (!synth::holds(forms_[static_cast<size_t>(f.value)], f.rel))
-      error("{}: {} needs {} {}, which the program does not hold there", where, g_.describe(n.id), name(f.value), synth::formatRel(f.rel));
-    if (synth::isGather(f.rel)) gathered.push_back(&f);
+      error("{}: input {} of {} must be {} {} under '{}'", where, i, g_.describe(n.id), name(ins[i]), rules::formatRel(match->inputs[i]), s.variant);
+    else if (!rules::holds(forms_[static_cast<size_t>(f.value)], f.rel))
+      error("{}: {} needs {} {}, which the program does not hold there", where, g_.describe(n.id), name(f.value), rules::formatRel(f.rel));
+    if (rules::isGather(f.rel)) gathered.push_back(&f);
   }
   for (size_t o = 0; o < n.outputs.size(); ++o) {
     const Form& f = s.outputs[o];
     checkForm(f, fmt::format("{} output {}", where, o));
     if (f.value != n.outputs[o] || f.rel != match->outputs[o])
-      error("{}: output {} of {} must be {} {} under '{}'", where, o, g_.describe(n.id), name(n.outputs[o]), synth::formatRel(match->outputs[o]), s.variant);
+      error("{}: output {} of {} must be {} {} under '{}'", where, o, g_.describe(n.id), name(n.outputs[o]), rules::formatRel(match->outputs[o]), s.variant);
     else
-      forms_[static_cast<size_t>(f.value)] = synth::addForm(0, f.rel);
-    if (synth::isGather(f.rel)) gathered.push_back(&f);
+      forms_[static_cast<size_t>(f.value)] = rules::addForm(0, f.rel);
+    if (rules::isGather(f.rel)) gathered.push_back(&f);
   }
   // Linked dimensions are cut at the same relative positions: l_a[j] / L_a == l_b[j] / L_b. A
   // reshard's input and output lie in different segments and are cut by their own ratios.
@@ -147,7 +147,7 @@ void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
     const int64_t lb = g_.value(b.value).shape[static_cast<size_t>(b.rel)];
     for (size_t j = 0; j < a.lengths.size(); ++j)
       if (a.lengths[j] * lb != b.lengths[j] * la) {
-        error("{}: {} {} and {} {} are not split alike on rank {}", where, name(a.value), synth::formatRel(a.rel), name(b.value), synth::formatRel(b.rel), j);
+        error("{}: {} {} and {} {} are not split alike on rank {}", where, name(a.value), rules::formatRel(a.rel), name(b.value), rules::formatRel(b.rel), j);
         break;
       }
   }
@@ -174,7 +174,7 @@ void Verifier::checkReplication() {
             name(g_.inputs[i]), d);
   }
   for (const PlanStep& s : p_.steps) {
-    if (s.kind != PlanStep::Kind::Convert || !synth::isGather(s.to.rel) || !validValue(s.to.value)) continue;
+    if (s.kind != PlanStep::Kind::Convert || !rules::isGather(s.to.rel) || !validValue(s.to.value)) continue;
     const auto at = std::find(g_.inputs.begin(), g_.inputs.end(), s.to.value);
     if (at == g_.inputs.end() || s.instruction != "load-shard") continue;
     const int d = r.inputDims[static_cast<size_t>(at - g_.inputs.begin())];
@@ -232,7 +232,7 @@ std::vector<std::string> Verifier::run() {
   }
   if (next_ != static_cast<ir::NodeId>(g_.nodes.size()))
     error("the program computes {} of the {} nodes", next_, g_.nodes.size());
-  else if (g_.loss == ir::kNone || !synth::holds(forms_[static_cast<size_t>(g_.loss)], synth::kReduce))
+  else if (g_.loss == ir::kNone || !rules::holds(forms_[static_cast<size_t>(g_.loss)], rules::kReduce))
     error("the program does not derive R(loss)");
   return errors_;
 }

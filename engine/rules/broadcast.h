@@ -16,7 +16,7 @@ namespace hap::rules {
 // aligned dimension has the result's length is sharded along that dimension of its own (the two
 // are linked: equal lengths); an input broadcast along d (length 1, or too few dimensions, as a
 // 0-dim tensor) is replicated.
-std::vector<synth::Rel> broadcastInputs(const ir::Graph& g, const ir::Node& n,
+std::vector<rules::Rel> broadcastInputs(const ir::Graph& g, const ir::Node& n,
                                         const ir::Shape& shape, int d);
 
 // Appends, for every shardable dimension d of the node's first output, the variant with the inputs

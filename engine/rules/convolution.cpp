@@ -9,10 +9,10 @@
 namespace hap::rules {
 namespace {
 
-using synth::gather;
-using synth::kIdentity;
-using synth::kReduce;
-using synth::Rel;
+using rules::gather;
+using rules::kIdentity;
+using rules::kReduce;
+using rules::Rel;
 
 // conv1d/2d/3d(input, weight, bias, stride, padding, dilation, groups),
 // conv_transpose1d/2d/3d(input, weight, bias, stride, padding, output_padding, groups, dilation),

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "engine/rules/variant_util.h"
-#include "engine/synth/fact.h"
+#include "engine/rules/relation.h"
 
 namespace hap::rules {
 namespace {
@@ -155,11 +155,11 @@ std::optional<std::vector<EinsumIndex>> analyzeEinsum(std::string_view equation,
         if (dim >= 0) index.shardable = false;  // a diagonal
         dim = static_cast<int>(d);
       }
-      if (dim >= synth::kMaxShardedRank) index.shardable = false;
+      if (dim >= rules::kMaxShardedRank) index.shardable = false;
       index.operandDims.push_back(dim);
       holders += dim >= 0 ? 1 : 0;
     }
-    if (index.outputDim >= synth::kMaxShardedRank) index.shardable = false;
+    if (index.outputDim >= rules::kMaxShardedRank) index.shardable = false;
     index.kind = index.outputDim < 0 ? EinsumIndex::Kind::Contract
                  : holders > 1       ? EinsumIndex::Kind::Batch
                                      : EinsumIndex::Kind::Free;
@@ -173,16 +173,16 @@ std::vector<Variant> einsumVariants(const std::vector<EinsumIndex>& indices, siz
   std::vector<Variant> variants;
   for (const EinsumIndex& index : indices) {
     if (!index.shardable) continue;
-    std::vector<synth::Rel> inputs;
+    std::vector<rules::Rel> inputs;
     for (int dim : index.operandDims)
-      inputs.push_back(dim >= 0 ? synth::gather(dim) : synth::kIdentity);
-    const synth::Rel out = index.outputDim >= 0 ? synth::gather(index.outputDim) : synth::kReduce;
+      inputs.push_back(dim >= 0 ? rules::gather(dim) : rules::kIdentity);
+    const rules::Rel out = index.outputDim >= 0 ? rules::gather(index.outputDim) : rules::kReduce;
     variants.push_back(makeVariant(name(index), std::move(inputs), {out}));
   }
   for (size_t k = 0; k < operands; ++k) {
-    std::vector<synth::Rel> inputs(operands, synth::kIdentity);
-    inputs[k] = synth::kReduce;
-    variants.push_back(makeVariant("partial", std::move(inputs), {synth::kReduce}));
+    std::vector<rules::Rel> inputs(operands, rules::kIdentity);
+    inputs[k] = rules::kReduce;
+    variants.push_back(makeVariant("partial", std::move(inputs), {rules::kReduce}));
   }
   return variants;
 }

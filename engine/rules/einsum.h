@@ -32,7 +32,7 @@ struct EinsumIndex {
   std::vector<int> operandDims;
   int outputDim = -1;  // -1 for a contracted index
   // False when an operand holds the index twice (a diagonal), or it cannot be sharded (length 1,
-  // dimension beyond synth::kMaxShardedRank).
+  // dimension beyond rules::kMaxShardedRank).
   bool shardable = true;
 };
 

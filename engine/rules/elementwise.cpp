@@ -16,15 +16,15 @@
 
 namespace hap::rules {
 
-std::vector<synth::Rel> broadcastInputs(const ir::Graph& g, const ir::Node& n,
+std::vector<rules::Rel> broadcastInputs(const ir::Graph& g, const ir::Node& n,
                                         const ir::Shape& shape, int d) {
-  std::vector<synth::Rel> rels;
+  std::vector<rules::Rel> rels;
   for (ir::ValueId id : n.tensorInputs()) {
     const ir::Shape& in = g.value(id).shape;
     int aligned = d - static_cast<int>(shape.size()) + static_cast<int>(in.size());
     bool sharded =
         aligned >= 0 && in[static_cast<size_t>(aligned)] == shape[static_cast<size_t>(d)];
-    rels.push_back(sharded ? synth::gather(aligned) : synth::kIdentity);
+    rels.push_back(sharded ? rules::gather(aligned) : rules::kIdentity);
   }
   return rels;
 }
@@ -35,7 +35,7 @@ void appendPointwiseShards(const ir::Graph& g, const ir::Node& n, std::vector<Va
   for (int d = 0; d < result.rank(); ++d) {
     if (!shardable(result, d)) continue;
     out.push_back(makeVariant("shard", broadcastInputs(g, n, result.shape, d),
-                              std::vector<synth::Rel>(n.outputs.size(), synth::gather(d)),
+                              std::vector<rules::Rel>(n.outputs.size(), rules::gather(d)),
                               std::string(note)));
   }
 }
@@ -123,7 +123,7 @@ bool isInplace(const ir::Node& n) {
 // tensor, with a nonzero scalar, or with a bool tensor (the sum of bools is not their "or").
 void appendPartial(const ir::Graph& g, const ir::Node& n, const Group& group,
                    std::vector<Variant>& out) {
-  std::vector<synth::Rel> ins;
+  std::vector<rules::Rel> ins;
   bool anyTensor = false;
   for (const ir::Arg& a : n.args) {
     bool inGroup = std::find(group.begin(), group.end(), a.name) != group.end();
@@ -134,13 +134,13 @@ void appendPartial(const ir::Graph& g, const ir::Node& n, const Group& group,
     for (ir::ValueId id : a.values) {
       if (inGroup && g.value(id).dtype == ir::DType::Bool) return;
       anyTensor |= inGroup;
-      ins.push_back(inGroup ? synth::kReduce : synth::kIdentity);
+      ins.push_back(inGroup ? rules::kReduce : rules::kIdentity);
     }
   }
   // The result of an in-place op is its first input, with that input's relation.
-  if (!anyTensor || (isInplace(n) && ins.front() != synth::kReduce)) return;
+  if (!anyTensor || (isInplace(n) && ins.front() != rules::kReduce)) return;
   out.push_back(makeVariant("partial", std::move(ins),
-                            std::vector<synth::Rel>(n.outputs.size(), synth::kReduce)));
+                            std::vector<rules::Rel>(n.outputs.size(), rules::kReduce)));
 }
 
 struct Table {
@@ -191,9 +191,9 @@ void triangleRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& o
   const ir::Value& result = output(g, n);
   for (int d = 0; d < result.rank() - 2; ++d)
     if (shardable(result, d))
-      out.push_back(makeVariant("shard", {synth::gather(d)}, {synth::gather(d)}));
+      out.push_back(makeVariant("shard", {rules::gather(d)}, {rules::gather(d)}));
   if (result.dtype != ir::DType::Bool)
-    out.push_back(makeVariant("partial", {synth::kReduce}, {synth::kReduce}));
+    out.push_back(makeVariant("partial", {rules::kReduce}, {rules::kReduce}));
 }
 
 constexpr RuleEntry kTriangleRules[] = {

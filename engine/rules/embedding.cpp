@@ -15,20 +15,20 @@ void embeddingRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& 
   if (intArg(n, "scale_grad_by_freq", 0) == 0) {
     for (int d = 0; d < indexRank; ++d) {
       if (!shardable(indices, d)) continue;
-      out.push_back(makeVariant("shard", {synth::kIdentity, synth::gather(d)}, {synth::gather(d)}));
+      out.push_back(makeVariant("shard", {rules::kIdentity, rules::gather(d)}, {rules::gather(d)}));
     }
   }
   // Embedding-dimension parallel: each rank holds some columns of every row.
   if (shardable(weight, 1) && shardable(output(g, n), indexRank)) {
     out.push_back(
-        makeVariant("column", {synth::gather(1), synth::kIdentity}, {synth::gather(indexRank)}));
+        makeVariant("column", {rules::gather(1), rules::kIdentity}, {rules::gather(indexRank)}));
   }
   // Vocabulary parallel: each rank holds a range of rows, looks up the indices in its range and
   // gives zero rows for the others, so the outputs add up to the lookup. A padding_idx would have
   // to be translated into the local range, and scale_grad_by_freq would count the other ranks'
   // ids as lookups of local row 0: only without either.
   if (intArg(n, "padding_idx", -1) < 0 && intArg(n, "scale_grad_by_freq", 0) == 0 && shardable(weight, 0)) {
-    out.push_back(makeVariant("vocab", {synth::gather(0), synth::kIdentity}, {synth::kReduce},
+    out.push_back(makeVariant("vocab", {rules::gather(0), rules::kIdentity}, {rules::kReduce},
                               "vocabulary parallel: look up only the ids in this rank's row range "
                               "(shifted to local rows); other ids give zero rows; the output is a "
                               "partial sum"));

@@ -12,11 +12,11 @@ constexpr char kLocalNote[] = "created locally: this rank's piece (local shape, 
 // Each rank creates its piece of the output along any dimension; the inputs (none, or new_*'s
 // `self`, which gives only the dtype) are replicated.
 void factoryRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
-  std::vector<synth::Rel> ins(n.tensorInputs().size(), synth::kIdentity);
+  std::vector<rules::Rel> ins(n.tensorInputs().size(), rules::kIdentity);
   const ir::Value& result = output(g, n);
   for (int d = 0; d < result.rank(); ++d)
     if (shardable(result, d))
-      out.push_back(makeVariant("local", ins, {synth::gather(d)}, kLocalNote));
+      out.push_back(makeVariant("local", ins, {rules::gather(d)}, kLocalNote));
 }
 
 // *_like(self) uses only the shape (and dtype) of self: a sharded self gives the piece of the
@@ -24,7 +24,7 @@ void factoryRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& ou
 // a partial sum need no variant: a replicated value is one, kept on one rank.)
 void likeRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   appendPointwiseShards(g, n, out);
-  out.push_back(makeVariant("like", {synth::kReduce}, {synth::kIdentity}));
+  out.push_back(makeVariant("like", {rules::kReduce}, {rules::kIdentity}));
 }
 
 constexpr RuleEntry kRules[] = {

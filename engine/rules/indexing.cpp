@@ -11,9 +11,9 @@
 namespace hap::rules {
 namespace {
 
-using synth::gather;
-using synth::kIdentity;
-using synth::kReduce;
+using rules::gather;
+using rules::kIdentity;
+using rules::kReduce;
 
 std::string dimName(int d) { return "dim" + std::to_string(d); }
 
@@ -29,7 +29,7 @@ void alongDimRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& o
   for (int d = 0; d < x.rank(); ++d) {
     if (d == k || !shardable(x, d)) continue;
     out.push_back(
-        makeVariant(dimName(d), {gather(d)}, std::vector<synth::Rel>(n.outputs.size(), gather(d))));
+        makeVariant(dimName(d), {gather(d)}, std::vector<rules::Rel>(n.outputs.size(), gather(d))));
   }
   if (kLinear) out.push_back(makeVariant("partial", {kReduce}, {kReduce}));
 }
@@ -98,7 +98,7 @@ void scatterRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& ou
              v.shape[static_cast<size_t>(d)] == x.shape[static_cast<size_t>(d)];
     });
     if (!split) continue;
-    out.push_back(makeVariant(dimName(d), std::vector<synth::Rel>(inputs.size(), gather(d)),
+    out.push_back(makeVariant(dimName(d), std::vector<rules::Rel>(inputs.size(), gather(d)),
                               {gather(d)}));
   }
   if (kLinear && inputs.size() == 3)

@@ -27,8 +27,8 @@ constexpr char kProbabilityMeanNote[] =
 constexpr char kPointwiseMeanNote[] = "mean: divide the local sum by the global number of elements";
 
 // The output relation for positions sharded along output dimension d.
-synth::Rel reducedOutput(int64_t reduction, int d) {
-  return reduction == kNoReduction ? synth::gather(d) : synth::kReduce;
+rules::Rel reducedOutput(int64_t reduction, int d) {
+  return reduction == kNoReduction ? rules::gather(d) : rules::kReduce;
 }
 
 // nll_loss, nll_loss_nd, nll_loss2d, cross_entropy_loss: self [N, C, d1..dk] of scores, target
@@ -43,12 +43,12 @@ void classLossRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& 
   for (int d = 0; d < rank; ++d) {
     if (d == 1 || !shardable(self, d)) continue;  // 1: the class dimension
     int position = d == 0 ? 0 : d - 1;  // in the target of class indices and in the output
-    std::vector<synth::Rel> ins;
+    std::vector<rules::Rel> ins;
     for (const ir::Arg& a : n.args) {
       if (a.kind == ir::Arg::Kind::Constant) continue;
-      synth::Rel r = synth::kIdentity;
-      if (a.name == "self") r = synth::gather(d);
-      if (a.name == "target") r = synth::gather(probabilities ? d : position);
+      rules::Rel r = rules::kIdentity;
+      if (a.name == "self") r = rules::gather(d);
+      if (a.name == "target") r = rules::gather(probabilities ? d : position);
       ins.insert(ins.end(), a.values.size(), r);
     }
     out.push_back(makeVariant(reduction == kNoReduction ? "shard" : "reduce", std::move(ins),
@@ -82,7 +82,7 @@ void pointwiseLossRule(const ir::Graph& g, const ir::Node& n, std::vector<Varian
   const bool weighted = n.op.starts_with("aten::binary_cross_entropy");
   if (!weighted && tensorInput(g, n, 0).shape != tensorInput(g, n, 1).shape) return;
   int64_t reduction = intArg(n, "reduction", kMean);
-  for (int d = 0; d < std::min(static_cast<int>(shape.size()), synth::kMaxShardedRank); ++d) {
+  for (int d = 0; d < std::min(static_cast<int>(shape.size()), rules::kMaxShardedRank); ++d) {
     if (shape[static_cast<size_t>(d)] <= 1) continue;  // as shardable()
     out.push_back(makeVariant(reduction == kNoReduction ? "shard" : "reduce",
                               broadcastInputs(g, n, shape, d), {reducedOutput(reduction, d)},

@@ -13,11 +13,11 @@
 namespace hap::rules {
 namespace {
 
-using synth::gather;
-using synth::kIdentity;
-using synth::kIdentitySfb;
-using synth::kReduce;
-using synth::Rel;
+using rules::gather;
+using rules::kIdentity;
+using rules::kIdentitySfb;
+using rules::kReduce;
+using rules::Rel;
 
 // linear(input [..., I], weight [O, I], bias [O]?) = input·weightᵀ + bias.
 //   batch/seq: rows of the input are independent, so any input dimension but the last may be
@@ -98,7 +98,7 @@ void outerRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out)
 // product split along an output dimension needs the addend's matching slice, or all of it where
 // the addend broadcasts.
 Rel addendRel(const ir::Value& addend, const ir::Value& out, Rel product) {
-  if (!synth::isGather(product)) return product;
+  if (!rules::isGather(product)) return product;
   const int d = product - (out.rank() - addend.rank());
   if (d >= 0 && addend.shape[static_cast<size_t>(d)] == out.shape[static_cast<size_t>(product)])
     return gather(d);

@@ -11,8 +11,8 @@ namespace {
 
 // The relations of the node's tensor inputs: `data` for `input`, `rest` for the others (weight,
 // bias, running statistics; the absent ones are None constants, not inputs).
-std::vector<synth::Rel> inputsAs(const ir::Node& n, synth::Rel data, synth::Rel rest) {
-  std::vector<synth::Rel> rels;
+std::vector<rules::Rel> inputsAs(const ir::Node& n, rules::Rel data, rules::Rel rest) {
+  std::vector<rules::Rel> rels;
   for (const ir::Arg& a : n.args) {
     if (a.kind != ir::Arg::Kind::Constant)
       rels.insert(rels.end(), a.values.size(), a.name == "input" ? data : rest);
@@ -27,8 +27,8 @@ void layerNormRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& 
   int normalised = static_cast<int>(intListArg(n, "normalized_shape").size());
   for (int d = 0; d < x.rank() - normalised; ++d) {
     if (!shardable(x, d)) continue;
-    out.push_back(makeVariant("shard", inputsAs(n, synth::gather(d), synth::kIdentity),
-                              std::vector(n.outputs.size(), synth::gather(d))));
+    out.push_back(makeVariant("shard", inputsAs(n, rules::gather(d), rules::kIdentity),
+                              std::vector(n.outputs.size(), rules::gather(d))));
   }
 }
 
@@ -39,28 +39,28 @@ void layerNormRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& 
 void appendChannel(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   if (!shardable(tensorInput(g, n, 0), 1)) return;
   int64_t channels = tensorInput(g, n, 0).shape[1];
-  std::vector<synth::Rel> outs = {synth::gather(1)};
+  std::vector<rules::Rel> outs = {rules::gather(1)};
   for (size_t i = 1; i < n.outputs.size(); ++i) {
     const ir::Value& extra = output(g, n, i);
     if (extra.shape == ir::Shape{channels})
-      outs.push_back(synth::gather(0));
+      outs.push_back(rules::gather(0));
     else if (extra.numel() == 0)
-      outs.push_back(synth::kIdentity);
+      outs.push_back(rules::kIdentity);
     else
       return;
   }
   out.push_back(
-      makeVariant("channel", inputsAs(n, synth::gather(1), synth::gather(0)), std::move(outs)));
+      makeVariant("channel", inputsAs(n, rules::gather(1), rules::gather(0)), std::move(outs)));
 }
 
 // Appends G(d) for input dimension d with replicated parameters. Extra outputs are I: used only
 // where they do not depend on the input (evaluation mode).
 void appendShard(const ir::Graph& g, const ir::Node& n, int d, std::vector<Variant>& out) {
   if (!shardable(tensorInput(g, n, 0), d)) return;
-  std::vector<synth::Rel> outs(n.outputs.size(), synth::kIdentity);
-  outs[0] = synth::gather(d);
+  std::vector<rules::Rel> outs(n.outputs.size(), rules::kIdentity);
+  outs[0] = rules::gather(d);
   out.push_back(
-      makeVariant("shard", inputsAs(n, synth::gather(d), synth::kIdentity), std::move(outs)));
+      makeVariant("shard", inputsAs(n, rules::gather(d), rules::kIdentity), std::move(outs)));
 }
 
 constexpr char kSyncNote[] =
@@ -74,11 +74,11 @@ constexpr char kSyncNote[] =
 // replicated; native_batch_norm's saved mean and inverse std are the global ones, on every rank.
 void appendSynchronised(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   const ir::Value& x = tensorInput(g, n, 0);
-  std::vector<synth::Rel> outs(n.outputs.size(), synth::kIdentity);
+  std::vector<rules::Rel> outs(n.outputs.size(), rules::kIdentity);
   for (int d = 0; d < x.rank(); ++d) {
     if (d == 1 || !shardable(x, d)) continue;
-    outs[0] = synth::gather(d);
-    Variant v = makeVariant("sync", inputsAs(n, synth::gather(d), synth::kIdentity), outs, kSyncNote);
+    outs[0] = rules::gather(d);
+    Variant v = makeVariant("sync", inputsAs(n, rules::gather(d), rules::kIdentity), outs, kSyncNote);
     v.syncBytes = 2 * x.shape[1] * static_cast<int64_t>(sizeof(double));  // sums and sums of squares
     out.push_back(std::move(v));
   }

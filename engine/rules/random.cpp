@@ -25,16 +25,16 @@ void randomRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out
 // full-size mask, partial sums stay partial sums. native_dropout also returns that mask.
 void dropoutRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   appendPointwiseShards(g, n, out, kPieceNote);
-  std::vector<synth::Rel> outs(n.outputs.size(), synth::kIdentity);
-  outs[0] = synth::kReduce;
-  out.push_back(makeVariant("partial", {synth::kReduce}, std::move(outs), kSameMaskNote));
+  std::vector<rules::Rel> outs(n.outputs.size(), rules::kIdentity);
+  outs[0] = rules::kReduce;
+  out.push_back(makeVariant("partial", {rules::kReduce}, std::move(outs), kSameMaskNote));
 }
 
 // rand_like(x) uses only the shape of x: a full-size input, replicated or partial, gives the same
 // full-size values on every rank.
 void randomLikeRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   appendPointwiseShards(g, n, out, kPieceNote);
-  out.push_back(makeVariant("like", {synth::kReduce}, {synth::kIdentity}));
+  out.push_back(makeVariant("like", {rules::kReduce}, {rules::kIdentity}));
 }
 
 constexpr RuleEntry kRules[] = {

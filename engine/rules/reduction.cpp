@@ -37,11 +37,11 @@ void reduce(const ir::Graph& g, const ir::Node& n, Kind kind, std::vector<Varian
   for (int d = 0; d < rank; ++d) {
     bool isReduced = reduced[static_cast<size_t>(d)];
     if (shardable(x, d) && !isReduced) {
-      out.push_back(makeVariant("keep", {synth::gather(d)},
-                                std::vector(n.outputs.size(), synth::gather(keepdim ? d : kept))));
+      out.push_back(makeVariant("keep", {rules::gather(d)},
+                                std::vector(n.outputs.size(), rules::gather(keepdim ? d : kept))));
     } else if (shardable(x, d) && sums) {
-      out.push_back(makeVariant("reduce", {synth::gather(d)},
-                                std::vector(n.outputs.size(), synth::kReduce),
+      out.push_back(makeVariant("reduce", {rules::gather(d)},
+                                std::vector(n.outputs.size(), rules::kReduce),
                                 kind == Kind::kMean ? kMeanNote : ""));
     }
     kept += isReduced ? 0 : 1;
@@ -49,7 +49,7 @@ void reduce(const ir::Graph& g, const ir::Node& n, Kind kind, std::vector<Varian
   // A sum with an integer dtype truncates each element first: not linear in a floating input.
   bool linear = (kind == Kind::kSum || kind == Kind::kMean) && x.dtype != ir::DType::Bool &&
                 (ir::isFloating(output(g, n).dtype) || !ir::isFloating(x.dtype));
-  if (linear) out.push_back(makeVariant("partial", {synth::kReduce}, {synth::kReduce}));
+  if (linear) out.push_back(makeVariant("partial", {rules::kReduce}, {rules::kReduce}));
 }
 
 void sumRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {

@@ -45,8 +45,8 @@ std::vector<Variant> variantsFor(const ir::Graph& g, const ir::Node& n, bool* ha
   std::vector<Variant> out;
   Variant replicate;
   replicate.name = "replicate";
-  replicate.inputs.assign(n.tensorInputs().size(), synth::kIdentity);
-  replicate.outputs.assign(n.outputs.size(), synth::kIdentity);
+  replicate.inputs.assign(n.tensorInputs().size(), rules::kIdentity);
+  replicate.outputs.assign(n.outputs.size(), rules::kIdentity);
   out.push_back(std::move(replicate));
   RuleFn rule = findRule(n.op);
   if (hasRule) *hasRule = rule != nullptr;
@@ -65,9 +65,9 @@ std::vector<Variant> variantsFor(const ir::Graph& g, const ir::Node& n, bool* ha
 
 std::string formatVariant(const Variant& v) {
   std::string s = v.name + ":";
-  for (synth::Rel r : v.inputs) s += " " + synth::formatRel(r);
+  for (rules::Rel r : v.inputs) s += " " + rules::formatRel(r);
   s += " ->";
-  for (synth::Rel r : v.outputs) s += " " + synth::formatRel(r);
+  for (rules::Rel r : v.outputs) s += " " + rules::formatRel(r);
   if (v.sfb) s += " [sfb]";
   return s;
 }

@@ -12,10 +12,10 @@ namespace {
 
 void reshardRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   const int rank = tensorInput(g, n, 0).rank();
-  for (int d = 0; d < rank && d < synth::kMaxShardedRank; ++d)
-    out.push_back(makeVariant("reshard", {synth::gather(d)}, {synth::gather(d)},
+  for (int d = 0; d < rank && d < rules::kMaxShardedRank; ++d)
+    out.push_back(makeVariant("reshard", {rules::gather(d)}, {rules::gather(d)},
                               "all-to-all from the input segment's lengths to the output segment's"));
-  out.push_back(makeVariant("partial", {synth::kReduce}, {synth::kReduce}));
+  out.push_back(makeVariant("partial", {rules::kReduce}, {rules::kReduce}));
 }
 
 const RuleEntry kRules[] = {{ir::kReshardOp, reshardRule}};

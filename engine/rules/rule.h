@@ -20,14 +20,14 @@
 #include <vector>
 
 #include "engine/ir/graph.h"
-#include "engine/synth/fact.h"
+#include "engine/rules/relation.h"
 
 namespace hap::rules {
 
 struct Variant {
   std::string name;                // short and stable: "replicate", "batch", "column", "row", ...
-  std::vector<synth::Rel> inputs;  // one per tensor input, in Node::tensorInputs() order
-  std::vector<synth::Rel> outputs;  // one per output
+  std::vector<rules::Rel> inputs;  // one per tensor input, in Node::tensorInputs() order
+  std::vector<rules::Rel> outputs;  // one per output
   // Sufficient-factor broadcasting: the weight input holds I* and its gradient is formed on
   // every device from all-gathered factors (input and output gradient) instead of all-reduced.
   bool sfb = false;

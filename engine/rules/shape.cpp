@@ -15,10 +15,10 @@
 namespace hap::rules {
 namespace {
 
-using synth::gather;
-using synth::kIdentity;
-using synth::kReduce;
-using synth::Rel;
+using rules::gather;
+using rules::kIdentity;
+using rules::kReduce;
+using rules::Rel;
 
 constexpr const char* kLocalSizes = "size arguments use local lengths";
 // A local piece of length 1 must survive: squeeze() and squeeze(dim) decide by local lengths.

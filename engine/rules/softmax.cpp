@@ -11,7 +11,7 @@ void softmaxRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& ou
   int normalised = normalizeDim(intArg(n, "dim", -1), x.rank());
   for (int d = 0; d < x.rank(); ++d) {
     if (d != normalised && shardable(x, d))
-      out.push_back(makeVariant("shard", {synth::gather(d)}, {synth::gather(d)}));
+      out.push_back(makeVariant("shard", {rules::gather(d)}, {rules::gather(d)}));
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "engine/ir/graph.h"
 #include "engine/rules/rule.h"
+#include "engine/synth/fact.h"
 #include "engine/synth/dim_classes.h"
 
 namespace hap::synth {

@@ -32,11 +32,11 @@
 #include <fmt/ranges.h>
 
 #include "engine/cost/cluster.h"
-#include "runtime/collectives.h"
-#include "runtime/communicator.h"
-#include "runtime/runtime_error.h"
+#include "runtime/comm/collectives.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/core/runtime_error.h"
 
-using namespace hap::rt;
+using namespace hap::runtime;
 
 namespace {
 

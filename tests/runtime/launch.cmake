@@ -19,5 +19,5 @@ if(TARGET hap-worker)
                                                        HAP_WORKER_PATH="$<TARGET_FILE:hap-worker>")
   add_dependencies(tst_run_recording hap hap-worker)
 endif()
-# Run recording's pure time splitting (runtime/run_recorder.h) on a hand-made plan: no processes.
+# Run recording's pure time splitting (runtime/train/run_recorder.h) on a hand-made plan: no processes.
 hap_add_test(tst_run_recorder ${CMAKE_CURRENT_LIST_DIR}/tst_run_recorder.cpp LIBS hap_runtime Qt6::Core TIMEOUT 60)

@@ -1,5 +1,5 @@
-# The launch panel's runtime pieces (issue 20): the preflight checks (runtime/preflight.h) and a
-# run's checkpoints (runtime/checkpoint_list.h; resume and export from a checkpoint), with the real
+# The launch panel's runtime pieces (issue 20): the preflight checks (runtime/launch/preflight.h) and a
+# run's checkpoints (runtime/train/checkpoint_list.h; resume and export from a checkpoint), with the real
 # hap-worker on 3 CPU ranks started by hap launch.
 if(TARGET hap-worker)
   foreach(t tst_preflight tst_checkpoints)

@@ -6,7 +6,7 @@ target_compile_definitions(tst_training_state PRIVATE HAP_PYTHON="${HAP_PYTHON}"
 hap_add_test(tst_gradient_buckets tst_gradient_buckets.cpp LIBS hap_runtime Qt6::Core TIMEOUT 60)
 # The heap policy of hap-worker: freed activations are kept, not faulted in again every step. Its
 # contract holds with jemalloc (scripts/setup.sh installs it); the glibc fallback is weaker
-# (runtime/heap_policy.h), so without jemalloc there is nothing to test.
+# (runtime/core/heap_policy.h), so without jemalloc there is nothing to test.
 if(HAP_WITH_JEMALLOC AND HAP_JEMALLOC_LIBRARY)
   hap_add_test(tst_heap_policy tst_heap_policy.cpp LIBS hap_runtime Qt6::Core TIMEOUT 60)
 endif()

@@ -22,8 +22,8 @@
 #include <map>
 
 #include "engine/plan/plan_json.h"
-#include "runtime/checkpoint_list.h"
-#include "runtime/runtime_error.h"
+#include "runtime/train/checkpoint_list.h"
+#include "runtime/core/runtime_error.h"
 #include "tests/runtime/run_process.h"
 
 namespace {
@@ -99,14 +99,14 @@ class TstCheckpoints : public QObject {
     QVERIFY(writeFile(ck_ + "/notes.txt", "hello"));
     QVERIFY(writeFile(ck_ + "/step-10.pt", "not a zip"));
     const QDateTime now = QDateTime::currentDateTime();
-    const std::vector<hap::rt::CheckpointInfo> list = hap::rt::listCheckpoints(ck_.toStdString());
+    const std::vector<hap::runtime::CheckpointInfo> list = hap::runtime::listCheckpoints(ck_.toStdString());
     QCOMPARE(list.size(), size_t{3});
     QCOMPARE(list[0].step, int64_t{2});
     QCOMPARE(list[1].step, int64_t{4});
     QCOMPARE(list[2].step, int64_t{10});  // numeric order, not text order
     const hap::plan::Plan plan = hap::plan::readPlan(plan_.toStdString());
     for (int i = 0; i < 2; ++i) {
-      const hap::rt::CheckpointInfo& c = list[static_cast<size_t>(i)];
+      const hap::runtime::CheckpointInfo& c = list[static_cast<size_t>(i)];
       QVERIFY2(c.error.empty(), c.error.c_str());
       QCOMPARE(QString::fromStdString(c.path), ck_ + QString("/step-%1.pt").arg(c.step));
       QCOMPARE(c.bytes, static_cast<int64_t>(QFileInfo(QString::fromStdString(c.path)).size()));
@@ -120,7 +120,7 @@ class TstCheckpoints : public QObject {
       QCOMPARE(c.optimizerSteps, c.step);
       QCOMPARE(c.parameters.size(), size_t{6});  // mlp-tiny: 3 linears
       std::map<std::string, std::vector<int64_t>> shapes;
-      for (const hap::rt::CheckpointTensor& t : c.parameters) shapes[t.name] = t.shape;
+      for (const hap::runtime::CheckpointTensor& t : c.parameters) shapes[t.name] = t.shape;
       QVERIFY(shapes.count("head.weight") && shapes.count("hidden.0.bias"));
       QCOMPARE(shapes["head.weight"].size(), size_t{2});
       QCOMPARE(c.parameterElements, plan.parameters);  // the plan's model
@@ -128,9 +128,9 @@ class TstCheckpoints : public QObject {
     QVERIFY2(QString::fromStdString(list[2].error).contains("step-10.pt"), list[2].error.c_str());
     QFile::remove(ck_ + "/step-10.pt");
 
-    QVERIFY(hap::rt::listCheckpoints(tmp_.filePath("not-yet").toStdString()).empty());
-    QVERIFY_THROWS_EXCEPTION(hap::rt::RuntimeError, hap::rt::listCheckpoints(plan_.toStdString()));
-    const hap::rt::CheckpointInfo missing = hap::rt::readCheckpointInfo(tmp_.filePath("gone.pt").toStdString());
+    QVERIFY(hap::runtime::listCheckpoints(tmp_.filePath("not-yet").toStdString()).empty());
+    QVERIFY_THROWS_EXCEPTION(hap::runtime::RuntimeError, hap::runtime::listCheckpoints(plan_.toStdString()));
+    const hap::runtime::CheckpointInfo missing = hap::runtime::readCheckpointInfo(tmp_.filePath("gone.pt").toStdString());
     QVERIFY2(QString::fromStdString(missing.error).contains("gone.pt"), missing.error.c_str());
   }
 

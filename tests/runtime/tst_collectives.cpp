@@ -12,9 +12,9 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/communicator.h"
-#include "runtime/free_port.h"
-#include "runtime/runtime_error.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/launch/free_port.h"
+#include "runtime/core/runtime_error.h"
 #include "tests/runtime/torchrun_env.h"
 
 namespace {
@@ -87,7 +87,7 @@ class TstCollectives : public QObject {
     QFETCH(int, world);
     QStringList modes;
     for (int r = 0; r < world; ++r) modes << "all";
-    std::vector<Rank> ranks = start(world, modes, hap::rt::freeTcpPort(), 20);
+    std::vector<Rank> ranks = start(world, modes, hap::runtime::freeTcpPort(), 20);
     finish(ranks);
     for (const Rank& k : ranks) {
       QVERIFY2(k.finished && k.exitCode == 0, qPrintable(report(ranks)));
@@ -108,7 +108,7 @@ class TstCollectives : public QObject {
     QFETCH(int, machines);
     QStringList modes;
     for (int r = 0; r < world; ++r) modes << "grid";
-    std::vector<Rank> ranks = start(world, modes, hap::rt::freeTcpPort(), 20, {QString::number(machines)});
+    std::vector<Rank> ranks = start(world, modes, hap::runtime::freeTcpPort(), 20, {QString::number(machines)});
     finish(ranks, 2 * kRunLimitMs);
     for (const Rank& k : ranks) {
       QVERIFY2(k.finished && k.exitCode == 0, qPrintable(report(ranks)));
@@ -121,7 +121,7 @@ class TstCollectives : public QObject {
   // Rank 2 of 3 never starts: ranks 0 and 1 fail the rendezvous with a RuntimeError that names
   // the rank and the rendezvous address, within the timeout.
   void absentRankFailsTheOthers() {
-    const int port = hap::rt::freeTcpPort();
+    const int port = hap::runtime::freeTcpPort();
     QElapsedTimer clock;
     clock.start();
     std::vector<Rank> ranks = start(3, {"all", "all"}, port, 2);
@@ -138,7 +138,7 @@ class TstCollectives : public QObject {
 
   // Both ranks meet, then rank 1 stops answering: rank 0's all-reduce fails naming the collective.
   void silentPeerFailsTheCollective() {
-    const int port = hap::rt::freeTcpPort();
+    const int port = hap::runtime::freeTcpPort();
     QElapsedTimer clock;
     clock.start();
     // 5 s: long enough for both ranks to meet on a loaded machine, so the all-reduce is what fails.
@@ -161,12 +161,12 @@ class TstCollectives : public QObject {
 #ifdef HAP_HAVE_CUDA
     QSKIP("this LibTorch has CUDA");
 #else
-    hap::rt::WorkerEnv env;
+    hap::runtime::WorkerEnv env;
     env.worldSize = 2;
     try {
-      hap::rt::Communicator::connect(env, /*cuda=*/true);
+      hap::runtime::Communicator::connect(env, /*cuda=*/true);
       QFAIL("connect(cuda) succeeded without CUDA");
-    } catch (const hap::rt::RuntimeError& e) {
+    } catch (const hap::runtime::RuntimeError& e) {
       QVERIFY2(QString(e.what()).contains("no CUDA"), e.what());
     }
 #endif
@@ -174,17 +174,17 @@ class TstCollectives : public QObject {
 
   // A world of one needs no peers: every collective is local.
   void worldOfOneInProcess() {
-    hap::rt::WorkerEnv env;
-    auto comm = hap::rt::Communicator::connect(env);
+    hap::runtime::WorkerEnv env;
+    auto comm = hap::runtime::Communicator::connect(env);
     QCOMPARE(comm->size(), 1);
     at::Tensor t = at::arange(6).reshape({2, 3});
     comm->allReduce(t);
     QVERIFY(at::equal(t, at::arange(6).reshape({2, 3})));
-    at::Tensor g = comm->allGather(t, 1, {3}, hap::rt::CommMethod::Grouped);
+    at::Tensor g = comm->allGather(t, 1, {3}, hap::runtime::CommMethod::Grouped);
     QVERIFY(at::equal(g, t) && !g.is_same(t));
-    QVERIFY(at::equal(hap::rt::localPiece(t, 1, {3}, 0), t));
-    QVERIFY_EXCEPTION_THROWN(comm->allGather(t, 1, {2}, hap::rt::CommMethod::Padded), hap::rt::RuntimeError);
-    QVERIFY_EXCEPTION_THROWN(hap::rt::localPiece(t, 3, {2}, 0), hap::rt::RuntimeError);
+    QVERIFY(at::equal(hap::runtime::localPiece(t, 1, {3}, 0), t));
+    QVERIFY_EXCEPTION_THROWN(comm->allGather(t, 1, {2}, hap::runtime::CommMethod::Padded), hap::runtime::RuntimeError);
+    QVERIFY_EXCEPTION_THROWN(hap::runtime::localPiece(t, 3, {2}, 0), hap::runtime::RuntimeError);
   }
 };
 

@@ -9,11 +9,11 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/data.h"
-#include "runtime/runtime_error.h"
+#include "runtime/data/data.h"
+#include "runtime/core/runtime_error.h"
 
 using namespace hap;
-using rt::InputPiece;
+using runtime::InputPiece;
 
 namespace {
 
@@ -48,11 +48,11 @@ std::vector<std::vector<InputPiece>> cut(const std::vector<InputPiece>& whole, i
 }
 
 // Batch `iteration` as the ranks of `ranks` read it, each input's pieces concatenated along `dim`.
-std::vector<at::Tensor> concatenated(const rt::DataOptions& o, const std::vector<std::vector<InputPiece>>& ranks,
+std::vector<at::Tensor> concatenated(const runtime::DataOptions& o, const std::vector<std::vector<InputPiece>>& ranks,
                                      int dim, int64_t iteration) {
   std::vector<std::vector<at::Tensor>> parts;
   for (const auto& pieces : ranks) {
-    std::vector<at::Tensor> got = rt::makeBatchSource(o, pieces)->batch(iteration);
+    std::vector<at::Tensor> got = runtime::makeBatchSource(o, pieces)->batch(iteration);
     for (size_t i = 0; i < got.size(); ++i) {
       if (parts.size() <= i) parts.emplace_back();
       const std::vector<int64_t> want = pieces[i].pieceShape();
@@ -76,7 +76,7 @@ bool same(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
 QString errorOf(const std::function<void()>& f) {
   try {
     f();
-  } catch (const rt::RuntimeError& e) {
+  } catch (const runtime::RuntimeError& e) {
     return QString::fromStdString(e.what());
   }
   return "(no error)";
@@ -138,24 +138,24 @@ class TstData : public QObject {
   void syntheticIsAPureFunctionOfSeedIterationAndName() {
     const std::vector<InputPiece> pieces = {input("x", ir::DType::Float32, {4, 6}),
                                             input("y", ir::DType::Int64, {4}, 5)};
-    rt::DataOptions o;
+    runtime::DataOptions o;
     o.seed = 11;
-    auto a = rt::makeBatchSource(o, pieces);
-    auto b = rt::makeBatchSource(o, pieces);
+    auto a = runtime::makeBatchSource(o, pieces);
+    auto b = runtime::makeBatchSource(o, pieces);
     QVERIFY(same(a->batch(3), b->batch(3)));
     QVERIFY(same(a->batch(3), a->batch(3)));
     QVERIFY(!at::equal(a->batch(3)[0], a->batch(4)[0]));
     o.seed = 12;
-    QVERIFY(!at::equal(a->batch(3)[0], rt::makeBatchSource(o, pieces)->batch(3)[0]));
+    QVERIFY(!at::equal(a->batch(3)[0], runtime::makeBatchSource(o, pieces)->batch(3)[0]));
     // Each input has its own stream: x does not depend on which other inputs exist.
-    QVERIFY(at::equal(a->batch(3)[0], rt::makeBatchSource({"synthetic", "", "uint16", 11}, {pieces[0]})->batch(3)[0]));
+    QVERIFY(at::equal(a->batch(3)[0], runtime::makeBatchSource({"synthetic", "", "uint16", 11}, {pieces[0]})->batch(3)[0]));
     // Dtypes and ranges as the pieces say.
     const std::vector<at::Tensor> got = a->batch(0);
     QCOMPARE(got[0].scalar_type(), at::kFloat);
     QCOMPARE(got[1].scalar_type(), at::kLong);
     QVERIFY(got[1].min().item<int64_t>() >= 0 && got[1].max().item<int64_t>() < 5);
     // Unknown range: [0, 2).
-    auto bits = rt::makeBatchSource(o, {input("m", ir::DType::Int32, {64})})->batch(0)[0];
+    auto bits = runtime::makeBatchSource(o, {input("m", ir::DType::Int32, {64})})->batch(0)[0];
     QCOMPARE(bits.scalar_type(), at::kInt);
     QCOMPARE(bits.min().item<int64_t>(), int64_t{0});
     QCOMPARE(bits.max().item<int64_t>(), int64_t{1});
@@ -165,7 +165,7 @@ class TstData : public QObject {
     at::manual_seed(7);
     const at::Tensor expected = at::rand({8});
     at::manual_seed(7);
-    rt::makeBatchSource({}, {input("x", ir::DType::Float32, {16, 16})})->batch(0);
+    runtime::makeBatchSource({}, {input("x", ir::DType::Float32, {16, 16})})->batch(0);
     QVERIFY(at::equal(at::rand({8}), expected));
   }
 
@@ -178,9 +178,9 @@ class TstData : public QObject {
     QFETCH(int, dim);
     const std::vector<InputPiece> whole = {input("x", ir::DType::Float32, {4, 4, 3}),
                                            input("ids", ir::DType::Int64, {4, 4}, 50)};
-    rt::DataOptions o;
+    runtime::DataOptions o;
     o.seed = 3;
-    const std::vector<at::Tensor> global = rt::makeBatchSource(o, whole)->batch(2);
+    const std::vector<at::Tensor> global = runtime::makeBatchSource(o, whole)->batch(2);
     QCOMPARE(global[0].sizes().vec(), (std::vector<int64_t>{4, 4, 3}));
     QVERIFY(same(concatenated(o, cut(whole, dim, {3, 0, 1}), dim, 2), global));
     QVERIFY(same(concatenated(o, cut(whole, dim, {1, 1, 2}), dim, 2), global));
@@ -191,11 +191,11 @@ class TstData : public QObject {
     p.dim = 0;
     p.offset = 3;
     p.length = 2;
-    QVERIFY(errorOf([&] { rt::makeBatchSource({}, {p}); }).contains("input 'x'"));
+    QVERIFY(errorOf([&] { runtime::makeBatchSource({}, {p}); }).contains("input 'x'"));
     p.dim = 2;
-    QVERIFY(errorOf([&] { rt::makeBatchSource({}, {p}); }).contains("dim 2"));
-    QVERIFY(errorOf([&] { rt::makeBatchSource({"images", "", "uint16", 0}, {}); }).contains("'images' is unknown"));
-    const QString empty = errorOf([&] { rt::makeBatchSource({}, {input("y", ir::DType::Int64, {4}, 0)}); });
+    QVERIFY(errorOf([&] { runtime::makeBatchSource({}, {p}); }).contains("dim 2"));
+    QVERIFY(errorOf([&] { runtime::makeBatchSource({"images", "", "uint16", 0}, {}); }).contains("'images' is unknown"));
+    const QString empty = errorOf([&] { runtime::makeBatchSource({}, {input("y", ir::DType::Int64, {4}, 0)}); });
     QVERIFY2(empty.contains("input 'y'") && empty.contains("[0, 0) is empty"), qPrintable(empty));
   }
 
@@ -204,8 +204,8 @@ class TstData : public QObject {
   void tokenBatchesAreWindowsOfTheFile() {
     QTemporaryDir dir;
     const int64_t n = 1000, b = 4, s = 8, windows = (n - 1) / s;  // 124 windows
-    rt::DataOptions o{"tokens", writeTokens(dir, "tokens.bin", n).toStdString()};
-    auto src = rt::makeBatchSource(o, lmInputs(b, s, 100));
+    runtime::DataOptions o{"tokens", writeTokens(dir, "tokens.bin", n).toStdString()};
+    auto src = runtime::makeBatchSource(o, lmInputs(b, s, 100));
     QVERIFY(QString::fromStdString(src->describe()).contains("tokens.bin"));
     for (int64_t it : {int64_t{0}, int64_t{1}, int64_t{31}, int64_t{1000003}}) {  // 31 and 1000003 wrap
       const std::vector<at::Tensor> xy = src->batch(it);
@@ -233,25 +233,25 @@ class TstData : public QObject {
     QFETCH(int, dim);
     QFETCH(QList<qlonglong>, lengths);
     QTemporaryDir dir;
-    rt::DataOptions o{"tokens", writeTokens(dir, "tokens.bin", 500).toStdString()};
+    runtime::DataOptions o{"tokens", writeTokens(dir, "tokens.bin", 500).toStdString()};
     const std::vector<InputPiece> whole = lmInputs(4, 8, 100);
-    const std::vector<at::Tensor> global = rt::makeBatchSource(o, whole)->batch(5);
+    const std::vector<at::Tensor> global = runtime::makeBatchSource(o, whole)->batch(5);
     const std::vector<int64_t> n(lengths.begin(), lengths.end());
     QVERIFY(same(concatenated(o, cut(whole, dim, n), dim, 5), global));
   }
 
   void aRankReadsOnlyItsPiece() {
     QTemporaryDir dir;
-    rt::DataOptions o{"tokens", writeTokens(dir, "tokens.bin", 500).toStdString()};
+    runtime::DataOptions o{"tokens", writeTokens(dir, "tokens.bin", 500).toStdString()};
     // One row of 4: x and y of that row need its S + 1 tokens, read once.
-    auto row = rt::makeBatchSource(o, cut(lmInputs(4, 8, 100), 0, {1, 1, 2})[1]);
+    auto row = runtime::makeBatchSource(o, cut(lmInputs(4, 8, 100), 0, {1, 1, 2})[1]);
     row->batch(0);
     QCOMPARE(row->bytesRead(), int64_t{9 * 2});
     // Columns [2, 5) of 4 rows: tokens 2..5 of each window.
-    auto cols = rt::makeBatchSource(o, cut(lmInputs(4, 8, 100), 1, {2, 3, 3})[1]);
+    auto cols = runtime::makeBatchSource(o, cut(lmInputs(4, 8, 100), 1, {2, 3, 3})[1]);
     cols->batch(0);
     QCOMPARE(cols->bytesRead(), int64_t{4 * 4 * 2});
-    auto none = rt::makeBatchSource(o, cut(lmInputs(4, 8, 100), 0, {4, 0})[1]);
+    auto none = runtime::makeBatchSource(o, cut(lmInputs(4, 8, 100), 0, {4, 0})[1]);
     QCOMPARE(none->batch(0)[0].sizes().vec(), (std::vector<int64_t>{0, 8}));
     QCOMPARE(none->bytesRead(), int64_t{0});
   }
@@ -261,10 +261,10 @@ class TstData : public QObject {
     std::vector<int32_t> ids(100);
     for (int k = 0; k < 100; ++k) ids[k] = 1000 + k;
     writeFile(dir.filePath("t32.bin"), ids.data(), ids.size() * 4);
-    rt::DataOptions o{"tokens", dir.filePath("t32.bin").toStdString(), "int32"};
+    runtime::DataOptions o{"tokens", dir.filePath("t32.bin").toStdString(), "int32"};
     std::vector<InputPiece> pieces = lmInputs(2, 4, 2000);
     for (InputPiece& p : pieces) p.dtype = ir::DType::Int32;
-    const std::vector<at::Tensor> xy = rt::makeBatchSource(o, pieces)->batch(1);
+    const std::vector<at::Tensor> xy = runtime::makeBatchSource(o, pieces)->batch(1);
     QCOMPARE(xy[0].scalar_type(), at::kInt);
     QCOMPARE(xy[0][0][0].item<int64_t>(), int64_t{1008});  // window 2 starts at token 8
     QCOMPARE(xy[1][1][3].item<int64_t>(), int64_t{1016});  // window 3: tokens 12..16
@@ -276,18 +276,18 @@ class TstData : public QObject {
     ids[300] = 200;  // window 37 (tokens 296..304) of S = 8
     const QString path = dir.filePath("oov.bin");
     writeFile(path, ids.data(), ids.size() * 2);
-    rt::DataOptions o{"tokens", path.toStdString()};
+    runtime::DataOptions o{"tokens", path.toStdString()};
     // Checked when opened...
-    QString e = errorOf([&] { rt::makeBatchSource(o, lmInputs(4, 8, 128)); });
+    QString e = errorOf([&] { runtime::makeBatchSource(o, lmInputs(4, 8, 128)); });
     QVERIFY2(e.contains(path) && e.contains("id 200") && e.contains("[0, 128)"), qPrintable(e));
     // ...and in every batch: batch 9 holds windows 36..39.
     o.checkWholeFile = false;
-    auto src = rt::makeBatchSource(o, lmInputs(4, 8, 128));
+    auto src = runtime::makeBatchSource(o, lmInputs(4, 8, 128));
     QCOMPARE(errorOf([&] { src->batch(8); }), QString("(no error)"));
     e = errorOf([&] { src->batch(9); });
     QVERIFY2(e.contains(path) && e.contains("id 200"), qPrintable(e));
     // A vocabulary that holds the id is fine.
-    QCOMPARE(errorOf([&] { rt::makeBatchSource({"tokens", path.toStdString()}, lmInputs(4, 8, 256))->batch(9); }),
+    QCOMPARE(errorOf([&] { runtime::makeBatchSource({"tokens", path.toStdString()}, lmInputs(4, 8, 256))->batch(9); }),
              QString("(no error)"));
   }
 
@@ -296,22 +296,22 @@ class TstData : public QObject {
     const QString truncated = dir.filePath("truncated.bin");
     std::vector<uint8_t> bytes(201, 1);
     writeFile(truncated, bytes.data(), bytes.size());
-    QString e = errorOf([&] { rt::makeBatchSource({"tokens", truncated.toStdString()}, lmInputs(4, 8, 128)); });
+    QString e = errorOf([&] { runtime::makeBatchSource({"tokens", truncated.toStdString()}, lmInputs(4, 8, 128)); });
     QVERIFY2(e.contains(truncated) && e.contains("201 bytes"), qPrintable(e));
-    e = errorOf([&] { rt::makeBatchSource({"tokens", truncated.toStdString(), "int32"}, lmInputs(4, 8, 128)); });
+    e = errorOf([&] { runtime::makeBatchSource({"tokens", truncated.toStdString(), "int32"}, lmInputs(4, 8, 128)); });
     QVERIFY2(e.contains(truncated), qPrintable(e));
     const QString missing = dir.filePath("missing.bin");
-    e = errorOf([&] { rt::makeBatchSource({"tokens", missing.toStdString()}, lmInputs(4, 8, 128)); });
+    e = errorOf([&] { runtime::makeBatchSource({"tokens", missing.toStdString()}, lmInputs(4, 8, 128)); });
     QVERIFY2(e.contains(missing), qPrintable(e));
     const QString tiny = writeTokens(dir, "tiny.bin", 8);
-    e = errorOf([&] { rt::makeBatchSource({"tokens", tiny.toStdString()}, lmInputs(4, 8, 128)); });
+    e = errorOf([&] { runtime::makeBatchSource({"tokens", tiny.toStdString()}, lmInputs(4, 8, 128)); });
     QVERIFY2(e.contains(tiny) && e.contains("fewer than one window of 9"), qPrintable(e));
     const std::string ok = writeTokens(dir, "ok.bin", 100).toStdString();
-    e = errorOf([&] { rt::makeBatchSource({"tokens", ok, "uint8"}, lmInputs(4, 8, 128)); });
+    e = errorOf([&] { runtime::makeBatchSource({"tokens", ok, "uint8"}, lmInputs(4, 8, 128)); });
     QVERIFY2(e.contains("'uint8'"), qPrintable(e));
-    e = errorOf([&] { rt::makeBatchSource({"tokens", ok}, imageInputs(4, 32)); });
+    e = errorOf([&] { runtime::makeBatchSource({"tokens", ok}, imageInputs(4, 32)); });
     QVERIFY2(e.contains("input 'x'"), qPrintable(e));
-    e = errorOf([&] { rt::makeBatchSource({"tokens", ok}, {lmInputs(4, 8, 128)[0]}); });
+    e = errorOf([&] { runtime::makeBatchSource({"tokens", ok}, {lmInputs(4, 8, 128)[0]}); });
     QVERIFY2(e.contains("no input 'y'"), qPrintable(e));
   }
 
@@ -320,7 +320,7 @@ class TstData : public QObject {
   void cifarRecordsReadBackNormalised() {
     QTemporaryDir dir;
     const QString path = writeCifar(dir, "data_batch_1.bin", 7);
-    auto src = rt::makeBatchSource({"cifar", path.toStdString()}, imageInputs(4, 32));
+    auto src = runtime::makeBatchSource({"cifar", path.toStdString()}, imageInputs(4, 32));
     QVERIFY(QString::fromStdString(src->describe()).contains("7 records"));
     const std::vector<at::Tensor> xy = src->batch(1);  // records 4, 5, 6, 0 (wrapping)
     QCOMPARE(xy[0].sizes().vec(), (std::vector<int64_t>{4, 3, 32, 32}));
@@ -340,7 +340,7 @@ class TstData : public QObject {
   void cifarDownsamplesByAveragePooling() {
     QTemporaryDir dir;
     const QString path = writeCifar(dir, "data_batch_1.bin", 4);
-    const std::vector<at::Tensor> xy = rt::makeBatchSource({"cifar", path.toStdString()}, imageInputs(2, 16))->batch(0);
+    const std::vector<at::Tensor> xy = runtime::makeBatchSource({"cifar", path.toStdString()}, imageInputs(2, 16))->batch(0);
     QCOMPARE(xy[0].sizes().vec(), (std::vector<int64_t>{2, 3, 16, 16}));
     for (int r = 0; r < 2; ++r)
       for (int c = 0; c < 3; ++c)
@@ -365,15 +365,15 @@ class TstData : public QObject {
     QFETCH(int, dim);
     QFETCH(QList<qlonglong>, lengths);
     QTemporaryDir dir;
-    rt::DataOptions o{"cifar", writeCifar(dir, "data_batch_1.bin", 10).toStdString()};
+    runtime::DataOptions o{"cifar", writeCifar(dir, "data_batch_1.bin", 10).toStdString()};
     std::vector<InputPiece> whole = imageInputs(4, 16);
-    const std::vector<at::Tensor> global = rt::makeBatchSource(o, whole)->batch(3);
+    const std::vector<at::Tensor> global = runtime::makeBatchSource(o, whole)->batch(3);
     // The image is cut along `dim`; the label (rank 1) along dim 0 only, else it stays whole.
     std::vector<std::vector<InputPiece>> ranks = cut(whole, dim, std::vector<int64_t>(lengths.begin(), lengths.end()));
     std::vector<at::Tensor> images;
     for (auto& pieces : ranks) {
       if (dim != 0) pieces[1].dim = -1;
-      auto src = rt::makeBatchSource(o, pieces);
+      auto src = runtime::makeBatchSource(o, pieces);
       const std::vector<at::Tensor> got = src->batch(3);
       QCOMPARE(got[0].sizes().vec(), pieces[0].pieceShape());
       images.push_back(got[0]);
@@ -390,23 +390,23 @@ class TstData : public QObject {
     QTemporaryDir dir;
     const QString path = writeCifar(dir, "data_batch_1.bin", 3);
     const std::string p = path.toStdString();
-    QString e = errorOf([&] { rt::makeBatchSource({"cifar", p}, imageInputs(4, 20)); });
+    QString e = errorOf([&] { runtime::makeBatchSource({"cifar", p}, imageInputs(4, 20)); });
     QVERIFY2(e.contains("image size 20"), qPrintable(e));
-    e = errorOf([&] { rt::makeBatchSource({"cifar", p}, imageInputs(4, 64)); });
+    e = errorOf([&] { runtime::makeBatchSource({"cifar", p}, imageInputs(4, 64)); });
     QVERIFY2(e.contains("image size 64"), qPrintable(e));
     e = errorOf([&] {
-      rt::makeBatchSource({"cifar", p}, {input("x", ir::DType::Float32, {4, 1, 32, 32}), imageInputs(4, 32)[1]});
+      runtime::makeBatchSource({"cifar", p}, {input("x", ir::DType::Float32, {4, 1, 32, 32}), imageInputs(4, 32)[1]});
     });
     QVERIFY2(e.contains("3 channels"), qPrintable(e));
-    e = errorOf([&] { rt::makeBatchSource({"cifar", p}, {imageInputs(4, 32)[0]}); });
+    e = errorOf([&] { runtime::makeBatchSource({"cifar", p}, {imageInputs(4, 32)[0]}); });
     QVERIFY2(e.contains("no label input"), qPrintable(e));
-    e = errorOf([&] { rt::makeBatchSource({"cifar", p}, lmInputs(4, 8, 128)); });
+    e = errorOf([&] { runtime::makeBatchSource({"cifar", p}, lmInputs(4, 8, 128)); });
     QVERIFY2(e.contains("input 'x'"), qPrintable(e));
-    e = errorOf([&] { rt::makeBatchSource({"cifar", p}, imageInputs(4, 32, 2)); });  // record 2 has label 2
+    e = errorOf([&] { runtime::makeBatchSource({"cifar", p}, imageInputs(4, 32, 2)); });  // record 2 has label 2
     QVERIFY2(e.contains(path) && e.contains("label 2"), qPrintable(e));
     std::vector<uint8_t> bytes(3073 * 2 + 100, 0);
     writeFile(dir.filePath("short.bin"), bytes.data(), bytes.size());
-    e = errorOf([&] { rt::makeBatchSource({"cifar", dir.filePath("short.bin").toStdString()}, imageInputs(4, 32)); });
+    e = errorOf([&] { runtime::makeBatchSource({"cifar", dir.filePath("short.bin").toStdString()}, imageInputs(4, 32)); });
     QVERIFY2(e.contains("short.bin") && e.contains("6246 bytes"), qPrintable(e));
   }
 
@@ -428,7 +428,7 @@ class TstData : public QObject {
     QCOMPARE(words[0], QString("<unk>"));
     QVERIFY(words.contains("the"));
     const std::string tokenFile = (data + "/tokens-v128/tokens.bin").toStdString();
-    auto tokens = rt::makeBatchSource({"tokens", tokenFile}, lmInputs(4, 16, 128));
+    auto tokens = runtime::makeBatchSource({"tokens", tokenFile}, lmInputs(4, 16, 128));
     qInfo("%s", tokens->describe().c_str());
     QVERIFY(QString::fromStdString(tokens->describe()).contains("tokens ("));
     const std::vector<at::Tensor> xy = tokens->batch(0);
@@ -436,7 +436,7 @@ class TstData : public QObject {
     QVERIFY(xy[0].max().item<int64_t>() < 128);
     // The CIFAR-format shapes, for the tiny ViT (16x16) and for 32x32 models.
     for (int64_t side : {16, 32}) {
-      auto cifar = rt::makeBatchSource({"cifar", (data + "/cifar-sample.bin").toStdString()}, imageInputs(4, side));
+      auto cifar = runtime::makeBatchSource({"cifar", (data + "/cifar-sample.bin").toStdString()}, imageInputs(4, side));
       qInfo("%s", cifar->describe().c_str());
       QVERIFY(QString::fromStdString(cifar->describe()).contains("400 records"));
       const std::vector<at::Tensor> img = cifar->batch(99);

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/free_port.h"
+#include "runtime/launch/free_port.h"
 #include "tests/runtime/torchrun_env.h"
 
 namespace {
@@ -90,7 +90,7 @@ Outcome runChecked(const QString& model, int n, const QStringList& planArgs, con
     return o;
   }
   o.planned = true;
-  const int port = hap::rt::freeTcpPort();
+  const int port = hap::runtime::freeTcpPort();
   std::vector<QProcess*> workers;
   QStringList args{"--steps", QString::number(steps), "--warmup", "0"};
   if (check) args << "--check";
@@ -118,7 +118,7 @@ void expectPass(const Outcome& o) {
 class TstExactness : public QObject {
   Q_OBJECT
  private Q_SLOTS:
-  // The check cannot be fooled: a run with a bug injected (runtime/fault_injection.h) fails it,
+  // The check cannot be fooled: a run with a bug injected (runtime/core/fault_injection.h) fails it,
   // naming what differs, where the same run without the bug passes. The plan synchronises batch
   // statistics, all-reduces the convolution's replicated weight gradient in buckets and reads the
   // classifier's weight as column pieces.
@@ -390,7 +390,7 @@ print("ok")
     planner.start(HAP_CLI_PATH, QStringList{"plan", zoo("mlp"), "-c", writeCluster(dir, 2), "-o", plan, "-q",
                                             "--no-baselines", "--ratios", "even"});
     QVERIFY(planner.waitForFinished(120000) && planner.exitCode() == 0);
-    const int port = hap::rt::freeTcpPort();
+    const int port = hap::runtime::freeTcpPort();
     std::vector<QProcess*> workers;
     QElapsedTimer clock;
     clock.start();

@@ -1,4 +1,4 @@
-// GradientBuckets (runtime/gradient_buckets.h) against a recording communicator: buckets follow
+// GradientBuckets (runtime/core/gradient_buckets.h) against a recording communicator: buckets follow
 // reverse parameter order at the requested size, start strictly in order whatever order
 // gradients arrive in, a parameter without a gradient contributes zeros, and every gradient ends
 // as the all-reduced sum.
@@ -10,10 +10,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "runtime/communicator.h"
-#include "runtime/gradient_buckets.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/core/gradient_buckets.h"
 
-using namespace hap::rt;
+using namespace hap::runtime;
 
 namespace {
 

@@ -1,4 +1,4 @@
-// retainFreedHeapMemory (runtime/heap_policy.h) with jemalloc (the test is built only then): once
+// retainFreedHeapMemory (runtime/core/heap_policy.h) with jemalloc (the test is built only then): once
 // the heap has settled, training steps that allocate what the step before freed fault nothing
 // in, resident memory stays near one step's peak, and jemalloc runs with heap_policy.cpp's
 // configuration.
@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "runtime/heap_policy.h"
+#include "runtime/core/heap_policy.h"
 
 #if !defined(HAP_HAVE_JEMALLOC)
 #error "tst_heap_policy is built only with jemalloc (tests/runtime/train.cmake)"
@@ -54,7 +54,7 @@ class TestHeapPolicy : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
-  void initTestCase() { hap::rt::retainFreedHeapMemory(); }
+  void initTestCase() { hap::runtime::retainFreedHeapMemory(); }
 
   // Without the policy every step faults every page of its activations again (about 92,000 a
   // step here).
@@ -80,7 +80,7 @@ class TestHeapPolicy : public QObject {
   }
 
   void allocatorIsConfigured() {
-    QCOMPARE(QString(hap::rt::heapAllocatorName()), QString("jemalloc"));
+    QCOMPARE(QString(hap::runtime::heapAllocatorName()), QString("jemalloc"));
     // jemalloc serves this process (linked before the C library) and read heap_policy.cpp's
     // malloc_conf: dirty pages are never purged.
     ssize_t decay = 0;

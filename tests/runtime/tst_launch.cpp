@@ -21,9 +21,9 @@
 #include "db/store.h"
 #include "engine/base/error.h"
 #include "engine/plan/plan_json.h"
-#include "runtime/launch_scripts.h"
-#include "runtime/launcher.h"
-#include "runtime/local_launch.h"
+#include "runtime/launch/launch_scripts.h"
+#include "runtime/launch/launcher.h"
+#include "runtime/launch/local_launch.h"
 #include "tests/runtime/run_process.h"
 
 namespace {
@@ -229,7 +229,7 @@ class TstLaunch : public QObject {
     QVERIFY(allGone(recordedPids(workDir_)));
   }
 
-  // The library the CLI and the app share (runtime/local_launch.h), called directly: the start is
+  // The library the CLI and the app share (runtime/launch/local_launch.h), called directly: the start is
   // reported once, before the first worker line, with the recorded run; an interrupt stops every
   // rank and the run is recorded as stopped; bad shares are refused before anything starts.
   void localLaunchLibrary() {
@@ -238,21 +238,21 @@ class TstLaunch : public QObject {
     for (const QString& k : {QString("FAKE_WORKER_MODE"), QString("FAKE_WORKER_DIR")})
       qputenv(k.toUtf8(), e.value(k).toUtf8());
     const hap::plan::Plan p = hap::plan::readPlan(plan_.toStdString());
-    hap::rt::LocalLaunchRequest request;
+    hap::runtime::LocalLaunchRequest request;
     request.planPath = plan_.toStdString();
     request.worker = worker_.toStdString();
     request.workerArgs = {"--steps", "2"};
     request.dbPath = tmp_.filePath("library.db").toStdString();
     request.label = "library";
     int starts = 0, linesBeforeStart = 0, lines = 0;
-    hap::rt::LocalLaunchStart seen;
-    const hap::rt::LocalLaunchResult r = hap::rt::runLocalLaunch(
+    hap::runtime::LocalLaunchStart seen;
+    const hap::runtime::LocalLaunchResult r = hap::runtime::runLocalLaunch(
         p, request,
-        [&](int, hap::rt::OutputStream, std::string_view) {
+        [&](int, hap::runtime::OutputStream, std::string_view) {
           ++lines;
           if (starts == 0) ++linesBeforeStart;
         },
-        [&](const hap::rt::LocalLaunchStart& s) {
+        [&](const hap::runtime::LocalLaunchStart& s) {
           ++starts;
           seen = s;
         });
@@ -264,7 +264,7 @@ class TstLaunch : public QObject {
     QVERIFY(seen.run > 0);
     QCOMPARE(r.start.run, seen.run);
     QVERIFY(std::find(seen.args.begin(), seen.args.end(), "--run-id") != seen.args.end());
-    QCOMPARE(static_cast<int>(r.result.outcome), static_cast<int>(hap::rt::LaunchResult::Outcome::Succeeded));
+    QCOMPARE(static_cast<int>(r.result.outcome), static_cast<int>(hap::runtime::LaunchResult::Outcome::Succeeded));
     {
       hap::db::Store store(request.dbPath, hap::db::Store::Mode::ReadOnly);
       const auto run = store.run(seen.run);
@@ -285,9 +285,9 @@ class TstLaunch : public QObject {
       while (recordedPids(workDir_).size() < 8 && t.elapsed() < 20'000) QThread::msleep(50);
       interrupt.store(SIGTERM);
     });
-    const hap::rt::LocalLaunchResult stopped = hap::rt::runLocalLaunch(p, request, [](int, hap::rt::OutputStream, std::string_view) {});
+    const hap::runtime::LocalLaunchResult stopped = hap::runtime::runLocalLaunch(p, request, [](int, hap::runtime::OutputStream, std::string_view) {});
     stopper.join();
-    QCOMPARE(static_cast<int>(stopped.result.outcome), static_cast<int>(hap::rt::LaunchResult::Outcome::Interrupted));
+    QCOMPARE(static_cast<int>(stopped.result.outcome), static_cast<int>(hap::runtime::LaunchResult::Outcome::Interrupted));
     QVERIFY(allGone(recordedPids(workDir_)));
     {
       hap::db::Store store(request.dbPath, hap::db::Store::Mode::ReadOnly);
@@ -297,9 +297,9 @@ class TstLaunch : public QObject {
     // Shares are checked before a run is recorded or a worker starts.
     request.cpuShares = {1, 0.5};
     const size_t runsBefore = hap::db::Store(request.dbPath, hap::db::Store::Mode::ReadOnly).runs().size();
-    QVERIFY_THROWS_EXCEPTION(hap::Error, hap::rt::runLocalLaunch(p, request, [](int, hap::rt::OutputStream, std::string_view) {}));
+    QVERIFY_THROWS_EXCEPTION(hap::Error, hap::runtime::runLocalLaunch(p, request, [](int, hap::runtime::OutputStream, std::string_view) {}));
     request.cpuShares = {1, 1, 1.5, 1};
-    QVERIFY_THROWS_EXCEPTION(hap::Error, hap::rt::runLocalLaunch(p, request, [](int, hap::rt::OutputStream, std::string_view) {}));
+    QVERIFY_THROWS_EXCEPTION(hap::Error, hap::runtime::runLocalLaunch(p, request, [](int, hap::runtime::OutputStream, std::string_view) {}));
     QCOMPARE(hap::db::Store(request.dbPath, hap::db::Store::Mode::ReadOnly).runs().size(), runsBefore);
     qunsetenv("FAKE_WORKER_MODE");
     qunsetenv("FAKE_WORKER_DIR");
@@ -313,7 +313,7 @@ class TstLaunch : public QObject {
     const nanoseconds period = milliseconds(20);
     {
       // A single-threaded busy worker: its CPU clock advances while it may run.
-      hap::rt::CpuQuota quota({1.0, 0.25}, period);
+      hap::runtime::CpuQuota quota({1.0, 0.25}, period);
       QVERIFY(!quota.throttled(0) && quota.throttled(1) && quota.anyThrottled());
       const nanoseconds step = microseconds(50);
       nanoseconds cpu{0};
@@ -324,7 +324,7 @@ class TstLaunch : public QObject {
       QCOMPARE(cpu, 50 * period / 4);
     }
     {
-      hap::rt::CpuQuota quota({0.25}, period);
+      hap::runtime::CpuQuota quota({0.25}, period);
       // Blocked (no CPU used): never stopped, whatever the time.
       for (nanoseconds t{0}; t < 3 * period; t += milliseconds(1)) QVERIFY(quota.mayRun(0, t, milliseconds(2)));
       // Budget is 5 ms per period; unused budget of earlier periods is not kept.
@@ -340,11 +340,11 @@ class TstLaunch : public QObject {
       QVERIFY(quota.mayRun(0, 5 * period, milliseconds(12)));
       QCOMPARE(quota.nextPeriod(5 * period + milliseconds(3)), 6 * period);
     }
-    QVERIFY(hap::rt::CpuQuota({1.0}, period).remaining(0, milliseconds(100)) == nanoseconds::max());
-    QVERIFY(!hap::rt::CpuQuota({1.0, 1.0}, period).anyThrottled());
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, hap::rt::CpuQuota({0.0}, period));
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, hap::rt::CpuQuota({1.5}, period));
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, hap::rt::CpuQuota({0.5}, nanoseconds(0)));
+    QVERIFY(hap::runtime::CpuQuota({1.0}, period).remaining(0, milliseconds(100)) == nanoseconds::max());
+    QVERIFY(!hap::runtime::CpuQuota({1.0, 1.0}, period).anyThrottled());
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, hap::runtime::CpuQuota({0.0}, period));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, hap::runtime::CpuQuota({1.5}, period));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, hap::runtime::CpuQuota({0.5}, nanoseconds(0)));
   }
 
   // (c) A share of 0.25 slows a CPU-bound rank. Ranks 0 (share 1) and 1 (share 0.25) busy-loop
@@ -421,12 +421,12 @@ class TstLaunch : public QObject {
     const QStringList words = {"",    "plain",   "a b",    "it's", "'",     "''",        "$HOME", "`id`", "a\"b",
                                "\\",  "x\ny",    "*",      "~",    "-n",    "a;b|c&d>e", "é ü",   "}",    "{a,b}",
                                "#c",  "a\tb",    "$(id)",  "!x",   "%s",    "/p/q.r-s_t:u@v+w=x,y"};
-    QCOMPARE(QString::fromStdString(hap::rt::shellQuote("/a/b.json")), QString("/a/b.json"));
-    QCOMPARE(QString::fromStdString(hap::rt::shellQuote("it's")), QString("'it'\\''s'"));
-    QCOMPARE(QString::fromStdString(hap::rt::shellQuote("")), QString("''"));
+    QCOMPARE(QString::fromStdString(hap::runtime::shellQuote("/a/b.json")), QString("/a/b.json"));
+    QCOMPARE(QString::fromStdString(hap::runtime::shellQuote("it's")), QString("'it'\\''s'"));
+    QCOMPARE(QString::fromStdString(hap::runtime::shellQuote("")), QString("''"));
     QString script, expected;
     for (const QString& w : words) {
-      const QString q = QString::fromStdString(hap::rt::shellQuote(w.toStdString()));
+      const QString q = QString::fromStdString(hap::runtime::shellQuote(w.toStdString()));
       script += "printf '[%s]' " + q + "\n";
       script += "unset V; V=${V:-" + q + "}; printf '(%s)' \"$V\"\n";
       expected += "[" + w + "](" + w + ")";

@@ -1,4 +1,4 @@
-// The launch panel's preflight (runtime/preflight.h, issue 20 item 1): a good request passes every
+// The launch panel's preflight (runtime/launch/preflight.h, issue 20 item 1): a good request passes every
 // check; each bad input (a model of another hash, a missing or malformed data file, a token id
 // outside the vocabulary, a missing worker, a CPU share count that is not the rank count, a
 // checkpoint of another optimizer, an export folder that cannot be written) fails exactly its own
@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "engine/plan/plan_json.h"
-#include "runtime/preflight.h"
+#include "runtime/launch/preflight.h"
 #include "tests/runtime/run_process.h"
 
-using hap::rt::PreflightCheck;
-using hap::rt::PreflightRequest;
+using hap::runtime::PreflightCheck;
+using hap::runtime::PreflightRequest;
 using Status = PreflightCheck::Status;
 
 namespace {
@@ -89,7 +89,7 @@ class TstPreflight : public QObject {
 
   // Checks `request` fails check `what` with a message holding every one of `needles`, and no other.
   void expectOnly(const PreflightRequest& request, const std::string& what, const QStringList& needles) {
-    const std::vector<PreflightCheck> checks = hap::rt::preflight(request);
+    const std::vector<PreflightCheck> checks = hap::runtime::preflight(request);
     QCOMPARE(checks.size(), size_t{9});
     const PreflightCheck* c = find(checks, what);
     QVERIFY2(c, what.c_str());
@@ -98,7 +98,7 @@ class TstPreflight : public QObject {
     for (const QString& n : needles) QVERIFY2(QString::fromStdString(c->message).contains(n), qPrintable(describe(checks)));
     for (const PreflightCheck& other : checks)
       if (other.what != what) QVERIFY2(other.status != Status::Failed, qPrintable(describe(checks)));
-    QVERIFY(!hap::rt::preflightPassed(checks));
+    QVERIFY(!hap::runtime::preflightPassed(checks));
   }
 
  private Q_SLOTS:
@@ -129,7 +129,7 @@ class TstPreflight : public QObject {
   void goodRequestPassesEveryCheck() {
     QElapsedTimer timer;
     timer.start();
-    const std::vector<PreflightCheck> checks = hap::rt::preflight(good());
+    const std::vector<PreflightCheck> checks = hap::runtime::preflight(good());
     const qint64 ms = timer.elapsed();
     const std::vector<std::string> titles = {"Model file", "Ranks",  "CPU shares",  "Port",  "Worker",
                                              "Data",       "Resume", "Checkpoints", "Export"};
@@ -139,7 +139,7 @@ class TstPreflight : public QObject {
       QVERIFY2(checks[i].status == Status::Ok, qPrintable(describe(checks)));
       QVERIFY(!checks[i].message.empty());
     }
-    QVERIFY(hap::rt::preflightPassed(checks));
+    QVERIFY(hap::runtime::preflightPassed(checks));
     QVERIFY2(QString::fromStdString(checks[1].message).startsWith("3 ranks"), checks[1].message.c_str());
     QVERIFY2(QString::fromStdString(checks[5].message).contains("tokens.bin"), checks[5].message.c_str());
     QVERIFY2(QString::fromStdString(checks[6].message).contains("step 1"), checks[6].message.c_str());
@@ -158,7 +158,7 @@ class TstPreflight : public QObject {
     r.dataKind = "synthetic";
     r.dataPath.clear();
     r.resumePath.clear();
-    const std::vector<PreflightCheck> checks = hap::rt::preflight(r);
+    const std::vector<PreflightCheck> checks = hap::runtime::preflight(r);
     for (const PreflightCheck& c : checks) QVERIFY2(c.status == Status::Ok, qPrintable(describe(checks)));
   }
 
@@ -167,7 +167,7 @@ class TstPreflight : public QObject {
     r.modelPath = zoo("mlp-tiny.pt").toStdString();
     expectOnly(r, "Model file", {"mlp-tiny.pt", "SHA-256", "bert.json"});
     // What needs the model is not checked, and says why.
-    const std::vector<PreflightCheck> checks = hap::rt::preflight(r);
+    const std::vector<PreflightCheck> checks = hap::runtime::preflight(r);
     QVERIFY(find(checks, "Data")->status == Status::Warning);
     QVERIFY(find(checks, "Resume")->status == Status::Warning);
   }
@@ -260,11 +260,11 @@ class TstPreflight : public QObject {
   void checkpointFolderWithCheckpointsWarns() {
     PreflightRequest r = good();
     r.checkpointDir = tmp_.filePath("ck").toStdString();
-    const std::vector<PreflightCheck> checks = hap::rt::preflight(r);
+    const std::vector<PreflightCheck> checks = hap::runtime::preflight(r);
     const PreflightCheck* c = find(checks, "Checkpoints");
     QVERIFY2(c->status == Status::Warning && QString::fromStdString(c->message).contains("step-1.pt"),
              qPrintable(describe(checks)));
-    QVERIFY(hap::rt::preflightPassed(checks));  // a warning does not stop the run
+    QVERIFY(hap::runtime::preflightPassed(checks));  // a warning does not stop the run
   }
 
   void resumeProblems() {

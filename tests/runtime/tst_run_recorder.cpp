@@ -1,4 +1,4 @@
-// The pure time-splitting of run recording (runtime/run_recorder.h) on made-up intervals and a
+// The pure time-splitting of run recording (runtime/train/run_recorder.h) on made-up intervals and a
 // hand-made plan of 2 forward and 2 backward stages: communication wins where it overlaps
 // computation, forward spans go whole to their step's stage, backward is laid out over the
 // backward stages in proportion to the rank's device group's predicted times (bucket
@@ -8,10 +8,10 @@
 
 #include <vector>
 
-#include "runtime/run_recorder.h"
+#include "runtime/train/run_recorder.h"
 
 using namespace hap;
-using namespace hap::rt;
+using namespace hap::runtime;
 
 namespace {
 

@@ -14,14 +14,14 @@
 #include <functional>
 #include <thread>
 
-#include "runtime/checkpoint.h"
-#include "runtime/communicator.h"
-#include "runtime/optimizer.h"
-#include "runtime/parameters.h"
-#include "runtime/runtime_error.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/train/optimizer.h"
+#include "runtime/train/parameters.h"
+#include "runtime/core/runtime_error.h"
 
 using namespace hap;
-using namespace hap::rt;
+using namespace hap::runtime;
 
 namespace {
 

@@ -101,10 +101,10 @@ inline int64_t recordRun(db::Store& store, int64_t planId, const plan::Plan& p, 
 // plan under cluster `clusterId`, and returns its id (and the plan in `out`).
 inline int64_t storePlan(db::Store& store, const cost::Cluster& cluster, int64_t clusterId, const char* baseline,
                          plan::Plan* out) {
-  ts::ImportOptions options;
+  import::ImportOptions options;
   options.metaWeights = true;
   const std::string model = qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/mlp-tiny.pt";
-  auto graph = std::make_shared<const ir::Graph>(ts::importModel(model, options));
+  auto graph = std::make_shared<const ir::Graph>(import::importModel(model, options));
   plan::PlanRequest request;
   request.baseline = baseline;
   request.baselines = false;

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "app/studio/core/plan_document.h"
+#include "app/studio/core/documents/plan_document.h"
 #include "engine/cost/cluster.h"
 #include "engine/import/importer.h"
 #include "engine/plan/plan_request.h"
@@ -22,9 +22,9 @@ inline std::string clusterFile(const char* name) {
 // Plans `model` (a zoo file name, e.g. "bert-tiny.pt") on `cluster` (e.g. "local-cpu-4.yaml").
 inline std::shared_ptr<const PlanDocument> planZoo(const char* model, const char* cluster,
                                                    const plan::PlanRequest& request = {}) {
-  ts::ImportOptions options;
+  import::ImportOptions options;
   options.metaWeights = true;
-  auto g = std::make_shared<const ir::Graph>(ts::importModel(zooFile(model), options));
+  auto g = std::make_shared<const ir::Graph>(import::importModel(zooFile(model), options));
   const cost::Cluster c = cost::loadCluster(clusterFile(cluster));
   plan::PlannedModel planned = plan::planModel(g, options, c, request);
   return makePlanDocument(std::move(planned.plan), planned.graph, "", std::string(model) + " plan", request);

@@ -21,7 +21,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "app/studio/core/open_job.h"
+#include "app/studio/core/jobs/open_job.h"
 #include "app/studio/widgets/cluster_panel.h"
 #include "app/studio/widgets/find_bar.h"
 #include "app/studio/widgets/graph_view.h"

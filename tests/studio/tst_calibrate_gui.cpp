@@ -23,12 +23,12 @@
 
 #include <cmath>
 
-#include "app/studio/core/calibrate_job.h"
-#include "app/studio/core/calibration_models.h"
-#include "app/studio/core/cluster_model.h"
-#include "app/studio/core/plan_history_model.h"
-#include "app/studio/core/plan_job.h"
-#include "app/studio/core/units.h"
+#include "app/studio/core/jobs/calibrate_job.h"
+#include "app/studio/core/models/calibration_models.h"
+#include "app/studio/core/models/cluster_model.h"
+#include "app/studio/core/models/plan_history_model.h"
+#include "app/studio/core/jobs/plan_job.h"
+#include "app/studio/core/display/units.h"
 #include "app/studio/widgets/calibrate_dialog.h"
 #include "app/studio/widgets/cluster_panel.h"
 #include "app/studio/widgets/compare_view.h"

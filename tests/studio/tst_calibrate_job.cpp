@@ -14,10 +14,10 @@
 #include <cmath>
 #include <map>
 
-#include "app/studio/core/calibrate_job.h"
-#include "app/studio/core/calibration_models.h"
-#include "app/studio/core/plan_comparison.h"
-#include "app/studio/core/units.h"
+#include "app/studio/core/jobs/calibrate_job.h"
+#include "app/studio/core/models/calibration_models.h"
+#include "app/studio/core/documents/plan_comparison.h"
+#include "app/studio/core/display/units.h"
 #include "tests/studio/calibration_fixture.h"
 #include "tests/studio/process_census.h"
 
@@ -305,10 +305,10 @@ class TestCalibrateJob : public QObject {
     request.storePath = s.path.toStdString();
     QVERIFY(calibrate(request));
 
-    ts::ImportOptions options;
+    import::ImportOptions options;
     options.metaWeights = true;
     auto graph = std::make_shared<const ir::Graph>(
-        ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/mlp-tiny.pt", options));
+        import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/mlp-tiny.pt", options));
     auto planUnder = [&](const QString& profile, const std::string& baseline = "") {
       cost::Cluster cluster = cost::loadCluster(testing::writeBenchCluster(dir.path(), profile).toStdString());
       db::attachProfile(cluster, s.path.toStdString());

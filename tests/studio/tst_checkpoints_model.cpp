@@ -10,12 +10,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "app/studio/core/checkpoints_model.h"
-#include "app/studio/core/preflight_job.h"
+#include "app/studio/core/models/checkpoints_model.h"
+#include "app/studio/core/jobs/preflight_job.h"
 
 using namespace hap;
 using namespace hap::studio;
-using Status = rt::PreflightCheck::Status;
+using Status = runtime::PreflightCheck::Status;
 
 namespace {
 
@@ -136,7 +136,7 @@ class TstCheckpointsModel : public QObject {
   }
 
   void summaries() {
-    using C = rt::PreflightCheck;
+    using C = runtime::PreflightCheck;
     QCOMPARE(preflightSummary({}), QStringLiteral("No checks yet"));
     std::vector<C> checks{{"Model file", Status::Ok, "ok"}, {"Data", Status::Ok, "ok"}, {"Resume", Status::Ok, "ok"}};
     QCOMPARE(preflightSummary(checks), QStringLiteral("All 3 checks passed"));
@@ -159,7 +159,7 @@ class TstCheckpointsModel : public QObject {
     s.resumePath = "/runs/w/checkpoints/step-3.pt";
     s.exportPath = "/out/model.pt";
     s.cpuShares = {1, 0.5};
-    const rt::PreflightRequest r = preflightRequest(plan::Plan{}, "/runs/x/plan.json", s, "/bin/hap-worker");
+    const runtime::PreflightRequest r = preflightRequest(plan::Plan{}, "/runs/x/plan.json", s, "/bin/hap-worker");
     QCOMPARE(r.planPath, std::string("/runs/x/plan.json"));
     QCOMPARE(r.modelPath, std::string("/m/bert.pt"));
     QCOMPARE(r.worker, std::string("/bin/hap-worker"));
@@ -172,7 +172,7 @@ class TstCheckpointsModel : public QObject {
     QCOMPARE(r.cpuShares, (std::vector<double>{1, 0.5}));
     s.data = LaunchSettings::Data::Tokens;
     s.tokenDtype = "int32";
-    const rt::PreflightRequest t = preflightRequest(plan::Plan{}, "p.json", s, {});
+    const runtime::PreflightRequest t = preflightRequest(plan::Plan{}, "p.json", s, {});
     QCOMPARE(t.dataKind, std::string("tokens"));
     QCOMPARE(t.dataPath, std::string("/ignored.bin"));
     QCOMPARE(t.tokenDtype, std::string("int32"));
@@ -183,7 +183,7 @@ class TstCheckpointsModel : public QObject {
   // once; a second start while busy is refused; wait() delivers at once.
   void jobRunsOffTheGuiThread() {
     QTemporaryDir dir;
-    rt::PreflightRequest r;
+    runtime::PreflightRequest r;
     r.planPath = dir.filePath("plan.json").toStdString();
     r.modelPath = dir.filePath("missing.pt").toStdString();
     PreflightJob job;

@@ -4,7 +4,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "app/studio/core/cluster_model.h"
+#include "app/studio/core/models/cluster_model.h"
 #include "engine/cost/cluster.h"
 
 using namespace hap;

@@ -7,10 +7,10 @@
 #include <memory>
 #include <set>
 
-#include "app/studio/core/colouring.h"
-#include "app/studio/core/graph_layout.h"
-#include "app/studio/core/plan_overlay.h"
-#include "app/studio/core/scope_tree.h"
+#include "app/studio/core/graph/colouring.h"
+#include "app/studio/core/graph/graph_layout.h"
+#include "app/studio/core/graph/plan_overlay.h"
+#include "app/studio/core/graph/scope_tree.h"
 #include "engine/import/importer.h"
 #include "tests/studio/plan_fixture.h"
 
@@ -129,7 +129,7 @@ class TestColouring : public QObject {
   }
 
   void everyBertOpHasAFamily() {
-    const ir::Graph g = ts::importModel(qgetenv("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    const ir::Graph g = import::importModel(qgetenv("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
     for (const ir::Node& n : g.nodes)
       QVERIFY2(opFamily(n.op) != OpFamily::Other, n.op.c_str());
     // An attention block holds more transposes and views than matmuls, yet reads as matmul:
@@ -287,7 +287,7 @@ class TestColouring : public QObject {
     std::vector<int> counts(expected.size(), 0);
     for (const ir::Node& n : g.nodes) {
       const plan::PlanStep& s = p.steps[static_cast<size_t>(overlay.node(n.id).computeStep)];
-      const synth::Rel r = s.outputs.front().rel;
+      const rules::Rel r = s.outputs.front().rel;
       const int c = forms.nodeCategory(n.id);
       QCOMPARE(expected[static_cast<size_t>(c)], formCategoryName(r));
       ++counts[static_cast<size_t>(c)];

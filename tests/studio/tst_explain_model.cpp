@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <memory>
 
-#include "app/studio/core/explain_filter.h"
-#include "app/studio/core/explain_model.h"
-#include "engine/synth/fact.h"
+#include "app/studio/core/models/explain_filter.h"
+#include "app/studio/core/models/explain_model.h"
+#include "engine/rules/relation.h"
 #include "tests/studio/plan_fixture.h"
 #include "tests/studio/view_helpers.h"
 
@@ -22,7 +22,7 @@ namespace {
 
 // The form as the plan holds it, spelled out independently: "G(0)[3,3,2,0]".
 QString expectedForm(const plan::Form& f) {
-  QString s = QString::fromStdString(synth::formatRel(f.rel));
+  QString s = QString::fromStdString(rules::formatRel(f.rel));
   if (f.lengths.empty()) return s;
   QStringList l;
   for (int64_t x : f.lengths) l << QString::number(x);
@@ -101,7 +101,7 @@ class TestExplainModel : public QObject {
     for (size_t i = 0; i < p.steps.size() && found < 0; ++i)
       if (p.steps[i].kind == plan::PlanStep::Kind::Compute)
         for (const plan::Form& f : p.steps[i].inputs)
-          if (synth::isGather(f.rel) && !f.lengths.empty()) found = int(i);
+          if (rules::isGather(f.rel) && !f.lengths.empty()) found = int(i);
     QVERIFY2(found >= 0, "no computation with a sharded input");
     const plan::PlanStep& s = p.steps[size_t(found)];
     QCOMPARE(s.inputs.front().lengths.size(), p.devices.size());
@@ -113,9 +113,9 @@ class TestExplainModel : public QObject {
       outs += (outs.isEmpty() ? "" : ", ") + QString::fromStdString(m_plan->planned->value(f.value).name) + " " + expectedForm(f);
     QCOMPARE(cell(model, found, ExplainModel::FormsColumn).toString(), "(" + ins + ") -> (" + outs + ")");
     QCOMPARE(ExplainModel::formatForm(s.inputs.front()), expectedForm(s.inputs.front()));
-    plan::Form g{0, synth::gather(0), {3, 3, 2, 0}};
+    plan::Form g{0, rules::gather(0), {3, 3, 2, 0}};
     QCOMPARE(ExplainModel::formatForm(g), QStringLiteral("G(0)[3,3,2,0]"));
-    QCOMPARE(ExplainModel::formatForm(plan::Form{0, synth::kReduce, {}}), QStringLiteral("R"));
+    QCOMPARE(ExplainModel::formatForm(plan::Form{0, rules::kReduce, {}}), QStringLiteral("R"));
   }
 
   void stagesAreTheForwardStages() {

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "app/studio/core/graph_layout.h"
-#include "app/studio/core/scope_tree.h"
+#include "app/studio/core/graph/graph_layout.h"
+#include "app/studio/core/graph/scope_tree.h"
 #include "engine/import/importer.h"
 #include "engine/ir/graph.h"
 
@@ -226,8 +226,8 @@ class TestGraphLayout : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    mlp_ = ts::importModel(zooModel("mlp-tiny.pt"));
-    bert_ = ts::importModel(zooModel("bert-tiny.pt"));
+    mlp_ = import::importModel(zooModel("mlp-tiny.pt"));
+    bert_ = import::importModel(zooModel("bert-tiny.pt"));
   }
 
   void goldenMlp() {
@@ -468,7 +468,7 @@ class TestGraphLayout : public QObject {
     if (path.isEmpty()) QSKIP("set HAP_LAYOUT_TIMING_MODEL=model.pt to print layout timings");
     QElapsedTimer t;
     t.start();
-    ir::Graph g = ts::importModel(path.toStdString());
+    ir::Graph g = import::importModel(path.toStdString());
     qint64 import = t.restart();
     ScopeTree tree(g);
     CollapseState state(tree);

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "app/studio/core/graph_search.h"
+#include "app/studio/core/graph/graph_search.h"
 #include "engine/import/importer.h"
 
 using namespace hap;
@@ -17,7 +17,7 @@ namespace {
 
 std::shared_ptr<const ir::Graph> loadZoo(const char* file) {
   const QByteArray dir = qgetenv("HAP_ZOO_DIR");
-  return std::make_shared<const ir::Graph>(ts::importModel(dir.toStdString() + "/" + file));
+  return std::make_shared<const ir::Graph>(import::importModel(dir.toStdString() + "/" + file));
 }
 
 SearchOptions text(const QString& t, bool regex = false, bool matchCase = false) {

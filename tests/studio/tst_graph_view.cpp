@@ -20,8 +20,8 @@
 #include <memory>
 #include <set>
 
-#include "app/studio/core/layout_job.h"
-#include "app/studio/core/plan_overlay.h"
+#include "app/studio/core/jobs/layout_job.h"
+#include "app/studio/core/graph/plan_overlay.h"
 #include "app/studio/widgets/graph_scene_item.h"
 #include "app/studio/widgets/graph_view.h"
 #include "engine/import/importer.h"
@@ -38,7 +38,7 @@ constexpr int kLayoutTimeoutMs = 20000;
 
 std::shared_ptr<const ir::Graph> loadZoo(const char* file) {
   return std::make_shared<const ir::Graph>(
-      ts::importModel(qgetenv("HAP_ZOO_DIR").toStdString() + "/" + file));
+      import::importModel(qgetenv("HAP_ZOO_DIR").toStdString() + "/" + file));
 }
 
 void shoot(QWidget& w, const QString& name) {

@@ -242,8 +242,8 @@ class TstLaunchGui : public QObject {
     QCOMPARE(checked.first().first().toBool(), true);
     const auto& checks = m_view->preflightChecks();
     QCOMPARE(checks.size(), size_t(9));
-    for (const rt::PreflightCheck& c : checks)
-      QVERIFY2(c.status == rt::PreflightCheck::Status::Ok, (c.what + ": " + c.message).c_str());
+    for (const runtime::PreflightCheck& c : checks)
+      QVERIFY2(c.status == runtime::PreflightCheck::Status::Ok, (c.what + ": " + c.message).c_str());
     QCOMPARE(m_view->preflightSummary()->text(), QStringLiteral("All 9 checks passed  ▸"));
     QVERIFY(!m_view->preflightList()->isVisible());  // compact
     QCOMPARE(runFolders(), folders);  // nothing made in the runs folder

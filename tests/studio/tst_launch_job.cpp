@@ -13,7 +13,7 @@
 
 #include <signal.h>
 
-#include "app/studio/core/launch_job.h"
+#include "app/studio/core/jobs/launch_job.h"
 #include "tests/studio/process_census.h"
 
 using namespace hap;
@@ -67,8 +67,8 @@ class TstLaunchJob : public QObject {
   QTemporaryDir m_dir;
   QString m_worker, m_plan;
 
-  rt::LocalLaunchRequest request(const QString& mode) {
-    rt::LocalLaunchRequest r;
+  runtime::LocalLaunchRequest request(const QString& mode) {
+    runtime::LocalLaunchRequest r;
     r.planPath = m_plan.toStdString();
     r.worker = m_worker.toStdString();
     r.workerArgs = {mode.toStdString()};
@@ -231,7 +231,7 @@ class TstLaunchJob : public QObject {
   void aWorkerThatCannotStartIsSaid() {
     LaunchJob job;
     QSignalSpy finished(&job, &LaunchJob::finished);
-    rt::LocalLaunchRequest r = request("ok");
+    runtime::LocalLaunchRequest r = request("ok");
     r.cpuShares = {1, 2};  // out of range: the launcher refuses the request
     QVERIFY(job.start(planOf(2), r));
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);

@@ -5,7 +5,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "app/studio/core/launch_settings.h"
+#include "app/studio/core/documents/launch_settings.h"
 
 using namespace hap::studio;
 

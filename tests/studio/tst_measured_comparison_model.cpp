@@ -14,8 +14,8 @@
 #include <cmath>
 #include <fstream>
 
-#include "app/studio/core/measured_comparison_model.h"
-#include "app/studio/core/units.h"
+#include "app/studio/core/models/measured_comparison_model.h"
+#include "app/studio/core/display/units.h"
 #include "db/store.h"
 #include "engine/plan/plan_json.h"
 #include "tests/studio/plan_fixture.h"

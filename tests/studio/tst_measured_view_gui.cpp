@@ -27,7 +27,7 @@
 #include <limits>
 #include <map>
 
-#include "app/studio/core/measured_comparison_model.h"
+#include "app/studio/core/models/measured_comparison_model.h"
 #include "app/studio/widgets/main_window.h"
 #include "app/studio/widgets/measured_view.h"
 #include "app/studio/widgets/profiles_view.h"

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <memory>
 
-#include "app/studio/core/memory_model.h"
+#include "app/studio/core/models/memory_model.h"
 #include "engine/ir/summary.h"
 #include "tests/studio/plan_fixture.h"
 #include "tests/studio/view_helpers.h"

@@ -3,7 +3,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "app/studio/core/open_job.h"
+#include "app/studio/core/jobs/open_job.h"
 
 using namespace hap;
 using namespace hap::studio;

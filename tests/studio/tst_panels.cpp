@@ -13,7 +13,7 @@
 
 #include <memory>
 
-#include "app/studio/core/scope_tree.h"
+#include "app/studio/core/graph/scope_tree.h"
 #include "app/studio/widgets/find_bar.h"
 #include "app/studio/widgets/properties_panel.h"
 #include "app/studio/widgets/summary_panel.h"
@@ -29,7 +29,7 @@ namespace {
 
 std::shared_ptr<const ir::Graph> loadZoo(const char* file) {
   const QByteArray dir = qgetenv("HAP_ZOO_DIR");
-  return std::make_shared<const ir::Graph>(ts::importModel(dir.toStdString() + "/" + file));
+  return std::make_shared<const ir::Graph>(import::importModel(dir.toStdString() + "/" + file));
 }
 
 // Clicks the middle of `index`'s cell in `view`.

@@ -11,8 +11,8 @@
 #include <memory>
 #include <set>
 
-#include "app/studio/core/plan_comparison.h"
-#include "app/studio/core/plan_comparison_model.h"
+#include "app/studio/core/documents/plan_comparison.h"
+#include "app/studio/core/models/plan_comparison_model.h"
 #include "tests/studio/plan_fixture.h"
 
 using namespace hap;

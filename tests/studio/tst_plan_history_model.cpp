@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "app/studio/core/plan_history_model.h"
+#include "app/studio/core/models/plan_history_model.h"
 #include "engine/ir/summary.h"
 #include "tests/studio/plan_fixture.h"
 

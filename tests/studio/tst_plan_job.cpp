@@ -4,8 +4,8 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "app/studio/core/model_document.h"
-#include "app/studio/core/plan_job.h"
+#include "app/studio/core/documents/model_document.h"
+#include "app/studio/core/jobs/plan_job.h"
 #include "engine/cost/cluster.h"
 #include "engine/plan/plan_json.h"
 #include "tests/studio/plan_fixture.h"

@@ -10,8 +10,8 @@
 #include <memory>
 #include <set>
 
-#include "app/studio/core/plan_overlay.h"
-#include "app/studio/core/units.h"
+#include "app/studio/core/graph/plan_overlay.h"
+#include "app/studio/core/display/units.h"
 #include "engine/ir/segments.h"
 #include "engine/synth/search.h"
 #include "tests/studio/plan_fixture.h"
@@ -38,12 +38,12 @@ class TestPlanOverlay : public QObject {
       const ir::Node& n = pg.node(s.node);
       if (s.kind == plan::PlanStep::Kind::Compute)
         qInfo("%3zu compute %-20s %-10s seg %d out %s t %.3g", i, n.op.c_str(), s.variant.c_str(),
-              s.segment, s.outputs.empty() ? "-" : synth::formatRel(s.outputs[0].rel).c_str(),
+              s.segment, s.outputs.empty() ? "-" : rules::formatRel(s.outputs[0].rel).c_str(),
               s.seconds());
       else
         qInfo("%3zu convert %-20s %s %s %s->%s v%d->v%d t %.3g", i, n.op.c_str(),
-              s.instruction.c_str(), s.method.c_str(), synth::formatRel(s.from.rel).c_str(),
-              synth::formatRel(s.to.rel).c_str(), s.from.value, s.to.value, s.seconds());
+              s.instruction.c_str(), s.method.c_str(), rules::formatRel(s.from.rel).c_str(),
+              rules::formatRel(s.to.rel).c_str(), s.from.value, s.to.value, s.seconds());
     }
   }
 
@@ -167,7 +167,7 @@ class TestPlanOverlay : public QObject {
       for (const plan::Form& f : s.inputs)
         if (f.rel == e.read.rel && f.lengths == e.read.lengths) found = true;
       QVERIFY(found);
-      if (synth::isGather(e.read.rel)) {
+      if (rules::isGather(e.read.rel)) {
         ++sharded;
         QCOMPARE(e.read.lengths.size(), size_t{4});
         const ir::Value& v = m_doc->imported->value(e.value);
@@ -181,14 +181,14 @@ class TestPlanOverlay : public QObject {
 
   void texts() {
     plan::Form f;
-    f.rel = synth::gather(0);
+    f.rel = rules::gather(0);
     f.lengths = {3, 3, 2, 0};
     QCOMPARE(formText(f), QStringLiteral("G(0) lengths 3, 3, 2, 0"));
-    f.rel = synth::kReduce;
+    f.rel = rules::kReduce;
     QCOMPARE(formText(f), QStringLiteral("R (partial sum)"));
-    QCOMPARE(formCategoryName(synth::gather(1)), QStringLiteral("sharded dim 1"));
-    QCOMPARE(formCategoryName(synth::kIdentity), QStringLiteral("replicated"));
-    QCOMPARE(formCategoryName(synth::kReduce), QStringLiteral("partial sum"));
+    QCOMPARE(formCategoryName(rules::gather(1)), QStringLiteral("sharded dim 1"));
+    QCOMPARE(formCategoryName(rules::kIdentity), QStringLiteral("replicated"));
+    QCOMPARE(formCategoryName(rules::kReduce), QStringLiteral("partial sum"));
     plan::PlanStep s;
     s.kind = plan::PlanStep::Kind::Convert;
     s.instruction = "all-gather";

@@ -6,8 +6,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "app/studio/core/profile_store_models.h"
-#include "app/studio/core/units.h"
+#include "app/studio/core/models/profile_store_models.h"
+#include "app/studio/core/display/units.h"
 #include "tests/studio/profile_store_fixture.h"
 #include "tests/studio/view_helpers.h"
 

@@ -10,9 +10,9 @@
 #include <QDir>
 #include <QTreeView>
 
-#include "app/studio/core/plan_overlay.h"
-#include "app/studio/core/properties_model.h"
-#include "app/studio/core/units.h"
+#include "app/studio/core/graph/plan_overlay.h"
+#include "app/studio/core/models/properties_model.h"
+#include "app/studio/core/display/units.h"
 #include "app/studio/widgets/properties_panel.h"
 #include "engine/import/importer.h"
 #include "engine/ir/summary.h"
@@ -30,7 +30,7 @@ namespace {
 
 std::shared_ptr<const ir::Graph> loadZoo(const char* file) {
   const QByteArray dir = qgetenv("HAP_ZOO_DIR");
-  return std::make_shared<const ir::Graph>(ts::importModel(dir.toStdString() + "/" + file));
+  return std::make_shared<const ir::Graph>(import::importModel(dir.toStdString() + "/" + file));
 }
 
 // The row named `name` under `parent` (column 0), or an invalid index.
@@ -46,12 +46,12 @@ QString valueOf(const QModelIndex& nameIndex) {
 
 // "G(0) lengths 3, 3, 2, 0", "I (replicated)", from the plan's own numbers (not formText).
 QString expectedForm(const hap::plan::Form& f) {
-  if (hap::synth::isGather(f.rel)) {
+  if (hap::rules::isGather(f.rel)) {
     QStringList lengths;
     for (int64_t l : f.lengths) lengths << QString::number(l);
     return QStringLiteral("G(%1) lengths %2").arg(f.rel).arg(lengths.join(QStringLiteral(", ")));
   }
-  return f.rel == hap::synth::kReduce ? QStringLiteral("R (partial sum)")
+  return f.rel == hap::rules::kReduce ? QStringLiteral("R (partial sum)")
                                       : QStringLiteral("I (replicated)");
 }
 
@@ -324,14 +324,14 @@ class TestPropertiesModel : public QObject {
       // The imported value (a resharded copy, f.value past the imported values, stands for it).
       QCOMPARE(PropertiesModel::link(m_model->index(r, 0, inputs)),
                Selection::value(g.node(linear).tensorInputs()[static_cast<size_t>(r)]));
-      sharded += hap::synth::isGather(f.rel);
+      sharded += hap::rules::isGather(f.rel);
     }
     QVERIFY(sharded >= 1);  // the weight's rows
     const QModelIndex outputs = row(*m_model, QStringLiteral("Output forms"), plan);
     QCOMPARE(m_model->rowCount(outputs), static_cast<int>(step->outputs.size()));
     const QString out = valueOf(m_model->index(0, 0, outputs));
     QVERIFY2(out.contains(expectedForm(step->outputs.front())), qPrintable(out));
-    QVERIFY(hap::synth::isGather(step->outputs.front().rel));
+    QVERIFY(hap::rules::isGather(step->outputs.front().rel));
     // Uneven devices: the lengths are not all equal somewhere.
     qInfo("column linear #%d output: %s", linear, qPrintable(out));
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <memory>
 
-#include "app/studio/core/ratios_model.h"
+#include "app/studio/core/models/ratios_model.h"
 #include "tests/studio/plan_fixture.h"
 
 using namespace hap;

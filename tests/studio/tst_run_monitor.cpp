@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "app/studio/core/run_monitor.h"
+#include "app/studio/core/jobs/run_monitor.h"
 #include "tests/studio/profile_store_fixture.h"
 
 using namespace hap;

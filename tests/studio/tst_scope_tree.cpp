@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "app/studio/core/scope_tree.h"
+#include "app/studio/core/graph/scope_tree.h"
 #include "engine/import/importer.h"
 #include "engine/ir/graph.h"
 #include "engine/ir/summary.h"
@@ -56,7 +56,7 @@ class TestScopeTree : public QObject {
   ir::Graph bert_;
 
  private Q_SLOTS:
-  void initTestCase() { bert_ = ts::importModel(zooModel("bert-tiny.pt")); }
+  void initTestCase() { bert_ = import::importModel(zooModel("bert-tiny.pt")); }
 
   void bertPathsAndParents() {
     ScopeTree t(bert_);

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <thread>
 
-#include "app/studio/core/search_event_throttle.h"
+#include "app/studio/core/jobs/search_event_throttle.h"
 #include "engine/synth/search.h"
 #include "engine/synth/theory.h"
 

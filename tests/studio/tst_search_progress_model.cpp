@@ -11,7 +11,7 @@
 #include <cmath>
 #include <limits>
 
-#include "app/studio/core/search_progress_model.h"
+#include "app/studio/core/models/search_progress_model.h"
 #include "app/studio/widgets/search_view.h"
 
 using namespace hap;

@@ -13,7 +13,7 @@
 #include <memory>
 #include <set>
 
-#include "app/studio/core/units.h"
+#include "app/studio/core/display/units.h"
 #include "app/studio/widgets/stages_view.h"
 #include "tests/studio/plan_fixture.h"
 #include "tests/studio/view_helpers.h"

@@ -27,10 +27,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app/studio/core/calibration_models.h"
-#include "app/studio/core/launch_job.h"
-#include "app/studio/core/measured_comparison_model.h"
-#include "app/studio/core/plan_history_model.h"
+#include "app/studio/core/models/calibration_models.h"
+#include "app/studio/core/jobs/launch_job.h"
+#include "app/studio/core/models/measured_comparison_model.h"
+#include "app/studio/core/models/plan_history_model.h"
 #include "app/studio/widgets/calibrate_dialog.h"
 #include "app/studio/widgets/cluster_panel.h"
 #include "app/studio/widgets/compare_view.h"

@@ -19,8 +19,8 @@
 #include <QTreeView>
 #include <QtTest>
 
-#include "app/studio/core/cluster_model.h"
-#include "app/studio/core/open_job.h"
+#include "app/studio/core/models/cluster_model.h"
+#include "app/studio/core/jobs/open_job.h"
 #include "app/studio/widgets/cluster_panel.h"
 #include "app/studio/widgets/error_bar.h"
 #include "app/studio/widgets/find_bar.h"

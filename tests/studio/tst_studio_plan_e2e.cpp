@@ -23,12 +23,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "app/studio/core/baselines_model.h"
-#include "app/studio/core/explain_model.h"
-#include "app/studio/core/plan_comparison.h"
-#include "app/studio/core/plan_history_model.h"
-#include "app/studio/core/plan_job.h"
-#include "app/studio/core/search_progress_model.h"
+#include "app/studio/core/models/baselines_model.h"
+#include "app/studio/core/models/explain_model.h"
+#include "app/studio/core/documents/plan_comparison.h"
+#include "app/studio/core/models/plan_history_model.h"
+#include "app/studio/core/jobs/plan_job.h"
+#include "app/studio/core/models/search_progress_model.h"
 #include "app/studio/widgets/baselines_view.h"
 #include "app/studio/widgets/cluster_panel.h"
 #include "app/studio/widgets/compare_view.h"

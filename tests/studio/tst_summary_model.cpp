@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "app/studio/core/summary_model.h"
+#include "app/studio/core/models/summary_model.h"
 #include "engine/import/importer.h"
 #include "engine/ir/summary.h"
 #include "tests/studio/view_helpers.h"
@@ -22,7 +22,7 @@ namespace {
 
 std::shared_ptr<const ir::Graph> loadZoo(const char* file) {
   const QByteArray dir = qgetenv("HAP_ZOO_DIR");
-  return std::make_shared<const ir::Graph>(ts::importModel(dir.toStdString() + "/" + file));
+  return std::make_shared<const ir::Graph>(import::importModel(dir.toStdString() + "/" + file));
 }
 
 }  // namespace

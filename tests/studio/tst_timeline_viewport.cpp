@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "app/studio/core/timeline_viewport.h"
-#include "app/studio/core/units.h"
+#include "app/studio/core/display/timeline_viewport.h"
+#include "app/studio/core/display/units.h"
 
 using hap::studio::TimelineViewport;
 using hap::studio::formatDuration;

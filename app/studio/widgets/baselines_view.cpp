@@ -20,8 +20,8 @@
 
 #include <algorithm>
 
-#include "app/studio/core/memory_model.h"
-#include "app/studio/core/units.h"
+#include "app/studio/core/models/memory_model.h"
+#include "app/studio/core/display/units.h"
 
 namespace hap::studio {
 namespace {

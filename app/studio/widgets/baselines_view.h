@@ -13,8 +13,8 @@
 #include <memory>
 #include <vector>
 
-#include "app/studio/core/baselines_model.h"
-#include "app/studio/core/plan_document.h"
+#include "app/studio/core/models/baselines_model.h"
+#include "app/studio/core/documents/plan_document.h"
 
 class QChart;
 class QChartView;

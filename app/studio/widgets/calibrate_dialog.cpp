@@ -16,9 +16,9 @@
 #include <cmath>
 #include <set>
 
-#include "app/studio/core/calibrate_job.h"
-#include "app/studio/core/calibration_models.h"
-#include "app/studio/core/profile_store_models.h"
+#include "app/studio/core/jobs/calibrate_job.h"
+#include "app/studio/core/models/calibration_models.h"
+#include "app/studio/core/models/profile_store_models.h"
 
 namespace hap::studio {
 namespace {

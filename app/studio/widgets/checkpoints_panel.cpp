@@ -12,7 +12,7 @@
 #include <QTableView>
 #include <QUrl>
 
-#include "app/studio/core/checkpoints_model.h"
+#include "app/studio/core/models/checkpoints_model.h"
 
 namespace hap::studio {
 
@@ -120,7 +120,7 @@ void CheckpointsPanel::refresh() {
   m_message->setToolTip(m_message->text());
   Q_EMIT titleChanged(title());
 
-  const rt::CheckpointInfo* c = m_model->info(currentRow());
+  const runtime::CheckpointInfo* c = m_model->info(currentRow());
   const bool usable = c && c->error.empty();
   m_resume->setEnabled(usable && !m_busy);
   m_export->setEnabled(usable && !m_busy && m_havePlan);

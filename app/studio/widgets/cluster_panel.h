@@ -12,7 +12,7 @@
 
 #include <functional>
 
-#include "app/studio/core/cluster_model.h"
+#include "app/studio/core/models/cluster_model.h"
 
 class QAction;
 class QLabel;

@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app/studio/core/units.h"
+#include "app/studio/core/display/units.h"
 #include "engine/ir/summary.h"
 
 namespace hap::studio {

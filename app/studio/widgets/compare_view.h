@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "app/studio/core/plan_comparison_model.h"
-#include "app/studio/core/plan_history_model.h"
+#include "app/studio/core/models/plan_comparison_model.h"
+#include "app/studio/core/models/plan_history_model.h"
 
 class QComboBox;
 class QLabel;

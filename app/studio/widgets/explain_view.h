@@ -7,9 +7,9 @@
 #include <QTabWidget>
 #include <memory>
 
-#include "app/studio/core/explain_filter.h"
-#include "app/studio/core/explain_model.h"
-#include "app/studio/core/plan_document.h"
+#include "app/studio/core/models/explain_filter.h"
+#include "app/studio/core/models/explain_model.h"
+#include "app/studio/core/documents/plan_document.h"
 
 class QComboBox;
 class QLabel;

@@ -7,7 +7,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "app/studio/core/graph_search.h"
+#include "app/studio/core/graph/graph_search.h"
 
 class QAction;
 class QCheckBox;

@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "app/studio/core/colouring.h"
+#include "app/studio/core/graph/colouring.h"
 
 namespace hap::studio {
 

@@ -11,7 +11,7 @@
 #include <QPainterPath>
 #include <QString>
 
-#include "app/studio/core/graph_layout.h"
+#include "app/studio/core/graph/graph_layout.h"
 
 namespace hap::studio {
 

@@ -18,8 +18,8 @@
 #include <map>
 #include <set>
 
-#include "app/studio/core/layout_job.h"
-#include "app/studio/core/units.h"
+#include "app/studio/core/jobs/layout_job.h"
+#include "app/studio/core/display/units.h"
 #include "app/studio/widgets/graph_scene_item.h"
 #include "engine/ir/summary.h"
 
@@ -788,7 +788,7 @@ void GraphView::annotateEdges() {
   for (size_t i = 0; i < m_edgeItems.size() && i < m_layout->edges.size(); ++i) {
     const LayoutEdge& le = m_layout->edges[i];
     std::map<QString, int> collectiveGlyphs, localGlyphs, kinds;
-    std::map<synth::Rel, int> forms;
+    std::map<rules::Rel, int> forms;
     int reads = 0, collectives = 0, local = 0;
     const PlanEdgeInfo* only = nullptr;
     for (ir::ValueId v : le.values) {
@@ -987,10 +987,10 @@ void GraphView::refreshLegend() {
     const std::vector<QString> labels = formCategoryLabels(maxDim);
     for (size_t c = 0; c < labels.size(); ++c) {
       if (!seen[c]) continue;
-      const synth::Rel r =
+      const rules::Rel r =
           c == 0
-              ? synth::kIdentity
-              : (c == labels.size() - 1 ? synth::kReduce : synth::gather(static_cast<int>(c) - 1));
+              ? rules::kIdentity
+              : (c == labels.size() - 1 ? rules::kReduce : rules::gather(static_cast<int>(c) - 1));
       edgeForms.emplace_back(labels[c], formStrokeColour(r));
     }
   }

@@ -22,12 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "app/studio/core/colouring.h"
-#include "app/studio/core/graph_layout.h"
-#include "app/studio/core/plan_document.h"
-#include "app/studio/core/plan_overlay.h"
-#include "app/studio/core/scope_tree.h"
-#include "app/studio/core/selection.h"
+#include "app/studio/core/graph/colouring.h"
+#include "app/studio/core/graph/graph_layout.h"
+#include "app/studio/core/documents/plan_document.h"
+#include "app/studio/core/graph/plan_overlay.h"
+#include "app/studio/core/graph/scope_tree.h"
+#include "app/studio/core/documents/selection.h"
 #include "engine/ir/graph.h"
 
 class QLabel;

@@ -28,8 +28,8 @@ const char* const kDtypes[] = {"float32", "float64", "float16", "bfloat16", "int
 
 }  // namespace
 
-InputsDialog::InputsDialog(const QString& modelPath, const std::vector<ts::ForwardArgument>& arguments,
-                           const std::vector<ts::InputSpec>& given, QWidget* parent)
+InputsDialog::InputsDialog(const QString& modelPath, const std::vector<import::ForwardArgument>& arguments,
+                           const std::vector<import::InputSpec>& given, QWidget* parent)
     : QDialog(parent), m_arguments(arguments) {
   setWindowTitle(tr("Input shapes — %1").arg(QFileInfo(modelPath).fileName()));
   auto* layout = new QVBoxLayout(this);
@@ -48,7 +48,7 @@ InputsDialog::InputsDialog(const QString& modelPath, const std::vector<ts::Forwa
   m_table->verticalHeader()->hide();
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   for (int r = 0; r < m_table->rowCount(); ++r) {
-    const ts::ForwardArgument& a = arguments[static_cast<size_t>(r)];
+    const import::ForwardArgument& a = arguments[static_cast<size_t>(r)];
     auto* name = new QTableWidgetItem(QString::fromStdString(a.name));
     name->setFlags(Qt::ItemIsEnabled);
     auto* type = new QTableWidgetItem(QString::fromStdString(a.type));
@@ -61,8 +61,8 @@ InputsDialog::InputsDialog(const QString& modelPath, const std::vector<ts::Forwa
     for (const char* d : kDtypes) dtype->addItem(QString::fromLatin1(d));
     m_table->setCellWidget(r, DType, dtype);
     // What the file or the command line already says for this argument.
-    std::optional<ts::InputSpec> known = a.spec;
-    for (const ts::InputSpec& s : given)
+    std::optional<import::InputSpec> known = a.spec;
+    for (const import::InputSpec& s : given)
       if (s.name == a.name) known = s;
     if (known) {
       m_table->item(r, Shape)->setText(shapeText(known->shape));
@@ -98,7 +98,7 @@ void InputsDialog::setRow(const QString& name, const QString& shape, const QStri
 }
 
 QString InputsDialog::validate() {
-  std::vector<ts::InputSpec> specs;
+  std::vector<import::InputSpec> specs;
   for (int r = 0; r < m_table->rowCount(); ++r) {
     const QString name = m_table->item(r, Name)->text();
     const QString shape = m_table->item(r, Shape)->text().trimmed();
@@ -109,7 +109,7 @@ QString InputsDialog::validate() {
     QString arg = QStringLiteral("%1=%2:%3").arg(name, shape, dtype);
     if (!range.isEmpty()) arg += QStringLiteral(":") + range;
     try {
-      specs.push_back(ts::parseInputArg(arg.toStdString()));
+      specs.push_back(import::parseInputArg(arg.toStdString()));
     } catch (const Error& e) {
       return QString::fromStdString(e.what());
     }

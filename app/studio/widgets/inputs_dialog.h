@@ -18,11 +18,11 @@ namespace hap::studio {
 class InputsDialog : public QDialog {
   Q_OBJECT
  public:
-  InputsDialog(const QString& modelPath, const std::vector<ts::ForwardArgument>& arguments,
-               const std::vector<ts::InputSpec>& given, QWidget* parent = nullptr);
+  InputsDialog(const QString& modelPath, const std::vector<import::ForwardArgument>& arguments,
+               const std::vector<import::InputSpec>& given, QWidget* parent = nullptr);
 
   // The specifications entered; valid after accept().
-  std::vector<ts::InputSpec> inputs() const { return m_inputs; }
+  std::vector<import::InputSpec> inputs() const { return m_inputs; }
   // Sets the row of `name` (tests, and --input values kept from the command line).
   void setRow(const QString& name, const QString& shape, const QString& dtype, const QString& range = {});
   // Validates every row; on success fills inputs() and returns "", else the first message.
@@ -34,8 +34,8 @@ class InputsDialog : public QDialog {
   QTableWidget* m_table = nullptr;
   QLabel* m_error = nullptr;
   QDialogButtonBox* m_buttons = nullptr;
-  std::vector<ts::ForwardArgument> m_arguments;
-  std::vector<ts::InputSpec> m_inputs;
+  std::vector<import::ForwardArgument> m_arguments;
+  std::vector<import::InputSpec> m_inputs;
 };
 
 }  // namespace hap::studio

@@ -17,7 +17,7 @@
 
 #include <vector>
 
-#include "app/studio/core/launch_settings.h"
+#include "app/studio/core/documents/launch_settings.h"
 #include "engine/plan/plan.h"
 
 class QComboBox;

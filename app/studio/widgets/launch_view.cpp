@@ -21,13 +21,13 @@
 
 #include <algorithm>
 
-#include "app/studio/core/plan_export.h"
+#include "app/studio/core/documents/plan_export.h"
 #include "db/store.h"
 #include "engine/base/error.h"
 #include "engine/plan/plan_json.h"
 #include "engine/plan/planner.h"
-#include "runtime/launch_scripts.h"
-#include "runtime/local_launch.h"
+#include "runtime/launch/launch_scripts.h"
+#include "runtime/launch/local_launch.h"
 
 namespace hap::studio {
 namespace {
@@ -136,9 +136,9 @@ QWidget* LaunchView::makeLeftPanel() {
   m_scripts->setToolButtonStyle(Qt::ToolButtonTextOnly);
   auto* scriptsMenu = new QMenu(m_scripts);
   scriptsMenu->setObjectName(QStringLiteral("launchScriptsMenu"));
-  const std::pair<rt::ScriptKind, QString> kinds[] = {{rt::ScriptKind::Torchrun, tr("torchrun (one script per machine)…")},
-                                                      {rt::ScriptKind::Slurm, tr("Slurm (sbatch)…")},
-                                                      {rt::ScriptKind::Ssh, tr("ssh (one script starting every machine)…")}};
+  const std::pair<runtime::ScriptKind, QString> kinds[] = {{runtime::ScriptKind::Torchrun, tr("torchrun (one script per machine)…")},
+                                                      {runtime::ScriptKind::Slurm, tr("Slurm (sbatch)…")},
+                                                      {runtime::ScriptKind::Ssh, tr("ssh (one script starting every machine)…")}};
   for (const auto& [kind, text] : kinds) {
     QAction* a = scriptsMenu->addAction(text);
     a->setObjectName(QStringLiteral("scripts.%1").arg(static_cast<int>(kind)));
@@ -197,7 +197,7 @@ void LaunchView::hideError() { m_monitorView->hideError(); }
 
 QString LaunchView::findWorker() const {
   try {
-    return QString::fromStdString(rt::resolveWorker(qEnvironmentVariable("HAP_WORKER").toStdString(),
+    return QString::fromStdString(runtime::resolveWorker(qEnvironmentVariable("HAP_WORKER").toStdString(),
                                                     QCoreApplication::applicationFilePath().toStdString()));
   } catch (const std::exception&) {
     return {};  // the preflight's Worker check says what to do
@@ -261,7 +261,7 @@ bool LaunchView::start() {
   p.folder = folder;
   p.checkpointDir = s.checkpointDir;
   p.ranks = ranks;
-  rt::LocalLaunchRequest& r = p.request;
+  runtime::LocalLaunchRequest& r = p.request;
   r.planPath = planPath.toStdString();
   r.worker = worker.toStdString();
   r.workerArgs = toStdStrings(workerArguments(s));
@@ -273,7 +273,7 @@ bool LaunchView::start() {
                                : QStringLiteral("%1 · %2 · hap-studio")
                                      .arg(QFileInfo(s.modelPath).completeBaseName(), QString::fromStdString(m_plan->p().strategy))
                                      .toStdString();
-  const rt::PreflightRequest request = preflightRequest(*plan, planPath, s, worker);
+  const runtime::PreflightRequest request = preflightRequest(*plan, planPath, s, worker);
   m_monitorView->setStatus(tr("Checking before the start…"), Tone::Plain);
   runPreflight(std::move(p), request);
   return true;
@@ -310,7 +310,7 @@ bool LaunchView::check() {
   return true;
 }
 
-void LaunchView::runPreflight(PendingLaunch pending, const rt::PreflightRequest& request) {
+void LaunchView::runPreflight(PendingLaunch pending, const runtime::PreflightRequest& request) {
   hideError();
   m_pending = std::move(pending);
   if (!m_preflightJob->start(request)) {  // cannot happen: every caller waits for the last one
@@ -323,10 +323,10 @@ void LaunchView::runPreflight(PendingLaunch pending, const rt::PreflightRequest&
 
 void LaunchView::onPreflightFinished(bool passed) {
   if (!m_pending) return;
-  const std::vector<rt::PreflightCheck>& checks = m_preflightJob->checks();
+  const std::vector<runtime::PreflightCheck>& checks = m_preflightJob->checks();
   // The list opens on a failure or a warning; when all is well it is one line.
   bool notOk = false;
-  for (const rt::PreflightCheck& c : checks) notOk = notOk || c.status != rt::PreflightCheck::Status::Ok;
+  for (const runtime::PreflightCheck& c : checks) notOk = notOk || c.status != runtime::PreflightCheck::Status::Ok;
   m_preflight->showChecks(checks, notOk);
   if (m_pending->kind == PendingLaunch::Kind::Check) {
     m_pending.reset();
@@ -572,7 +572,7 @@ bool LaunchView::showRecordedRun(const QString& storePath, qint64 run) {
 QString LaunchView::checkpointFolder() const { return m_checkpoints->folder(); }
 
 bool LaunchView::resumeFrom(int row) {
-  const rt::CheckpointInfo* c = m_checkpoints->info(row);
+  const runtime::CheckpointInfo* c = m_checkpoints->info(row);
   if (!c || busy()) return false;
   if (!c->error.empty()) {
     showError(QString::fromStdString(c->error));
@@ -626,7 +626,7 @@ bool LaunchView::exportModel(const QString& checkpoint, const QString& path) {
   s.resumePath = checkpoint;
   s.exportPath = path;
   s.cpuShares.clear();
-  const rt::CheckpointInfo info = rt::readCheckpointInfo(checkpoint.toStdString());
+  const runtime::CheckpointInfo info = runtime::readCheckpointInfo(checkpoint.toStdString());
   if (info.error.empty()) {
     if (info.optimizer == "adam") s.optimizer = LaunchSettings::Optimizer::Adam;
     else if (info.optimizer == "adamw") s.optimizer = LaunchSettings::Optimizer::AdamW;
@@ -639,7 +639,7 @@ bool LaunchView::exportModel(const QString& checkpoint, const QString& path) {
   p.exportPath = path;
   p.ranks = static_cast<int>(plan::worldDevices(*plan).size());
   const QString worker = findWorker();
-  rt::LocalLaunchRequest& r = p.request;
+  runtime::LocalLaunchRequest& r = p.request;
   r.planPath = planPath.toStdString();
   r.worker = worker.toStdString();
   r.workerArgs = toStdStrings(workerArguments(s));
@@ -671,13 +671,13 @@ QString LaunchView::writeLaunchScripts(int kind, const QString& dir, bool force)
   if (!scratch.isValid()) return tr("Cannot make a temporary folder for the plan file");
   const QString planPath = scratch.filePath(QStringLiteral("plan.json"));
   if (const std::string e = exportPlanFile(*m_plan, planPath.toStdString()); !e.empty()) return QString::fromStdString(e);
-  rt::EmitRequest request;
-  request.kind = static_cast<rt::ScriptKind>(kind);
+  runtime::EmitRequest request;
+  request.kind = static_cast<runtime::ScriptKind>(kind);
   request.dir = dir.toStdString();
   request.force = force;
   request.workerArgs = toStdStrings(workerArguments(s));  // no --model: the scripts name the model's file
   try {
-    (void)rt::emitLaunchFolder(m_plan->p(), planPath.toStdString(), request);
+    (void)runtime::emitLaunchFolder(m_plan->p(), planPath.toStdString(), request);
   } catch (const std::exception& e) {
     return QString::fromUtf8(e.what());
   }

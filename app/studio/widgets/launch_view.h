@@ -21,7 +21,7 @@
 //
 // The run is recorded in the store (the Profiles dock's, else db::defaultPath()); its
 // checkpoints go to the form's folder, else <run folder>/checkpoints. The worker is $HAP_WORKER
-// when set, else the build's or installed hap-worker (rt::resolveWorker).
+// when set, else the build's or installed hap-worker (runtime::resolveWorker).
 //
 // Checkpoints (issue 20, item 5): the shown run's checkpoint folder listed (CheckpointsModel),
 // again when a "checkpoint:" line arrives and when the run ends. Resume From puts the selected
@@ -47,12 +47,12 @@
 #include <optional>
 #include <vector>
 
-#include "app/studio/core/checkpoints_model.h"
-#include "app/studio/core/launch_job.h"
-#include "app/studio/core/launch_settings.h"
-#include "app/studio/core/plan_document.h"
-#include "app/studio/core/preflight_job.h"
-#include "app/studio/core/run_monitor.h"
+#include "app/studio/core/models/checkpoints_model.h"
+#include "app/studio/core/jobs/launch_job.h"
+#include "app/studio/core/documents/launch_settings.h"
+#include "app/studio/core/documents/plan_document.h"
+#include "app/studio/core/jobs/preflight_job.h"
+#include "app/studio/core/jobs/run_monitor.h"
 #include "app/studio/widgets/checkpoints_panel.h"
 #include "app/studio/widgets/launch_form.h"
 #include "app/studio/widgets/preflight_list.h"
@@ -108,7 +108,7 @@ class LaunchView : public QWidget {
   // Check: the preflight of the form as Start would launch it, shown in the list (false when
   // busy or without a plan). preflightFinished follows.
   bool check();
-  const std::vector<rt::PreflightCheck>& preflightChecks() const { return m_preflightJob->checks(); }
+  const std::vector<runtime::PreflightCheck>& preflightChecks() const { return m_preflightJob->checks(); }
   // Shows the metrics of run `run` recorded in the store at `storePath` (a finished run, later),
   // and the checkpoints of its folder when its settings name a --checkpoint-dir. False (and why
   // shown) while a run is going or when the store cannot be read.
@@ -126,7 +126,7 @@ class LaunchView : public QWidget {
   // The form in QSettings (group "launch"), and back (done when the view is made).
   void saveSettings() const;
   void restoreSettings();
-  // Writes launch scripts of `kind` (rt::ScriptKind) into `dir` with the form's worker options;
+  // Writes launch scripts of `kind` (runtime::ScriptKind) into `dir` with the form's worker options;
   // "" on success, else why not. `force`: write into a folder that is not empty.
   QString writeLaunchScripts(int kind, const QString& dir, bool force);
 
@@ -211,7 +211,7 @@ class LaunchView : public QWidget {
   struct PendingLaunch {
     enum class Kind { Check, Start, Export } kind = Kind::Check;
     std::shared_ptr<const plan::Plan> plan;
-    rt::LocalLaunchRequest request;
+    runtime::LocalLaunchRequest request;
     QString folder;          // Start: the run folder (removed when the start is refused)
     QString checkpointDir;   // Start: the run's checkpoint folder
     QString checkpoint, exportPath;  // Export
@@ -225,7 +225,7 @@ class LaunchView : public QWidget {
   std::shared_ptr<const plan::Plan> writeScratchPlan(QString* planPath);
   QString findWorker() const;  // "" when there is none (the preflight's Worker check says so)
   QString modelPath() const;
-  void runPreflight(PendingLaunch pending, const rt::PreflightRequest& request);
+  void runPreflight(PendingLaunch pending, const runtime::PreflightRequest& request);
   void onPreflightFinished(bool passed);
   void launch(PendingLaunch p);
   void syncBusy();

@@ -25,12 +25,12 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
-#include "app/studio/core/colouring.h"
-#include "app/studio/core/open_job.h"
-#include "app/studio/core/plan_export.h"
-#include "app/studio/core/plan_history_model.h"
-#include "app/studio/core/plan_job.h"
-#include "app/studio/core/search_progress_model.h"
+#include "app/studio/core/graph/colouring.h"
+#include "app/studio/core/jobs/open_job.h"
+#include "app/studio/core/documents/plan_export.h"
+#include "app/studio/core/models/plan_history_model.h"
+#include "app/studio/core/jobs/plan_job.h"
+#include "app/studio/core/models/search_progress_model.h"
 #include "app/studio/widgets/baselines_view.h"
 #include "app/studio/widgets/compare_view.h"
 #include "app/studio/widgets/explain_view.h"
@@ -511,7 +511,7 @@ void MainWindow::openFile(const QString& path) {
   }
 }
 
-void MainWindow::openModel(const QString& path, const std::vector<ts::InputSpec>& inputOverrides) {
+void MainWindow::openModel(const QString& path, const std::vector<import::InputSpec>& inputOverrides) {
   m_errorBar->hide();
   m_openJob->openModel(path, inputOverrides);
 }
@@ -545,9 +545,9 @@ void MainWindow::onOpenFailed(const QString& path, const OpenError& error) {
   }
   if (error.kind == OpenError::Kind::InputsMissing) {
     // Ask for the shapes (the file has no hap/inputs.json), then import again with them.
-    std::vector<ts::InputSpec> given = m_model && m_model->path == path.toStdString()
+    std::vector<import::InputSpec> given = m_model && m_model->path == path.toStdString()
                                            ? m_model->inputOverrides
-                                           : std::vector<ts::InputSpec>{};
+                                           : std::vector<import::InputSpec>{};
     auto* dialog = new InputsDialog(path, error.arguments, given, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog, path] { openModel(path, dialog->inputs()); });

@@ -9,8 +9,8 @@
 #include <QStringList>
 #include <memory>
 
-#include "app/studio/core/model_document.h"
-#include "app/studio/core/selection.h"
+#include "app/studio/core/documents/model_document.h"
+#include "app/studio/core/documents/selection.h"
 
 class QAction;
 class QDockWidget;
@@ -56,7 +56,7 @@ class MainWindow : public QMainWindow {
 
   // Opening, as the menu, drag and drop and the command line do. Models and plans open in the
   // background (modelOpened/planOpened/openFailed tell when); clusters open at once.
-  void openModel(const QString& path, const std::vector<ts::InputSpec>& inputOverrides = {});
+  void openModel(const QString& path, const std::vector<import::InputSpec>& inputOverrides = {});
   bool openCluster(const QString& path);
   // Opens a plan and its model as planned: `modelPath`, else the open model, else the plan's own.
   void openPlan(const QString& path, const QString& modelPath = {});

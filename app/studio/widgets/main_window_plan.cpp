@@ -17,12 +17,12 @@
 #include <QStatusBar>
 #include <QToolButton>
 
-#include "app/studio/core/open_job.h"
-#include "app/studio/core/colouring.h"
-#include "app/studio/core/plan_export.h"
-#include "app/studio/core/plan_history_model.h"
-#include "app/studio/core/plan_job.h"
-#include "app/studio/core/search_progress_model.h"
+#include "app/studio/core/jobs/open_job.h"
+#include "app/studio/core/graph/colouring.h"
+#include "app/studio/core/documents/plan_export.h"
+#include "app/studio/core/models/plan_history_model.h"
+#include "app/studio/core/jobs/plan_job.h"
+#include "app/studio/core/models/search_progress_model.h"
 #include "app/studio/widgets/baselines_view.h"
 #include "app/studio/widgets/cluster_panel.h"
 #include "app/studio/widgets/compare_view.h"
@@ -154,11 +154,11 @@ void MainWindow::createPlanActions() {
   a = addAction(QStringLiteral("plan.exportReport"), tr("Markdown &Report…"));
   connect(a, &QAction::triggered, this, [this] { exportPlanText(false); });
   a = addAction(QStringLiteral("plan.exportTorchrun"), tr("&torchrun…"));
-  connect(a, &QAction::triggered, this, [this] { exportLaunch(static_cast<int>(rt::ScriptKind::Torchrun)); });
+  connect(a, &QAction::triggered, this, [this] { exportLaunch(static_cast<int>(runtime::ScriptKind::Torchrun)); });
   a = addAction(QStringLiteral("plan.exportSlurm"), tr("&Slurm…"));
-  connect(a, &QAction::triggered, this, [this] { exportLaunch(static_cast<int>(rt::ScriptKind::Slurm)); });
+  connect(a, &QAction::triggered, this, [this] { exportLaunch(static_cast<int>(runtime::ScriptKind::Slurm)); });
   a = addAction(QStringLiteral("plan.exportSsh"), tr("ss&h…"));
-  connect(a, &QAction::triggered, this, [this] { exportLaunch(static_cast<int>(rt::ScriptKind::Ssh)); });
+  connect(a, &QAction::triggered, this, [this] { exportLaunch(static_cast<int>(runtime::ScriptKind::Ssh)); });
   // The profile store: File ▸ Open Profile Store…, View ▸ Profiles, and the view's own Refresh.
   auto* profiles = findChild<ProfilesView*>();
   const auto showProfiles = [this] {
@@ -367,7 +367,7 @@ void MainWindow::exportLaunch(int kind) {
   const QString dir = QFileDialog::getExistingDirectory(this, tr("Write Launch Scripts Into"), QFileInfo(planPath).absolutePath());
   if (dir.isEmpty()) return;
   std::vector<std::string> written;
-  const std::string error = exportLaunchScripts(*m_plan, planPath.toStdString(), static_cast<rt::ScriptKind>(kind),
+  const std::string error = exportLaunchScripts(*m_plan, planPath.toStdString(), static_cast<runtime::ScriptKind>(kind),
                                                 dir.toStdString(), false, &written);
   if (!error.empty()) {
     showError(QString::fromStdString(error));

@@ -14,8 +14,8 @@
 
 #include <algorithm>
 
-#include "app/studio/core/profile_store_models.h"
-#include "app/studio/core/units.h"
+#include "app/studio/core/models/profile_store_models.h"
+#include "app/studio/core/display/units.h"
 #include "db/measured_timeline.h"
 
 namespace hap::studio {

@@ -24,8 +24,8 @@
 #include <optional>
 #include <vector>
 
-#include "app/studio/core/measured_comparison_model.h"
-#include "app/studio/core/plan_document.h"
+#include "app/studio/core/models/measured_comparison_model.h"
+#include "app/studio/core/documents/plan_document.h"
 #include "engine/plan/simulator.h"
 
 class QComboBox;

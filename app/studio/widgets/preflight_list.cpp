@@ -10,7 +10,7 @@
 #include <QTimer>
 #include <QToolButton>
 
-#include "app/studio/core/preflight_job.h"
+#include "app/studio/core/jobs/preflight_job.h"
 
 namespace hap::studio {
 
@@ -61,12 +61,12 @@ void PreflightList::showChecking() {
   m_toggle->setText(tr("Checking…"));
 }
 
-void PreflightList::showChecks(const std::vector<rt::PreflightCheck>& checks, bool open) {
+void PreflightList::showChecks(const std::vector<runtime::PreflightCheck>& checks, bool open) {
   m_checks = checks;
   bool failed = false, warned = false;
-  for (const rt::PreflightCheck& c : checks) {
-    failed = failed || c.status == rt::PreflightCheck::Status::Failed;
-    warned = warned || c.status == rt::PreflightCheck::Status::Warning;
+  for (const runtime::PreflightCheck& c : checks) {
+    failed = failed || c.status == runtime::PreflightCheck::Status::Failed;
+    warned = warned || c.status == runtime::PreflightCheck::Status::Warning;
   }
   const QString summary = checks.empty() ? tr("Not checked yet: Start checks first") : preflightSummary(checks);
   // ▸ closed, ▾ open (as a tree's branch).
@@ -91,22 +91,22 @@ void PreflightList::showChecks(const std::vector<rt::PreflightCheck>& checks, bo
   grid->setVerticalSpacing(3);
   const int icon = style()->pixelMetric(QStyle::PM_SmallIconSize);
   for (size_t k = 0; k < checks.size(); ++k) {
-    const rt::PreflightCheck& c = checks[k];
-    const auto pixmap = c.status == rt::PreflightCheck::Status::Failed    ? QStyle::SP_MessageBoxCritical
-                        : c.status == rt::PreflightCheck::Status::Warning ? QStyle::SP_MessageBoxWarning
+    const runtime::PreflightCheck& c = checks[k];
+    const auto pixmap = c.status == runtime::PreflightCheck::Status::Failed    ? QStyle::SP_MessageBoxCritical
+                        : c.status == runtime::PreflightCheck::Status::Warning ? QStyle::SP_MessageBoxWarning
                                                                            : QStyle::SP_DialogApplyButton;
     auto* mark = new QLabel(rows);
     mark->setPixmap(style()->standardIcon(pixmap).pixmap(icon, icon));
     mark->setAlignment(Qt::AlignHCenter | Qt::AlignTop);
-    mark->setToolTip(c.status == rt::PreflightCheck::Status::Failed    ? tr("failed")
-                     : c.status == rt::PreflightCheck::Status::Warning ? tr("warning")
+    mark->setToolTip(c.status == runtime::PreflightCheck::Status::Failed    ? tr("failed")
+                     : c.status == runtime::PreflightCheck::Status::Warning ? tr("warning")
                                                                         : tr("ok"));
     auto* text = new QLabel(rows);
     text->setObjectName(QStringLiteral("preflight.%1").arg(QString::fromStdString(c.what)));
     text->setTextFormat(Qt::RichText);
     text->setWordWrap(true);
     text->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    const QString colour = c.status == rt::PreflightCheck::Status::Failed ? QStringLiteral(" style=\"color:#b01c1c\"") : QString();
+    const QString colour = c.status == runtime::PreflightCheck::Status::Failed ? QStringLiteral(" style=\"color:#b01c1c\"") : QString();
     text->setText(QStringLiteral("<b%1>%2</b>&nbsp;&nbsp;%3")
                       .arg(colour, QString::fromStdString(c.what).toHtmlEscaped(),
                            QString::fromStdString(c.message).toHtmlEscaped()));
@@ -124,7 +124,7 @@ void PreflightList::showChecks(const std::vector<rt::PreflightCheck>& checks, bo
   setOpen(open && !checks.empty());
   // The first failed check in view (the list may scroll).
   for (size_t k = 0; k < checks.size(); ++k)
-    if (checks[k].status == rt::PreflightCheck::Status::Failed) {
+    if (checks[k].status == runtime::PreflightCheck::Status::Failed) {
       QWidget* row = grid->itemAtPosition(static_cast<int>(k), 1)->widget();
       QTimer::singleShot(0, m_list, [list = m_list, row = QPointer<QWidget>(row)] {
         if (row) list->ensureWidgetVisible(row, 0, 4);

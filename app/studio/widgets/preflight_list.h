@@ -14,7 +14,7 @@
 
 #include <vector>
 
-#include "runtime/preflight.h"
+#include "runtime/launch/preflight.h"
 
 class QPushButton;
 class QScrollArea;
@@ -27,7 +27,7 @@ class PreflightList : public QFrame {
  public:
   explicit PreflightList(QWidget* parent = nullptr);
 
-  void showChecks(const std::vector<rt::PreflightCheck>& checks, bool open);
+  void showChecks(const std::vector<runtime::PreflightCheck>& checks, bool open);
   void showChecking();
   // Check: enabled when `enabled`; its tooltip says what it checks (with a plan) or that it needs one.
   void setCanCheck(bool enabled, bool havePlan);
@@ -45,7 +45,7 @@ class PreflightList : public QFrame {
   QToolButton* m_toggle = nullptr;
   QPushButton* m_check = nullptr;
   QScrollArea* m_list = nullptr;
-  std::vector<rt::PreflightCheck> m_checks;  // the ones shown
+  std::vector<runtime::PreflightCheck> m_checks;  // the ones shown
 };
 
 }  // namespace hap::studio

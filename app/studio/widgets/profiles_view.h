@@ -19,8 +19,8 @@
 #include <memory>
 #include <vector>
 
-#include "app/studio/core/profile_job.h"
-#include "app/studio/core/profile_store_models.h"
+#include "app/studio/core/jobs/profile_job.h"
+#include "app/studio/core/models/profile_store_models.h"
 
 class QAction;
 class QChart;

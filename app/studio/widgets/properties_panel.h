@@ -8,7 +8,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "app/studio/core/properties_model.h"
+#include "app/studio/core/models/properties_model.h"
 
 class QLabel;
 class QTreeView;

@@ -19,9 +19,9 @@
 #include <memory>
 #include <vector>
 
-#include "app/studio/core/memory_model.h"
-#include "app/studio/core/plan_document.h"
-#include "app/studio/core/ratios_model.h"
+#include "app/studio/core/models/memory_model.h"
+#include "app/studio/core/documents/plan_document.h"
+#include "app/studio/core/models/ratios_model.h"
 
 class QChart;
 class QChartView;

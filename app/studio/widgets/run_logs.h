@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "app/studio/core/launch_job.h"
+#include "app/studio/core/jobs/launch_job.h"
 
 class QPlainTextEdit;
 

@@ -16,7 +16,7 @@
 #include <limits>
 #include <tuple>
 
-#include "app/studio/core/run_monitor.h"
+#include "app/studio/core/jobs/run_monitor.h"
 #include "app/studio/widgets/chart_style.h"
 #include "app/studio/widgets/error_bar.h"
 

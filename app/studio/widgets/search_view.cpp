@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app/studio/core/search_progress_model.h"
+#include "app/studio/core/models/search_progress_model.h"
 
 namespace hap::studio {
 namespace {

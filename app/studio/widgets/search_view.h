@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "app/studio/core/plan_document.h"
+#include "app/studio/core/documents/plan_document.h"
 
 class QChart;
 class QChartView;

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app/studio/core/units.h"
+#include "app/studio/core/display/units.h"
 
 namespace hap::studio {
 

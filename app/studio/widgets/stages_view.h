@@ -30,8 +30,8 @@
 #include <optional>
 #include <vector>
 
-#include "app/studio/core/plan_document.h"
-#include "app/studio/core/timeline_viewport.h"
+#include "app/studio/core/documents/plan_document.h"
+#include "app/studio/core/display/timeline_viewport.h"
 #include "engine/ir/graph.h"
 #include "engine/plan/simulator.h"
 

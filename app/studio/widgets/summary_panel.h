@@ -7,7 +7,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "app/studio/core/summary_model.h"
+#include "app/studio/core/models/summary_model.h"
 
 class QTreeView;
 

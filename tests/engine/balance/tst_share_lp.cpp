@@ -172,7 +172,7 @@ class TstShareLp : public QObject {
   }
   void alternationNeverWorse() {
     QFETCH(QString, model);
-    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + model.toStdString() +
+    ir::Graph g = import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + model.toStdString() +
                                   "-tiny.pt");
     cost::Cluster c = cost::loadCluster(qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() +
                                         "/resources/clusters/a100-p100-4.yaml");
@@ -200,7 +200,7 @@ class TstShareLp : public QObject {
   // A further start that searches better is where the alternation goes on from: with no LP
   // rounds, a skewed start against even shares on equal machines returns the even search.
   void betterFurtherStartWins() {
-    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    ir::Graph g = import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
     cost::Cluster c = cost::loadCluster(qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() +
                                         "/resources/clusters/local-cpu-4.yaml");
     synth::Theory t(g);

@@ -140,7 +140,7 @@ class TstShareMilp : public QObject {
   // rounded LP) is at most the rounded LP's price, fits, and its cuts price at its objective.
   void neverWorseThanRoundedLp() {
     QFETCH(QString, model);
-    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + model.toStdString() +
+    ir::Graph g = import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + model.toStdString() +
                                   "-tiny.pt");
     cost::Cluster c = cost::loadCluster(qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() +
                                         "/resources/clusters/a100-p100-4.yaml");

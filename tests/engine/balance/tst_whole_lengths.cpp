@@ -18,7 +18,7 @@ using namespace hap;
 namespace {
 
 ir::Graph zoo(const QString& model) {
-  return ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + model.toStdString() + "-tiny.pt");
+  return import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + model.toStdString() + "-tiny.pt");
 }
 
 cost::Cluster bundled(const char* name) {
@@ -71,7 +71,7 @@ class TstWholeLengths : public QObject {
       QVERIFY2(near(priced, r.seconds, 0.05), qPrintable(QString("cut table %1 s, MILP %2 s").arg(priced).arg(r.seconds)));
     // Every G form of the program is cut by whole lengths summing to the class's units.
     for (const synth::Step& s : same.steps) {
-      if (s.kind != synth::Step::Kind::Convert || !synth::isGather(s.conversion.to)) continue;
+      if (s.kind != synth::Step::Kind::Convert || !rules::isGather(s.conversion.to)) continue;
       const synth::ClassCut* cut = at.cutOf(s.value, s.conversion.to);
       QVERIFY(cut);
       int64_t sum = 0;
@@ -115,7 +115,7 @@ class TstWholeLengths : public QObject {
     QVERIFY(sawMilp);
     QVERIFY(!balance::executed(*whole.table, whole.program).table);  // already whole
     for (const synth::Step& s : whole.program.steps)
-      if (s.kind == synth::Step::Kind::Convert && synth::isGather(s.conversion.to) &&
+      if (s.kind == synth::Step::Kind::Convert && rules::isGather(s.conversion.to) &&
           t.classes().units(t.classes().classOf({s.value, s.conversion.to})) > 0)
         QVERIFY(whole.table->cutOf(s.value, s.conversion.to));
     qInfo("%s: LP %.4f ms (shares rounded), MILP %.4f ms", qPrintable(model), roundedSeconds * 1e3,

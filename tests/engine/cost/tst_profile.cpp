@@ -77,7 +77,7 @@ int variantNamed(const synth::Theory& t, ir::NodeId n, const std::string& name) 
 int batchVariant(const synth::Theory& t, ir::NodeId n) {
   const auto& vs = t.variants(n);
   for (size_t i = 0; i < vs.size(); ++i)
-    if (vs[i].outputs[0] == synth::gather(0)) return static_cast<int>(i);
+    if (vs[i].outputs[0] == rules::gather(0)) return static_cast<int>(i);
   return -1;
 }
 

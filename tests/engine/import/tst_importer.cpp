@@ -28,9 +28,9 @@ std::string fixture(const char* name) {
 
 // The message of the hap::Error (of type E) that importing `path` throws, or "" if none.
 template <typename E = Error>
-QString importError(const std::string& path, const ts::ImportOptions& options = {}) {
+QString importError(const std::string& path, const import::ImportOptions& options = {}) {
   try {
-    ts::importModel(path, options);
+    import::importModel(path, options);
   } catch (const E& e) {
     return QString::fromStdString(e.what());
   }
@@ -73,7 +73,7 @@ void TstImporter::zooImports_data() {
 // Every tiny preset imports with every value shaped, no diagnostics, and PyTorch's parameter count.
 void TstImporter::zooImports() {
   QFETCH(QString, model);
-  ir::Graph g = ts::importModel(zooModel(model.toUtf8().constData()));
+  ir::Graph g = import::importModel(zooModel(model.toUtf8().constData()));
   g.check();
   QVERIFY(!g.nodes.empty());
   for (const ir::Diagnostic& d : g.diagnostics) qWarning("diagnostic: %s", d.message.c_str());
@@ -100,10 +100,10 @@ void TstImporter::zooImports() {
 void TstImporter::metaWeightsGiveTheSameGraph() {
   QFETCH(QString, model);
   const std::string path = zooModel(model.toUtf8().constData());
-  ts::ImportOptions fast;
+  import::ImportOptions fast;
   fast.metaWeights = true;
-  const std::string withData = ir::toJson(ts::importModel(path)).dump();
-  const std::string withoutData = ir::toJson(ts::importModel(path, fast)).dump();
+  const std::string withData = ir::toJson(import::importModel(path)).dump();
+  const std::string withoutData = ir::toJson(import::importModel(path, fast)).dump();
   QVERIFY(withData == withoutData);
 }
 
@@ -111,10 +111,10 @@ void TstImporter::metaWeightsGiveTheSameGraph() {
 void TstImporter::metaShapesEqualRealShapes() {
   QFETCH(QString, model);
   const std::string path = zooModel(model.toUtf8().constData());
-  ir::Graph meta = ts::importModel(path);
-  ts::ImportOptions realRun;
-  realRun.execution = ts::ImportOptions::Execution::Real;
-  ir::Graph real = ts::importModel(path, realRun);
+  ir::Graph meta = import::importModel(path);
+  import::ImportOptions realRun;
+  realRun.execution = import::ImportOptions::Execution::Real;
+  ir::Graph real = import::importModel(path, realRun);
   QCOMPARE(meta.values.size(), real.values.size());
   QCOMPARE(meta.nodes.size(), real.nodes.size());
   for (size_t i = 0; i < meta.values.size(); ++i) {
@@ -129,7 +129,7 @@ void TstImporter::metaShapesEqualRealShapes() {
 }
 
 void TstImporter::bertStructure() {
-  ir::Graph g = ts::importModel(zooModel("bert"));
+  ir::Graph g = import::importModel(zooModel("bert"));
   nlohmann::json config = nlohmann::json::parse(g.modelInfo)["config"];
   const int64_t layers = config["layers"].get<int64_t>();
   // Scopes are full qualified module paths, ModuleList indices included.
@@ -162,9 +162,9 @@ void TstImporter::bertStructure() {
 }
 
 void TstImporter::inputOverrideWins() {
-  ts::ImportOptions options;
-  options.inputOverrides = {ts::parseInputArg("x=7x16"), ts::parseInputArg("y=7x16")};
-  ir::Graph g = ts::importModel(zooModel("bert"), options);
+  import::ImportOptions options;
+  options.inputOverrides = {import::parseInputArg("x=7x16"), import::parseInputArg("y=7x16")};
+  ir::Graph g = import::importModel(zooModel("bert"), options);
   QCOMPARE(g.value(g.inputs[0]).shape, (ir::Shape{7, 16}));
   QCOMPARE(g.value(g.inputs[0]).dtype, ir::DType::Int64);  // no dtype given: the file's stays
   // The batch flows through the whole graph: the logits have 7·16 rows.
@@ -178,10 +178,10 @@ void TstImporter::inputOverrideWins() {
 // zeros: at a batch of 2^20 the tiny MoE's relu input is 6 GiB and its one_hot results 512 MiB,
 // yet the import passes with a CPU fallback limit of zero bytes.
 void TstImporter::largeMoEShapesWithoutCpuFallback() {
-  ts::ImportOptions options;
-  options.inputOverrides = {ts::parseInputArg("x=1048576x16"), ts::parseInputArg("y=1048576x16")};
+  import::ImportOptions options;
+  options.inputOverrides = {import::parseInputArg("x=1048576x16"), import::parseInputArg("y=1048576x16")};
   options.cpuFallbackLimitBytes = 0;
-  ir::Graph g = ts::importModel(zooModel("bert_moe"), options);
+  ir::Graph g = import::importModel(zooModel("bert_moe"), options);
   const nlohmann::json config = nlohmann::json::parse(g.modelInfo)["config"];
   const int64_t experts = config["devices"].get<int64_t>() * config["experts_per_device"].get<int64_t>();
   int relus = 0, expertMasks = 0, slotMasks = 0;
@@ -206,7 +206,7 @@ void TstImporter::largeMoEShapesWithoutCpuFallback() {
 }
 
 void TstImporter::opsFixture() {
-  ir::Graph g = ts::importModel(fixture("ops.pt"));
+  ir::Graph g = import::importModel(fixture("ops.pt"));
   g.check();
   // In-place ops are recorded with the value they overwrite.
   int inplace = 0;
@@ -238,7 +238,7 @@ void TstImporter::opsFixture() {
 }
 
 void TstImporter::staticControlFlowIsFolded() {
-  ir::Graph g = ts::importModel(fixture("static_if.pt"));
+  ir::Graph g = import::importModel(fixture("static_if.pt"));
   g.check();
   // The constant-trip loop calling fc three times is unrolled into three linear nodes in scope fc.
   int fc = 0, head = 0;
@@ -284,7 +284,7 @@ void TstImporter::errors_data() {
 // bernoulli_: torch.empty of constant sizes becomes a graph constant (x.new_empty a factory
 // node), and the random fill a node of the graph writing it.
 void TstImporter::randomOpsOnFreshTensors() {
-  const ir::Graph g = ts::importModel(fixture("stochastic_depth.pt"));
+  const ir::Graph g = import::importModel(fixture("stochastic_depth.pt"));
   QStringList targets;
   for (const ir::Node& n : g.nodes) {
     if (n.op != "aten::bernoulli_") continue;
@@ -314,8 +314,8 @@ void TstImporter::errors() {
 
 void TstImporter::malformedInputOverride() {
   // An override naming no forward argument is refused with the argument list.
-  ts::ImportOptions options;
-  options.inputOverrides = {ts::parseInputArg("z=4x4:float32")};
+  import::ImportOptions options;
+  options.inputOverrides = {import::parseInputArg("z=4x4:float32")};
   QString message = importError<InputSpecError>(zooModel("mlp"), options);
   QVERIFY2(message.contains("names 'z', but forward takes (x, y)"), qPrintable(message));
 }

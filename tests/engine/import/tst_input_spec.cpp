@@ -24,26 +24,26 @@ class TstInputSpec : public QObject {
 
  private Q_SLOTS:
   void parsesInputArg() {
-    ts::InputSpec s = ts::parseInputArg("x=64x3x32x32:float32");
+    import::InputSpec s = import::parseInputArg("x=64x3x32x32:float32");
     QCOMPARE(QString::fromStdString(s.name), QString("x"));
     QCOMPARE(s.shape, (ir::Shape{64, 3, 32, 32}));
     QCOMPARE(s.dtype, ir::DType::Float32);
     QVERIFY(s.dtypeGiven);
 
-    ts::InputSpec noDtype = ts::parseInputArg("tokens=8x128");
+    import::InputSpec noDtype = import::parseInputArg("tokens=8x128");
     QVERIFY(!noDtype.dtypeGiven);
     QCOMPARE(noDtype.shape, (ir::Shape{8, 128}));
 
-    ts::InputSpec scalar = ts::parseInputArg("lr=:float64");
+    import::InputSpec scalar = import::parseInputArg("lr=:float64");
     QVERIFY(scalar.shape.empty());
     QCOMPARE(scalar.dtype, ir::DType::Float64);
-    QCOMPARE(ts::parseInputArg("y=4:long").dtype, ir::DType::Int64);  // alias
+    QCOMPARE(import::parseInputArg("y=4:long").dtype, ir::DType::Int64);  // alias
 
-    ts::InputSpec labels = ts::parseInputArg("y=8:int64:0..10");  // a half-open range
+    import::InputSpec labels = import::parseInputArg("y=8:int64:0..10");  // a half-open range
     QCOMPARE(labels.shape, (ir::Shape{8}));
     QCOMPARE(*labels.low, int64_t{0});
     QCOMPARE(*labels.high, int64_t{10});
-    QCOMPARE(*ts::parseInputArg("t=2x3:int32:-5..5").low, int64_t{-5});
+    QCOMPARE(*import::parseInputArg("t=2x3:int32:-5..5").low, int64_t{-5});
   }
 
   void malformedInputArg_data() {
@@ -62,11 +62,11 @@ class TstInputSpec : public QObject {
   void malformedInputArg() {
     QFETCH(QString, arg);
     QFETCH(QString, message);
-    QCOMPARE(specError([&] { ts::parseInputArg(arg.toStdString()); }), message);
+    QCOMPARE(specError([&] { import::parseInputArg(arg.toStdString()); }), message);
   }
 
   void parsesInputsJson() {
-    ts::ModelSpec m = ts::parseInputsJson(
+    import::ModelSpec m = import::parseInputsJson(
         R"({"format":"hap-inputs","version":1,
             "inputs":[{"name":"x","shape":[2,3],"dtype":"int64","low":0,"high":9},
                       {"name":"w","shape":[],"dtype":"float16"}],
@@ -97,17 +97,17 @@ class TstInputSpec : public QObject {
   void malformedInputsJson() {
     QFETCH(QString, text);
     QFETCH(QString, message);
-    QString got = specError([&] { ts::parseInputsJson(text.toStdString(), "f"); });
+    QString got = specError([&] { import::parseInputsJson(text.toStdString(), "f"); });
     QVERIFY2(got.startsWith(message), qPrintable(got));
   }
 
   void overridesReplaceAndAppend() {
-    std::vector<ts::InputSpec> specs = {
+    std::vector<import::InputSpec> specs = {
         {"x", {4, 16}, ir::DType::Int64, true, 0, 100},
         {"y", {4}, ir::DType::Int64, true, 0, 10},
     };
-    ts::applyOverrides(specs, {ts::parseInputArg("x=8x16"), ts::parseInputArg("y=8:int32"),
-                               ts::parseInputArg("z=3")});
+    import::applyOverrides(specs, {import::parseInputArg("x=8x16"), import::parseInputArg("y=8:int32"),
+                               import::parseInputArg("z=3")});
     QCOMPARE(specs.size(), size_t{3});
     QCOMPARE(specs[0].shape, (ir::Shape{8, 16}));
     QCOMPARE(specs[0].dtype, ir::DType::Int64);  // kept: no dtype given

@@ -19,7 +19,7 @@ using namespace hap;
 namespace {
 
 ir::Graph zoo(const char* model) {
-  return ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + model + "-tiny.pt");
+  return import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + model + "-tiny.pt");
 }
 
 cost::Cluster cluster() {
@@ -114,7 +114,7 @@ class TstSegments : public QObject {
     for (const plan::PlanStep& st : p.steps) {
       if (st.kind != plan::PlanStep::Kind::Compute || pg.node(st.node).op != ir::kReshardOp) continue;
       ++reshards;
-      if (!synth::isGather(st.outputs[0].rel)) {
+      if (!rules::isGather(st.outputs[0].rel)) {
         QCOMPARE(st.forwardCommunication, 0.0);
         continue;
       }

@@ -19,7 +19,7 @@ cost::Cluster cluster() {
 }
 
 ir::Graph zoo(const char* name) {
-  return ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + name + "-tiny.pt");
+  return import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + name + "-tiny.pt");
 }
 
 // The verifier's problems for a plan changed by `corrupt`.
@@ -73,10 +73,10 @@ class TstPlan : public QObject {
     QVERIFY(p.baselines[2].estimate.iterationSeconds > p.baselines[1].estimate.iterationSeconds);
 
     const std::string path = qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt";
-    ir::Graph bert = ts::importModel(path);
-    ts::ImportOptions half;
-    half.inputOverrides = ts::dividedBatch(bert, 2);  // a100-p100-4: two machines
-    ir::Graph perMachine = ts::importModel(path, half);
+    ir::Graph bert = import::importModel(path);
+    import::ImportOptions half;
+    half.inputOverrides = import::dividedBatch(bert, 2);  // a100-p100-4: two machines
+    ir::Graph perMachine = import::importModel(path, half);
     QCOMPARE(perMachine.value(perMachine.inputs[0]).shape[0], bert.value(bert.inputs[0]).shape[0] / 2);
     plan::PlanOptions o;
     o.machineBatchGraph = &perMachine;
@@ -98,10 +98,10 @@ class TstPlan : public QObject {
   // that does not fit the cluster or the model, and the planner explains what is not replicable.
   void megatronReplicatedPlan() {
     const std::string path = qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt";
-    const ir::Graph bert = ts::importModel(path);
-    ts::ImportOptions half;
-    half.inputOverrides = ts::dividedBatch(bert, 2);
-    const ir::Graph perMachine = ts::importModel(path, half);
+    const ir::Graph bert = import::importModel(path);
+    import::ImportOptions half;
+    half.inputOverrides = import::dividedBatch(bert, 2);
+    const ir::Graph perMachine = import::importModel(path, half);
     const plan::Plan p = plan::makeMegatronPlan(bert, perMachine, cluster(), {});
     QCOMPARE(p.strategy, std::string("megatron"));
     QCOMPARE(p.replication.machines, 2);
@@ -148,30 +148,30 @@ class TstPlan : public QObject {
                               [&](plan::Plan& q) {
                                 plan::PlanStep& s = q.steps[static_cast<size_t>(loadY)];
                                 s.instruction = "load-shard";
-                                s.to.rel = synth::gather(1);
+                                s.to.rel = rules::gather(1);
                                 s.to.lengths = {8, 8};
                               }),
                 "along dimension 1 inside a machine and along 0 across machines"));
 
     // A global batch the machines cannot split evenly, and a model without Megatron's linears.
-    ts::ImportOptions odd;
-    odd.inputOverrides = {ts::parseInputArg("x=5x16"), ts::parseInputArg("y=5x16")};
-    const ir::Graph five = ts::importModel(path, odd);
-    ts::ImportOptions three;
-    three.inputOverrides = ts::dividedBatch(five, 2);
+    import::ImportOptions odd;
+    odd.inputOverrides = {import::parseInputArg("x=5x16"), import::parseInputArg("y=5x16")};
+    const ir::Graph five = import::importModel(path, odd);
+    import::ImportOptions three;
+    three.inputOverrides = import::dividedBatch(five, 2);
     QString message;
     try {
-      plan::makeMegatronPlan(five, ts::importModel(path, three), cluster(), {});
+      plan::makeMegatronPlan(five, import::importModel(path, three), cluster(), {});
     } catch (const plan::NotReplicable& e) {
       message = e.what();
     }
     QVERIFY2(message.contains("must divide evenly by the 2 machines"), qPrintable(message));
     const ir::Graph mlp = zoo("mlp");
-    ts::ImportOptions halfMlp;
-    halfMlp.inputOverrides = ts::dividedBatch(mlp, 2);
+    import::ImportOptions halfMlp;
+    halfMlp.inputOverrides = import::dividedBatch(mlp, 2);
     message.clear();
     try {
-      plan::makeMegatronPlan(mlp, ts::importModel(mlp.sourceFile, halfMlp), cluster(), {});
+      plan::makeMegatronPlan(mlp, import::importModel(mlp.sourceFile, halfMlp), cluster(), {});
     } catch (const plan::NotReplicable& e) {
       message = e.what();
     }
@@ -182,12 +182,12 @@ class TstPlan : public QObject {
   // own rows would each use their own statistics, so the model is not replicable.
   void batchNormIsNotReplicable() {
     const std::string path = qEnvironmentVariable("HAP_FIXTURE_DIR").toStdString() + "/conv_bn.pt";
-    const ir::Graph global = ts::importModel(path);
-    ts::ImportOptions half;
-    half.inputOverrides = ts::dividedBatch(global, 2);
+    const ir::Graph global = import::importModel(path);
+    import::ImportOptions half;
+    half.inputOverrides = import::dividedBatch(global, 2);
     QString message;
     try {
-      plan::replicationFor(global, ts::importModel(path, half), 2);
+      plan::replicationFor(global, import::importModel(path, half), 2);
     } catch (const plan::NotReplicable& e) {
       message = e.what();
     }
@@ -258,7 +258,7 @@ class TstPlan : public QObject {
     plan::Plan p = plan::makePlan(g, cluster(), {});
     QVERIFY(plan::verifyPlan(g, p).empty());
     const int gathered = firstStep(p, [](const plan::PlanStep& s) {
-      return s.kind == plan::PlanStep::Kind::Compute && !s.outputs.empty() && synth::isGather(s.outputs[0].rel);
+      return s.kind == plan::PlanStep::Kind::Compute && !s.outputs.empty() && rules::isGather(s.outputs[0].rel);
     });
     QVERIFY(gathered >= 0);
 

@@ -25,7 +25,7 @@ cost::Cluster cluster() {
 }
 
 ir::Graph zoo(const QString& name) {
-  return ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + name.toStdString() + "-tiny.pt");
+  return import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + name.toStdString() + "-tiny.pt");
 }
 
 bool close(double a, double b, double scale) { return std::abs(a - b) <= 1e-9 * scale; }

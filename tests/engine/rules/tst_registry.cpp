@@ -35,7 +35,7 @@ class TstRegistry : public QObject {
   }
   void zooOpsAllHaveRules() {
     QFETCH(QString, model);
-    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" +
+    ir::Graph g = import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" +
                                   model.toStdString() + "-tiny.pt");
     synth::Theory t(g);
     QStringList missing;

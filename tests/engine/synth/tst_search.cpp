@@ -276,7 +276,7 @@ class TstSearch : public QObject {
   }
 
   void optimalOnZooMlp() {
-    checkOptimal(ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/mlp-tiny.pt"), 1000);
+    checkOptimal(import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/mlp-tiny.pt"), 1000);
   }
 
   // A* equals exhaustive enumeration on random graphs of the zoo's op families (MoE joins
@@ -326,7 +326,7 @@ class TstSearch : public QObject {
   }
   void heuristicAdmissibleOnZoo() {
     QFETCH(QString, model);
-    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + model.toStdString() +
+    ir::Graph g = import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/" + model.toStdString() +
                                   "-tiny.pt");
     cost::Cluster c = smallCluster();
     synth::Theory t(g);
@@ -382,7 +382,7 @@ class TstSearch : public QObject {
   // fc1, row-parallel out and fc2, and between each column layer and its row partner no
   // activation is communicated (head-parallel attention, sharded hidden layer).
   void pinsForceMegatron() {
-    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    ir::Graph g = import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
     cost::Cluster c = smallCluster();
     synth::Theory t(g);
     synth::CostTable table(t, c, proportional(c));
@@ -458,7 +458,7 @@ class TstSearch : public QObject {
   }
 
   void deterministic() {
-    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    ir::Graph g = import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
     cost::Cluster c = smallCluster();
     synth::Theory t(g);
     synth::CostTable table(t, c, proportional(c));
@@ -471,7 +471,7 @@ class TstSearch : public QObject {
   }
 
   void cancellable() {
-    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    ir::Graph g = import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
     cost::Cluster c = smallCluster();
     synth::Theory t(g);
     synth::CostTable table(t, c, proportional(c));
@@ -516,7 +516,7 @@ class TstSearch : public QObject {
   }
 
   void reportsProgress() {
-    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    ir::Graph g = import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
     cost::Cluster c = smallCluster();
     synth::Theory t(g);
     synth::CostTable table(t, c, proportional(c));
@@ -535,7 +535,7 @@ class TstSearch : public QObject {
   // The listener's other events: search start and end in pairs, the best open states sampled from
   // the open set (lowest f first, each a real partial program), the beam fallback announced.
   void reportsOpenStatesAndFallback() {
-    ir::Graph g = ts::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
+    ir::Graph g = import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
     cost::Cluster c = smallCluster();
     synth::Theory t(g);
     synth::CostTable table(t, c, proportional(c));

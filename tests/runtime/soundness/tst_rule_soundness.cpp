@@ -38,14 +38,14 @@
 #include "engine/rules/families.h"
 #include "engine/rules/rule.h"
 #include "engine/synth/dim_classes.h"
-#include "engine/synth/fact.h"
-#include "runtime/communicator.h"
-#include "runtime/free_port.h"
-#include "runtime/step_kernel.h"
+#include "engine/rules/relation.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/launch/free_port.h"
+#include "runtime/core/step_kernel.h"
 #include "tests/runtime/soundness/op_samples.h"
 
 using namespace hap;
-using synth::Rel;
+using rules::Rel;
 
 namespace {
 
@@ -55,21 +55,21 @@ constexpr int kMaxRanks = 4;
 class ThreadWorld {
  public:
   explicit ThreadWorld(int n) : envs_(static_cast<size_t>(n)), comms_(static_cast<size_t>(n)) {
-    const int port = n > 1 ? rt::freeTcpPort() : 0;
+    const int port = n > 1 ? runtime::freeTcpPort() : 0;
     for (int r = 0; r < n; ++r) {
-      rt::WorkerEnv& e = envs_[static_cast<size_t>(r)];
+      runtime::WorkerEnv& e = envs_[static_cast<size_t>(r)];
       e.rank = r;
       e.localRank = r;
       e.worldSize = n;
       e.masterPort = port;
       e.timeout = std::chrono::seconds(20);
     }
-    run([&](int r, rt::Communicator*) { comms_[static_cast<size_t>(r)] = rt::Communicator::connect(envs_[static_cast<size_t>(r)]); },
+    run([&](int r, runtime::Communicator*) { comms_[static_cast<size_t>(r)] = runtime::Communicator::connect(envs_[static_cast<size_t>(r)]); },
         /*connected=*/false);
   }
   int size() const { return static_cast<int>(comms_.size()); }
   // Runs fn(rank, communicator) on one thread per rank; rethrows the first exception.
-  void run(const std::function<void(int, rt::Communicator*)>& fn, bool connected = true) {
+  void run(const std::function<void(int, runtime::Communicator*)>& fn, bool connected = true) {
     std::vector<std::exception_ptr> errors(comms_.size());
     std::vector<std::thread> threads;
     for (int r = 0; r < size(); ++r)
@@ -86,8 +86,8 @@ class ThreadWorld {
   }
 
  private:
-  std::vector<rt::WorkerEnv> envs_;
-  std::vector<std::unique_ptr<rt::Communicator>> comms_;
+  std::vector<runtime::WorkerEnv> envs_;
+  std::vector<std::unique_ptr<runtime::Communicator>> comms_;
 };
 
 std::string errorText(const std::exception_ptr& e) {
@@ -124,12 +124,12 @@ ir::Constant toConstant(const c10::IValue& v) {
 ir::DType dtypeOf(at::ScalarType t) {
   for (ir::DType d : {ir::DType::Float32, ir::DType::Float64, ir::DType::Float16, ir::DType::BFloat16, ir::DType::Int64,
                       ir::DType::Int32, ir::DType::Int16, ir::DType::Int8, ir::DType::UInt8, ir::DType::Bool})
-    if (ts::toScalarType(d) == t) return d;
+    if (import::toScalarType(d) == t) return d;
   throw std::runtime_error(fmt::format("unsupported dtype {}", c10::toString(t)));
 }
 
 at::Tensor makeData(const test::TensorSpec& s, std::mt19937_64& gen) {
-  const at::ScalarType type = ts::toScalarType(s.dtype);
+  const at::ScalarType type = import::toScalarType(s.dtype);
   std::vector<double> values(static_cast<size_t>(ir::numel(s.shape)));
   std::normal_distribution<double> normal;
   std::uniform_real_distribution<double> unit;
@@ -393,9 +393,9 @@ std::optional<std::map<std::pair<ir::ValueId, int>, std::vector<int64_t>>> rando
   std::vector<synth::DimRef> dims;
   const std::vector<ir::ValueId> ins = n.tensorInputs();
   for (size_t i = 0; i < v.inputs.size(); ++i)
-    if (synth::isGather(v.inputs[i])) dims.push_back({ins[i], v.inputs[i]});
+    if (rules::isGather(v.inputs[i])) dims.push_back({ins[i], v.inputs[i]});
   for (size_t o = 0; o < v.outputs.size(); ++o)
-    if (synth::isGather(v.outputs[o])) dims.push_back({n.outputs[o], v.outputs[o]});
+    if (rules::isGather(v.outputs[o])) dims.push_back({n.outputs[o], v.outputs[o]});
   synth::DimClasses classes(g);
   if (n.op != ir::kReshardOp) {
     for (size_t i = 1; i < dims.size(); ++i)
@@ -425,8 +425,8 @@ std::optional<std::map<std::pair<ir::ValueId, int>, std::vector<int64_t>>> rando
 }
 
 at::Tensor pieceOf(const at::Tensor& full, Rel rel, const std::vector<int64_t>& lengths, int rank) {
-  if (!synth::isGather(rel)) return full;
-  return rt::localPiece(full, rel, lengths, rank);
+  if (!rules::isGather(rel)) return full;
+  return runtime::localPiece(full, rel, lengths, rank);
 }
 
 // Random partials of `full` for n ranks (their sum is `full`).
@@ -516,7 +516,7 @@ class Checker {
     step.sfb = v.sfb;
     auto form = [&](ir::ValueId id, Rel r) {
       plan::Form f{id, r, {}};
-      if (synth::isGather(r)) f.lengths = lengths.at({id, r});
+      if (rules::isGather(r)) f.lengths = lengths.at({id, r});
       return f;
     };
     for (size_t i = 0; i < ins.size(); ++i) step.inputs.push_back(form(ins[i], v.inputs[i]));
@@ -526,11 +526,11 @@ class Checker {
     std::vector<std::vector<at::Tensor>> local(static_cast<size_t>(ranks));
     for (size_t i = 0; i < ins.size(); ++i) {
       const Rel r = v.inputs[i];
-      if (r == synth::kReduce && c.inputs[i].scalar_type() == at::kBool)
+      if (r == rules::kReduce && c.inputs[i].scalar_type() == at::kBool)
         return fmt::format("input {} is bool, which has no partial sums", i);
-      std::vector<at::Tensor> parts = r == synth::kReduce ? partials(c.inputs[i], ranks) : std::vector<at::Tensor>{};
+      std::vector<at::Tensor> parts = r == rules::kReduce ? partials(c.inputs[i], ranks) : std::vector<at::Tensor>{};
       for (int j = 0; j < ranks; ++j) {
-        at::Tensor x = r == synth::kReduce ? parts[static_cast<size_t>(j)]
+        at::Tensor x = r == rules::kReduce ? parts[static_cast<size_t>(j)]
                                           : pieceOf(c.inputs[i], r, step.inputs[i].lengths, j).clone();
         if (c.differentiable[i]) x.set_requires_grad(true);
         local[static_cast<size_t>(j)].push_back(x);
@@ -541,11 +541,11 @@ class Checker {
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       const at::Tensor& dy = c.outputGrads[o];
       std::vector<at::Tensor> parts =
-          dy.defined() && v.outputs[o] == synth::kIdentity ? partials(dy, ranks) : std::vector<at::Tensor>{};
+          dy.defined() && v.outputs[o] == rules::kIdentity ? partials(dy, ranks) : std::vector<at::Tensor>{};
       for (int j = 0; j < ranks; ++j) {
         at::Tensor s;
         if (dy.defined())
-          s = v.outputs[o] == synth::kIdentity ? parts[static_cast<size_t>(j)]
+          s = v.outputs[o] == rules::kIdentity ? parts[static_cast<size_t>(j)]
                                                : pieceOf(dy, v.outputs[o], step.outputs[o].lengths, j).contiguous();
         seeds[static_cast<size_t>(j)].push_back(s);
       }
@@ -554,10 +554,10 @@ class Checker {
     std::vector<RankResult> results(static_cast<size_t>(ranks));
     ThreadWorld& world = *worlds_[static_cast<size_t>(ranks - 1)];
     try {
-      world.run([&](int r, rt::Communicator* comm) {
-        rt::KernelContext context;
+      world.run([&](int r, runtime::Communicator* comm) {
+        runtime::KernelContext context;
         context.rank = r;
-        rt::StepKernel kernel(c.g, step, context);
+        runtime::StepKernel kernel(c.g, step, context);
         RankResult& res = results[static_cast<size_t>(r)];
         const std::vector<at::Tensor>& x = local[static_cast<size_t>(r)];
         if (c.random) {
@@ -599,7 +599,7 @@ class Checker {
     // Forward: the post-condition of every output.
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       const Rel r = v.outputs[o];
-      if (r == synth::kReduce) {
+      if (r == rules::kReduce) {
         at::Tensor sum = results[0].outputs[o].to(at::kDouble);
         for (int j = 1; j < ranks; ++j) sum = sum + results[static_cast<size_t>(j)].outputs[o].to(at::kDouble);
         if (!c.outputs[o].is_floating_point()) sum = sum.to(c.outputs[o].scalar_type());
@@ -621,7 +621,7 @@ class Checker {
     }
     // In-place writes into inputs other than an in-place op's target.
     for (size_t i = n.inplace ? 1 : 0; i < ins.size(); ++i) {
-      if (v.inputs[i] == synth::kReduce || at::equal(c.after[i], c.inputs[i])) continue;
+      if (v.inputs[i] == rules::kReduce || at::equal(c.after[i], c.inputs[i])) continue;
       for (int j = 0; j < ranks; ++j) {
         const at::Tensor want = pieceOf(c.after[i], v.inputs[i], step.inputs[i].lengths, j);
         if (auto m = mismatch(results[static_cast<size_t>(j)].inputsAfter[i], want, c.lowPrecision))
@@ -637,13 +637,13 @@ class Checker {
         return got.defined() ? got : at::zeros_like(local_shape(c, step, i, j));
       };
       const Rel r = v.inputs[i];
-      if (r == synth::kIdentity) {
+      if (r == rules::kIdentity) {
         at::Tensor sum = grad(0);
         for (int j = 1; j < ranks; ++j) sum = sum + grad(j);
         if (auto m = mismatch(sum, want, c.lowPrecision)) return fmt::format("gradient of input {} (partials summed): {}", i, *m);
       } else {
         for (int j = 0; j < ranks; ++j) {
-          const at::Tensor piece = r == synth::kReduce || r == synth::kIdentitySfb
+          const at::Tensor piece = r == rules::kReduce || r == rules::kIdentitySfb
                                        ? want
                                        : pieceOf(want, r, step.inputs[i].lengths, j);
           if (auto m = mismatch(grad(j), piece, c.lowPrecision)) return fmt::format("gradient of input {} on rank {}: {}", i, j, *m);

@@ -1,0 +1,1 @@
+#include "runtime/core/runtime_error.h"

@@ -1,1 +1,0 @@
-#include "runtime/runtime_error.h"

@@ -1,0 +1,349 @@
+#include "runtime/train/checkpoint.h"
+
+#include <c10/core/GradMode.h>
+#include <ATen/ATen.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <torch/csrc/jit/serialization/import.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/script.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "runtime/comm/communicator.h"
+#include "runtime/core/runtime_error.h"
+
+namespace hap::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kFormat = "hap-checkpoint";
+constexpr int64_t kVersion = 2;  // 2: "buffers"
+constexpr const char* kStep = "step";
+
+// The device of the ranks' collectives: the parameters' (NCCL wants GPU tensors, Gloo CPU ones).
+at::Device commDevice(const std::vector<LocalParameter>& params) {
+  return params.empty() ? at::Device(at::kCPU) : params.front().value.device();
+}
+
+void checkParameters(const std::vector<LocalParameter>& params, const Optimizer* optimizer, int rank, int size) {
+  if (optimizer && &optimizer->parameters() != &params)
+    throw std::logic_error("checkpoint: the optimizer was built over another parameter list");
+  for (const LocalParameter& p : params) checkLocalParameter(p, rank, size);
+}
+
+// Writes `path` through a temporary file beside it, flushed to disk and renamed over `path`, so a
+// crash leaves either the old file or the new one. `write` fills the stream.
+void writeAtomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  const fs::path target(path);
+  const fs::path temp = target.parent_path() / fmt::format(".{}.tmp-{}", target.filename().string(), ::getpid());
+  try {
+    {
+      std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+      if (!out) throw RuntimeError(fmt::format("cannot create '{}'", temp.string()));
+      write(out);
+      out.flush();
+      if (!out) throw RuntimeError(fmt::format("cannot write '{}' (disk full?)", temp.string()));
+    }
+    if (int fd = ::open(temp.c_str(), O_RDONLY); fd >= 0) {
+      ::fsync(fd);
+      ::close(fd);
+    }
+    fs::rename(temp, target);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    throw;
+  }
+}
+
+// Rank 0 tells every rank whether its part (`error` empty: it succeeded) went well; every rank
+// throws RuntimeError when it did not, so no rank waits for a file that never comes.
+void shareOutcome(Communicator& comm, at::Device device, const std::string& error, const std::string& what) {
+  at::Tensor failed = at::full({1}, error.empty() ? 0 : 1, at::TensorOptions().dtype(at::kInt).device(device));
+  comm.broadcast(failed, 0);
+  if (failed.item<int>() == 0) return;
+  if (comm.rank() == 0) throw RuntimeError(error);
+  throw RuntimeError(fmt::format("rank 0 could not {}; see rank 0's error", what));
+}
+
+std::string describe(const std::exception& e) {
+  std::string text = e.what();
+  // c10::Error appends a C++ backtrace after the first line; the first line is the message.
+  if (auto newline = text.find('\n'); newline != std::string::npos) text.resize(newline);
+  return text;
+}
+
+// ---- reading ----
+
+c10::IValue lookup(const c10::impl::GenericDict& dict, const std::string& key) {
+  auto it = dict.find(c10::IValue(key));
+  return it == dict.end() ? c10::IValue() : it->value();
+}
+
+class CheckpointFile {
+ public:
+  explicit CheckpointFile(std::string path) : path_(std::move(path)) {
+    if (!fs::exists(path_))
+      throw RuntimeError(fmt::format("checkpoint '{}' does not exist; pass a file written by a previous run", path_));
+    std::ifstream in(path_, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw RuntimeError(fmt::format("cannot read checkpoint '{}'", path_));
+    c10::IValue root;
+    try {
+      root = torch::jit::pickle_load(bytes);
+    } catch (const std::exception& e) {
+      throw RuntimeError(
+          fmt::format("checkpoint '{}' is not a torch.save file ({}); pass a file written by a previous run", path_,
+                      describe(e)));
+    }
+    if (!root.isGenericDict() || !lookup(root.toGenericDict(), "format").isString() ||
+        lookup(root.toGenericDict(), "format").toStringRef() != kFormat)
+      throw RuntimeError(fmt::format("'{}' is not a HAP checkpoint (no \"format\": \"{}\" entry)", path_, kFormat));
+    root_ = root.toGenericDict();
+    if (int64_t version = integer("version"); version > kVersion)
+      throw RuntimeError(fmt::format("checkpoint '{}' has version {}, this build reads up to {}; use a newer build",
+                                     path_, version, kVersion));
+  }
+
+  const std::string& path() const { return path_; }
+
+  int64_t integer(const std::string& key) const {
+    c10::IValue v = lookup(root_, key);
+    if (!v.isInt()) throw malformed(key, "an integer");
+    return v.toInt();
+  }
+  std::string string(const std::string& key) const {
+    c10::IValue v = lookup(root_, key);
+    if (!v.isString()) throw malformed(key, "a string");
+    return v.toStringRef();
+  }
+  c10::impl::GenericDict dict(const std::string& key) const {
+    c10::IValue v = lookup(root_, key);
+    if (!v.isGenericDict()) throw malformed(key, "a dict");
+    return v.toGenericDict();
+  }
+
+  RuntimeError malformed(const std::string& key, const std::string& expected) const {
+    return RuntimeError(fmt::format("checkpoint '{}': entry \"{}\" is missing or not {}; the file is damaged or "
+                                    "was not written by HAP",
+                                    path_, key, expected));
+  }
+
+ private:
+  std::string path_;
+  c10::impl::GenericDict root_{c10::StringType::get(), c10::AnyType::get()};
+};
+
+// A full tensor from `dict` under `key`, checked against the parameter's full shape.
+at::Tensor fullTensor(const CheckpointFile& file, const c10::impl::GenericDict& dict, const std::string& key,
+                      const LocalParameter& p, const std::string& what) {
+  c10::IValue v = lookup(dict, key);
+  if (v.isNone())
+    throw RuntimeError(fmt::format("checkpoint '{}' has no {} for parameter '{}'; it was written for another model",
+                                   file.path(), what, p.name));
+  if (!v.isTensor())
+    throw RuntimeError(fmt::format("checkpoint '{}': the {} of parameter '{}' is not a tensor", file.path(), what,
+                                   p.name));
+  at::Tensor t = v.toTensor();
+  if (t.sizes().vec() != p.fullShape)
+    throw RuntimeError(fmt::format("checkpoint '{}': the {} of parameter '{}' has shape {}, but the model's "
+                                   "parameter has shape {}; it was written for another model",
+                                   file.path(), what, p.name, ir::formatShape(t.sizes().vec()),
+                                   ir::formatShape(p.fullShape)));
+  return t;
+}
+
+}  // namespace
+
+void saveCheckpoint(Communicator& comm, const std::string& path, const std::vector<LocalParameter>& params,
+                    const Optimizer& optimizer, int64_t iteration, const std::vector<LocalBuffer>& buffers) {
+  const int rank = comm.rank();
+  checkParameters(params, &optimizer, rank, comm.size());
+  checkParameters(buffers, nullptr, rank, comm.size());
+  const at::Device device = commDevice(params);
+  c10::NoGradGuard noGrad;
+
+  // A sharded parameter's step is the largest over ranks: a piece that got no gradient (an empty
+  // one) lags, and its state is empty anyway.
+  std::vector<int64_t> localSteps(std::max<size_t>(1, params.size()), 0);  // never an empty collective
+  for (size_t i = 0; i < params.size(); ++i) localSteps[i] = optimizer.parameterSteps(i);
+  at::Tensor steps = at::tensor(localSteps, at::TensorOptions().dtype(at::kLong)).to(device);
+  comm.allReduceMax(steps);
+  steps = steps.cpu();
+
+  c10::impl::GenericDict parameters(c10::StringType::get(), c10::TensorType::get());
+  c10::impl::GenericDict states(c10::StringType::get(),
+                                c10::DictType::create(c10::StringType::get(), c10::TensorType::get()));
+  for (size_t i = 0; i < params.size(); ++i) {
+    const LocalParameter& p = params[i];
+    at::Tensor full = gatherFull(comm, p, p.value);
+    if (rank != 0 && p.replicated()) continue;  // nothing to gather; rank 0 has the same state
+    ParameterState state = optimizer.state(i);
+    c10::impl::GenericDict entry(c10::StringType::get(), c10::TensorType::get());
+    entry.insert(kStep, at::scalar_tensor(steps[static_cast<int64_t>(i)].item<int64_t>(), at::kLong));
+    for (const auto& [name, piece] : state.tensors) {
+      at::Tensor t = gatherFull(comm, p, piece);
+      if (rank == 0) entry.insert(name, t.cpu().contiguous());
+    }
+    if (rank != 0) continue;
+    parameters.insert(p.name, full.cpu().contiguous());
+    states.insert(p.name, entry);
+  }
+  c10::impl::GenericDict bufferValues(c10::StringType::get(), c10::TensorType::get());
+  for (const LocalBuffer& b : buffers) {
+    at::Tensor full = gatherFull(comm, b, b.value);
+    if (rank == 0) bufferValues.insert(b.name, full.cpu().contiguous());
+  }
+
+  std::string error;
+  if (rank == 0) {
+    c10::impl::GenericDict root(c10::StringType::get(), c10::AnyType::get());
+    root.insert("format", std::string(kFormat));
+    root.insert("version", kVersion);
+    root.insert("iteration", iteration);
+    root.insert("optimizer", std::string(optimizerKindName(optimizer.options().kind)));
+    root.insert("optimizer_steps", optimizer.steps());
+    root.insert("parameters", parameters);
+    root.insert("optimizer_state", states);
+    root.insert("buffers", bufferValues);
+    try {
+      std::vector<char> bytes = torch::jit::pickle_save(root);
+      writeAtomically(path, [&](std::ostream& out) {
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      });
+    } catch (const std::exception& e) {
+      error = fmt::format("cannot write checkpoint '{}': {}; check that its folder exists and is writable", path,
+                          describe(e));
+    }
+  }
+  shareOutcome(comm, device, error, fmt::format("write checkpoint '{}'", path));
+}
+
+int64_t loadCheckpoint(const std::string& path, std::vector<LocalParameter>& params, Optimizer& optimizer,
+                       int rank, std::vector<LocalBuffer>* buffers) {
+  int size = 1;
+  for (const LocalParameter& p : params)
+    if (!p.replicated()) size = static_cast<int>(p.lengths.size());
+  checkParameters(params, &optimizer, rank, size);
+
+  const CheckpointFile file(path);
+  const std::string kind = file.string("optimizer");
+  const std::string_view ours = optimizerKindName(optimizer.options().kind);
+  if (kind != ours)
+    throw RuntimeError(fmt::format("checkpoint '{}' was written with optimizer {}, but this run uses {}; resume "
+                                   "with the optimizer it was written with",
+                                   path, kind, ours));
+  const int64_t iteration = file.integer("iteration");
+  const int64_t optimizerSteps = file.integer("optimizer_steps");
+  const c10::impl::GenericDict parameters = file.dict("parameters");
+  const c10::impl::GenericDict states = file.dict("optimizer_state");
+  const std::vector<std::string> names = optimizer.stateNames();
+
+  // Everything is read and checked before anything changes, so a bad file leaves the run as it was.
+  std::vector<at::Tensor> values(params.size());
+  std::vector<ParameterState> restored(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const LocalParameter& p = params[i];
+    values[i] = fullTensor(file, parameters, p.name, p, "value");
+    c10::IValue entry = lookup(states, p.name);
+    if (!entry.isGenericDict())
+      throw RuntimeError(fmt::format("checkpoint '{}' has no optimizer state for parameter '{}'; it was written "
+                                     "for another model",
+                                     path, p.name));
+    const c10::impl::GenericDict state = entry.toGenericDict();
+    c10::IValue step = lookup(state, kStep);
+    if (!step.isTensor() || step.toTensor().numel() != 1)
+      throw RuntimeError(fmt::format("checkpoint '{}': the optimizer state of parameter '{}' has no step count",
+                                     path, p.name));
+    ParameterState& s = restored[i];
+    s.step = step.toTensor().item<int64_t>();
+    for (const std::string& name : names) {
+      // SGD run without momentum resumed with momentum: the buffers start afresh.
+      if (lookup(state, name).isNone() && optimizer.options().kind == OptimizerOptions::Kind::Sgd) {
+        s = ParameterState{};
+        break;
+      }
+      s.tensors[name] = pieceOf(p, fullTensor(file, state, name, p, "optimizer state '" + name + "'"), rank);
+    }
+  }
+
+  // Buffers (version 2 on): a version-1 file has none, and the model file's values stand.
+  std::vector<at::Tensor> bufferValues;
+  if (buffers && file.integer("version") >= 2) {
+    const c10::impl::GenericDict stored = file.dict("buffers");
+    for (const LocalBuffer& b : *buffers) bufferValues.push_back(fullTensor(file, stored, b.name, b, "buffer value"));
+  }
+
+  c10::NoGradGuard noGrad;
+  for (size_t i = 0; i < bufferValues.size(); ++i)
+    (*buffers)[i].value.copy_(pieceOf((*buffers)[i], bufferValues[i], rank));
+  for (size_t i = 0; i < params.size(); ++i) {
+    params[i].value.detach().copy_(pieceOf(params[i], values[i], rank));
+    optimizer.setState(i, restored[i]);
+  }
+  optimizer.setSteps(optimizerSteps);
+  return iteration;
+}
+
+void exportModel(Communicator& comm, const std::string& modelPath, const std::string& outPath,
+                 const std::vector<LocalParameter>& params, const std::vector<LocalBuffer>& buffers) {
+  const int rank = comm.rank();
+  checkParameters(params, nullptr, rank, comm.size());
+  checkParameters(buffers, nullptr, rank, comm.size());
+  c10::NoGradGuard noGrad;
+
+  std::string error;
+  std::optional<torch::jit::Module> model;
+  std::unordered_map<std::string, at::Tensor> slots;  // qualified name -> the model's tensor
+  if (rank == 0) {
+    try {
+      model = torch::jit::load(modelPath);
+      for (const auto& named : model->named_parameters(/*recurse=*/true)) slots.emplace(named.name, named.value);
+      for (const auto& named : model->named_buffers(/*recurse=*/true)) slots.emplace(named.name, named.value);
+    } catch (const std::exception& e) {
+      error = fmt::format("cannot read model '{}': {}; pass the TorchScript file the run was planned from",
+                          modelPath, describe(e));
+    }
+  }
+  std::vector<const LocalParameter*> all;
+  for (const LocalParameter& p : params) all.push_back(&p);
+  for (const LocalBuffer& b : buffers) all.push_back(&b);
+  for (const LocalParameter* tensor : all) {
+    const LocalParameter& p = *tensor;
+    at::Tensor full = gatherFull(comm, p, p.value);  // every rank takes part, even after an error
+    if (rank != 0 || !error.empty()) continue;
+    auto it = slots.find(p.name);
+    if (it == slots.end()) {
+      error = fmt::format("model '{}' has no parameter or buffer '{}'; pass the TorchScript file the run was "
+                          "planned from",
+                          modelPath, p.name);
+    } else if (it->second.sizes() != full.sizes()) {
+      error = fmt::format("model '{}' holds parameter '{}' with shape {}, but the trained one has shape {}; pass "
+                          "the TorchScript file the run was planned from",
+                          modelPath, p.name, ir::formatShape(it->second.sizes().vec()),
+                          ir::formatShape(full.sizes().vec()));
+    } else {
+      it->second.copy_(full);
+    }
+  }
+  if (rank == 0 && error.empty()) {
+    try {
+      writeAtomically(outPath, [&](std::ostream& out) { model->save(out); });
+    } catch (const std::exception& e) {
+      error = fmt::format("cannot write model '{}': {}; check that its folder exists and is writable", outPath,
+                          describe(e));
+    }
+  }
+  shareOutcome(comm, commDevice(params), error, fmt::format("export the model to '{}'", outPath));
+}
+
+}  // namespace hap::runtime
