@@ -1,6 +1,6 @@
-// The profile store (DESIGN.md §2): one SQLite file holding measured device and link profiles,
-// cluster inventories, plans, and training runs with every rank's per-step measurements, so that
-// `hap calibrate` can fit the cost model to what was measured and the app can browse it.
+// The profile store (../shared/DESIGN.md §2): one SQLite file holding measured device and link
+// profiles, cluster inventories, plans, and training runs with every rank's per-step measurements,
+// so that `hap calibrate` can fit the cost model to what was measured and the app can browse it.
 //
 // Contract:
 // - Opening creates the file (and its folder) when missing, turns on WAL, foreign keys and a busy

@@ -1,5 +1,5 @@
-// Q/B alternation (DESIGN.md §2 data flow): search a program with the ratios fixed, then the
-// ratios with the program fixed (share_lp.h), until neither strictly improves the plan; then,
+// Q/B alternation (../shared/DESIGN.md §2 data flow): search a program with the ratios fixed, then
+// the ratios with the program fixed (share_lp.h), until neither strictly improves the plan; then,
 // optionally, whole lengths by MILP (share_milp.h) alternating with the search the same way.
 //
 // Plans compare by (fits in memory, predicted iteration time under the exact stage model,
@@ -33,8 +33,9 @@ struct AlternationOptions {
   synth::CostOptions cost;
   synth::SearchOptions search;
   // The first search also runs at each of these shares (on a thread each, without the
-  // listener), and the alternation goes on from the best start. The LP prices shares before their rounding to whole lengths, so it can miss
-  // shares that round well (whole experts or heads per device), such as even ones.
+  // listener), and the alternation goes on from the best start. The LP prices shares before their
+  // rounding to whole lengths, so it can miss shares that round well (whole experts or heads per
+  // device), such as even ones.
   std::vector<Start> moreStarts;
   // Whole lengths by MILP (share_milp.h) once the LP's rounds end: the program's lengths per
   // dimension class, priced exactly by a cost table cut by them (synth::ClassCut); then the

@@ -1,5 +1,5 @@
-// The sharding ratios that minimise a fixed program's iteration time (DESIGN.md §3 "Ratios"),
-// by linear programming with COIN-OR CLP.
+// The sharding ratios that minimise a fixed program's iteration time (../shared/DESIGN.md §3
+// "Ratios"), by linear programming with COIN-OR CLP.
 //
 // One ratio simplex per segment. The cost model is the exact stage model (synth/stages.h) with
 // the shares left free: a stage costs its communication plus the largest, over device types, of

@@ -1,5 +1,6 @@
 // A cluster inventory as JSON, in the YAML file's schema with every quantity in base units
-// (FLOP/s, bytes, bytes/s, seconds): plans embed it, so a plan is self-contained (DESIGN.md §4).
+// (FLOP/s, bytes, bytes/s, seconds): plans embed it, so a plan is self-contained
+// (../shared/DESIGN.md §4).
 #pragma once
 
 #include <string>

@@ -15,7 +15,7 @@
 
 namespace hap::cost {
 
-// How an all-gather / reduce-scatter of uneven shards is carried out (DESIGN.md §3):
+// How an all-gather / reduce-scatter of uneven shards is carried out (../shared/DESIGN.md §3):
 // Padded pads every shard to the largest and runs one ring collective; Grouped runs one
 // broadcast (or reduce) per device inside one group call, moving the actual shards.
 enum class Method { Padded, Grouped };

@@ -1,5 +1,5 @@
 // Computation time of one op on one device: a roofline plus a per-op launch overhead
-// (DESIGN.md §3 "Stages and cost"; derivation in docs/cost-model.md).
+// (../shared/DESIGN.md §3 "Stages and cost"; derivation in docs/cost-model.md).
 #pragma once
 
 #include "engine/cost/cluster.h"

@@ -1,7 +1,7 @@
-// Measured figures of device types and links (DESIGN.md §2: "metrics + microbenchmarks → SQLite
-// profiles → calibrated cost model"). `hap profile` measures them and `hap calibrate` fits them to
-// recorded runs; the profile store (db/) keeps every version; a cluster inventory names one with
-// `profile:`, and the front end attaches it to the Cluster (Cluster::measured). The cost model
+// Measured figures of device types and links (../shared/DESIGN.md §2: "metrics + microbenchmarks →
+// SQLite profiles → calibrated cost model"). `hap profile` measures them and `hap calibrate` fits
+// them to recorded runs; the profile store (db/) keeps every version; a cluster inventory names one
+// with `profile:`, and the front end attaches it to the Cluster (Cluster::measured). The cost model
 // then prices an op from the measured time of its family at its size and a collective from its
 // fitted latency and bandwidth, and falls back to the inventory's roofline and links wherever the
 // profile has nothing, saying so in `--explain` (pricingSources).

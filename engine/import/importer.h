@@ -1,4 +1,4 @@
-// TorchScript -> ir::Graph (DESIGN.md §2, data flow step 1).
+// TorchScript -> ir::Graph (../shared/DESIGN.md §2, data flow step 1).
 //
 // The importer loads a TorchScript archive, inlines every call, and walks forward node by node
 // on *meta* tensors: shape arithmetic (aten::size, aten::Int, prim::NumToTensor, integer math,

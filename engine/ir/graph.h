@@ -1,4 +1,4 @@
-// The reference graph: the single-device training program after import (DESIGN.md §3).
+// The reference graph: the single-device training program after import (../shared/DESIGN.md §3).
 //
 // Invariants (checked by Graph::check()):
 // - Nodes are in a valid execution order: every tensor argument of node n is an input,

@@ -1,6 +1,6 @@
 // Forward cost of the reference graph's nodes: FLOPs and bytes moved, per op family, from static
-// shapes and folded constants. The cost model turns them into time with a roofline (DESIGN.md §3).
-// Every convention and formula is documented in docs/op-costs.md.
+// shapes and folded constants. The cost model turns them into time with a roofline
+// (../shared/DESIGN.md §3). Every convention and formula is documented in docs/op-costs.md.
 #pragma once
 
 #include "engine/ir/graph.h"

@@ -1,4 +1,5 @@
-// Segments: groups of nodes that share one vector of sharding ratios (DESIGN.md §3 "Ratios").
+// Segments: groups of nodes that share one vector of sharding ratios (../shared/DESIGN.md §3
+// "Ratios").
 //
 // A segment is usually one repeated block of the model (one transformer layer), found from the
 // nodes' module scopes, or a part of an automatic partition (METIS) of the graph. A value read in

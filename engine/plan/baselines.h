@@ -1,5 +1,5 @@
 // The plans engineers would otherwise use, priced under the same cost model as HAP's
-// (DESIGN.md §1: "compare against data-parallel baselines"; issue 4 item 5).
+// (../shared/DESIGN.md §1: "compare against data-parallel baselines"; issue 4 item 5).
 //
 //   dp-ev     data parallelism, even batch shares: replicated parameters, inputs split on the
 //             batch dimension, gradients all-reduced (the search restricted to those forms).

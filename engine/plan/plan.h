@@ -1,6 +1,7 @@
 // A plan: the distributed program with exact shard lengths, its predicted cost and memory, the
-// baselines and search statistics (DESIGN.md §4 "Plan file"). Self-contained: with the model
-// file, a worker needs nothing else. Serialised as JSON by plan_json.h; checked by verifier.h.
+// baselines and search statistics (../shared/DESIGN.md §4 "Plan file"). Self-contained: with the
+// model file, a worker needs nothing else. Serialised as JSON by plan_json.h; checked by
+// verifier.h.
 #pragma once
 
 #include <algorithm>
@@ -103,10 +104,10 @@ struct PlanInput {
 // global batch, and after backward every parameter piece's gradient is summed with the same
 // piece on the other machines. World rank r is program rank r % k on machine r / k
 // (k = Plan::devices.size(); the cluster lists its devices machine by machine).
-// Exactness (DESIGN.md §3) holds because the model is data parallel across machines, which the
-// planner proves with the data-parallel rules (plan/replication.h): each machine computes the
-// single-device program's values on its rows, random ops draw the global batch's numbers and keep
-// the machine's rows, and the global loss is lossWeight × the sum of the machines' losses.
+// Exactness (../shared/DESIGN.md §3) holds because the model is data parallel across machines,
+// which the planner proves with the data-parallel rules (plan/replication.h): each machine computes
+// the single-device program's values on its rows, random ops draw the global batch's numbers and
+// keep the machine's rows, and the global loss is lossWeight × the sum of the machines' losses.
 struct Replication {
   int machines = 1;  // 1: not replicated
   // Per plan input (Plan::inputs, shapes at one machine's batch): the dimension the machines split

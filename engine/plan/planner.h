@@ -1,5 +1,5 @@
 // Plans a model on a cluster: theory, cost table, A* search, baselines, and the Plan with exact
-// lengths, stages and memory (DESIGN.md §2 data flow, steps 2-4 with fixed ratios).
+// lengths, stages and memory (../shared/DESIGN.md §2 data flow, steps 2-4 with fixed ratios).
 #pragma once
 
 #include <atomic>
@@ -59,10 +59,11 @@ Plan makePlan(const ir::Graph& g, const cost::Cluster& cluster, const PlanOption
 // Megatron's plan, executable (`hap plan --baseline megatron`): on every machine of `cluster` the
 // tensor-parallel program of megatronBaseline (plan/baselines.h) at even shares, found for the
 // slowest machine type, replicated across the machines with data parallelism (Plan::Replication).
-// `global` is the model at the global batch, `machineBatch` at 1/machines of it (import::dividedBatch).
-// Only options.cost, options.search (budgets, cancellation) and options.baselines (also price the
-// megatron baseline) are used. Throws NotReplicable (plan/replication.h) when the machines differ
-// in device count, the model has no Megatron linears or is not data parallel across machines.
+// `global` is the model at the global batch, `machineBatch` at 1/machines of it
+// (import::dividedBatch). Only options.cost, options.search (budgets, cancellation) and
+// options.baselines (also price the megatron baseline) are used. Throws NotReplicable
+// (plan/replication.h) when the machines differ in device count, the model has no Megatron linears
+// or is not data parallel across machines.
 Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, const cost::Cluster& cluster,
                       const PlanOptions& options);
 

@@ -1,5 +1,5 @@
 // The simulator: replays a plan's program on its cluster into a timeline of what every rank does
-// when (DESIGN.md §3 "Stages and cost"; docs/simulator.md).
+// when (../shared/DESIGN.md §3 "Stages and cost"; docs/simulator.md).
 //
 // The replay follows the exact stage model of synth/stages.h, but device by device:
 // - each pass splits into stages: the forward pass runs the steps in program order with their

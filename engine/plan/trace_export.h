@@ -1,4 +1,4 @@
-// A timeline as Chrome Trace Event JSON (DESIGN.md §4 "Traces"), for ui.perfetto.dev and
+// A timeline as Chrome Trace Event JSON (../shared/DESIGN.md §4 "Traces"), for ui.perfetto.dev and
 // chrome://tracing.
 //
 // The layout is a contract: the runtime writes measured traces in the same layout, so that the

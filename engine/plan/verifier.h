@@ -1,4 +1,4 @@
-// An independent check of a plan against its reference graph (DESIGN.md §4: every plan is
+// An independent check of a plan against its reference graph (../shared/DESIGN.md §4: every plan is
 // verified before it is written, and by every worker before it runs).
 //
 // The verifier shares no state with the search: it re-derives the facts the program establishes

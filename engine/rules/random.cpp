@@ -1,9 +1,9 @@
 // Random ops: dropout and its variants, random fills and random factories.
 //
 // The runtime draws random numbers so that replicated random ops give identical results on all
-// ranks (DESIGN.md §5): every rank draws the full-size values from the shared seed. A sharded
-// variant keeps this rank's piece of them, so the pieces are exactly the single-device values and
-// the split does not change the random stream.
+// ranks (../shared/DESIGN.md §5): every rank draws the full-size values from the shared seed. A
+// sharded variant keeps this rank's piece of them, so the pieces are exactly the single-device
+// values and the split does not change the random stream.
 #include "engine/rules/broadcast.h"
 #include "engine/rules/families.h"
 

@@ -1,6 +1,6 @@
-// Relations between a distributed value and its reference value (DESIGN.md §3): the vocabulary
-// rules state their Hoare triples in, below both the rules and the search (engine/synth/fact.h
-// makes them the search's facts). A relation is one of
+// Relations between a distributed value and its reference value (../shared/DESIGN.md §3): the
+// vocabulary rules state their Hoare triples in, below both the rules and the search
+// (engine/synth/fact.h makes them the search's facts). A relation is one of
 //   I     identity: every device holds all of the value;
 //   R     reduce: every device holds a same-shape partial; their element-wise sum is the value;
 //   G(d)  gathered along d: device j holds slice j along dimension d (lengths from the

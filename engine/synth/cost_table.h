@@ -2,7 +2,7 @@
 // vector of shares per segment: a node's work and a value's G form are cut by the shares of
 // their segment, Theory::nodeSegment / valueSegment).
 //
-// Cost model (DESIGN.md §3 "Stages and cost", docs/synthesis.md):
+// Cost model (../shared/DESIGN.md §3 "Stages and cost", docs/synthesis.md):
 // - A node computed under a variant costs the maximum over devices of its forward plus backward
 //   time; a device's time is the roofline of its FLOPs and bytes (cost/device_cost.h). A variant
 //   with any G fact splits the op's work and the G tensors' bytes by the device's share; I and R
@@ -162,8 +162,9 @@ class CostTable {
   // over shares (balance/): the maximum of these pieces (the roofline's compute- and memory-bound
   // sides) on a device of type `type`. Where the cluster's measured profile prices the node
   // (cost/profile.h), one piece: the measured time's line at the size the type's piece has at
-  // this table's shares, exact there (the alternation re-prices at the LP's shares). SFB's gathers follow the segment's largest share
-  // (sfbLinear); a reshard's all-to-all is in cost::reshardSeconds.
+  // this table's shares, exact there (the alternation re-prices at the LP's shares). SFB's gathers
+  // follow the segment's largest share (sfbLinear); a reshard's all-to-all is in
+  // cost::reshardSeconds.
   std::vector<Affine> nodePieces(ir::NodeId n, int v, int type, Pass pass = Pass::Both) const;
   cost::GatherLinear sfbLinear(ir::NodeId n, int v) const;
   // Whether node n's variant v is a reshard that moves data (its G(d) variant).

@@ -1,4 +1,5 @@
-// Dimension classes: which tensor dimensions must be split identically (DESIGN.md §3 "Ratios").
+// Dimension classes: which tensor dimensions must be split identically (../shared/DESIGN.md §3
+// "Ratios").
 //
 // Rule variants link the dimensions their G facts name (a linear's G(x,0) and G(y,0), a view's
 // E and heads dimensions). Linked dimensions form a class. A class has U units, the gcd of its

@@ -1,4 +1,4 @@
-// A distributed program: the search's result, in execution order (DESIGN.md §3).
+// A distributed program: the search's result, in execution order (../shared/DESIGN.md §3).
 //
 // For every reference node, in order: the conversions that give its inputs the forms its chosen
 // variant needs (loads of sources, collectives, local slices), then the node itself under that

@@ -1,4 +1,4 @@
-// A* search for the cheapest distributed program (DESIGN.md §3, docs/synthesis.md).
+// A* search for the cheapest distributed program (../shared/DESIGN.md §3, docs/synthesis.md).
 //
 // Search space. Nodes are computed in the reference graph's order (the cost of a program does not
 // depend on the order of its computations), each once, under one of its variants; before a node,

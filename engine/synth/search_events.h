@@ -1,6 +1,7 @@
-// What the planner reports while it works (DESIGN.md §2: "search events → GUI/CLI progress"):
-// the A* search's progress and its best open states, the fallback to the beam search, and the
-// planning steps around the searches (the Q/B alternation's searches and LP solves, the baselines).
+// What the planner reports while it works (../shared/DESIGN.md §2: "search events → GUI/CLI
+// progress"): the A* search's progress and its best open states, the fallback to the beam search,
+// and the planning steps around the searches (the Q/B alternation's searches and LP solves, the
+// baselines).
 //
 // Contract of SearchListener:
 // - Every call comes from the thread that runs the plan (plan::makePlan's caller); searches that

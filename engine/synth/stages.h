@@ -1,4 +1,5 @@
-// The exact stage model (DESIGN.md §3 "Stages and cost"): the iteration time of a program.
+// The exact stage model (../shared/DESIGN.md §3 "Stages and cost"): the iteration time of a
+// program.
 //
 // Collectives synchronise every device, so each pass splits into stages: a collective phase
 // (the communicating steps, back to back), then the computations up to the next one, which each

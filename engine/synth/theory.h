@@ -1,7 +1,7 @@
-// The theory of a reference graph (DESIGN.md §3): for every node the exact ways to compute it
-// (rule variants, i.e. Hoare triples over facts), the dimension classes their G facts link, and
-// the graph facts the search needs (gradient flow, liveness). Independent of the cluster and of
-// the ratios; built once per graph.
+// The theory of a reference graph (../shared/DESIGN.md §3): for every node the exact ways to
+// compute it (rule variants, i.e. Hoare triples over facts), the dimension classes their G facts
+// link, and the graph facts the search needs (gradient flow, liveness). Independent of the cluster
+// and of the ratios; built once per graph.
 #pragma once
 
 #include <string>

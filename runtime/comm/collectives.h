@@ -1,4 +1,4 @@
-// Collectives as autograd functions with exact duals (DESIGN.md §3 "Backward"):
+// Collectives as autograd functions with exact duals (../shared/DESIGN.md §3 "Backward"):
 //   allGather      G(d) -> I     backward: reduce-scatter of the (partial) gradient
 //   reduceScatter  R -> G(d)     backward: all-gather
 //   allReduce      R -> I        backward: all-reduce

@@ -1,5 +1,6 @@
 // The ranks' communication: one c10d process group (ProcessGroupGloo on CPU, ProcessGroupNCCL
-// when LibTorch has CUDA and tensors live on a GPU) over a TCPStore rendezvous (DESIGN.md §5).
+// when LibTorch has CUDA and tensors live on a GPU) over a TCPStore rendezvous (../shared/DESIGN.md
+// §5).
 //
 // Contract of every collective here:
 // - Every rank calls the same collectives in the same order with the same `lengths` (the plan's

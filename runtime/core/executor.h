@@ -1,6 +1,6 @@
-// Executes one rank's part of a plan (DESIGN.md §5): the planned graph's nodes in the plan's step
-// order, each through the JIT operator registry on this rank's local pieces with autograd on, the
-// plan's conversions as differentiable collectives (collectives.h).
+// Executes one rank's part of a plan (../shared/DESIGN.md §5): the planned graph's nodes in the
+// plan's step order, each through the JIT operator registry on this rank's local pieces with
+// autograd on, the plan's conversions as differentiable collectives (collectives.h).
 //
 // Contract:
 // - Exactness: forward() returns this rank's partial of the loss; the sum over ranks equals the

@@ -1,5 +1,5 @@
 // The replicated parameters' gradients summed over ranks while backward still runs (the dual of
-// `replicate-parameter`, DESIGN.md §5), as DistributedDataParallel does it:
+// `replicate-parameter`, ../shared/DESIGN.md §5), as DistributedDataParallel does it:
 // - The parameters go into buckets of about `bucketBytes` (the first at most 1 MiB, so that
 //   communication starts early), in reverse parameter order, which is about the order backward
 //   reaches them, and one dtype per bucket. The assignment is the same on every rank.

@@ -1,5 +1,5 @@
 // Microbenchmarks of the machine a process runs on, for the profile store (`hap profile`,
-// DESIGN.md §2: "metrics + microbenchmarks → SQLite profiles → calibrated cost model").
+// ../shared/DESIGN.md §2: "metrics + microbenchmarks → SQLite profiles → calibrated cost model").
 //
 // Contract:
 // - Work is counted exactly as the planner counts it: every benchmarked call is also built as a
@@ -42,12 +42,14 @@ struct ComputeBenchmarkOptions {
 };
 
 // Times one representative forward op per cost::OpFamily at several sizes and dtypes, and the
-// memory bandwidth (a copy of a large buffer), on this process's CPU (or GPU). Returns the device's figures
-// with `description` (where it ran: "cpu: <model>, 1 thread") and `threads` set; `deviceType`
-// is left for the caller. Samples are sorted by strictly increasing work (cost::validate holds).
+// memory bandwidth (a copy of a large buffer), on this process's CPU (or GPU). Returns the device's
+// figures with `description` (where it ran: "cpu: <model>, 1 thread") and `threads` set;
+// `deviceType` is left for the caller. Samples are sorted by strictly increasing work
+// (cost::validate holds).
 cost::DeviceProfile benchmarkCompute(const ComputeBenchmarkOptions& options);
 
-// A device profile as JSON text ({"format": "hap-device-profile", "version": 1, ...}: every field of
+// A device profile as JSON text ({"format": "hap-device-profile", "version": 1, ...}: every field
+// of
 // cost::DeviceProfile) and back, for a benchmark run in a child process (hap profile --cpu-share).
 // Parsing throws hap::Error naming `origin` for text that is not such a document; the result is not
 // validated (cost::validate does that on the whole profile).

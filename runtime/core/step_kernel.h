@@ -1,5 +1,5 @@
 // One compute step of a rank's program: a reference node run under its rule variant on this
-// rank's local pieces, through the JIT operator registry with autograd on (DESIGN.md §5).
+// rank's local pieces, through the JIT operator registry with autograd on (../shared/DESIGN.md §5).
 //
 // Contract:
 // - Exactness: given the step's inputs in the forms its variant reads (plan::PlanStep::inputs:

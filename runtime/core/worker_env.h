@@ -1,5 +1,5 @@
-// The torchrun environment contract (DESIGN.md §5): RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
-// MASTER_PORT, read once at start-up.
+// The torchrun environment contract (../shared/DESIGN.md §5): RANK, WORLD_SIZE, LOCAL_RANK,
+// MASTER_ADDR, MASTER_PORT, read once at start-up.
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,5 @@
 // Batch sources: the forward arguments (inputs) of every training iteration, as the pieces one
-// rank holds (DESIGN.md §5, Placeholder-Shard).
+// rank holds (../shared/DESIGN.md §5, Placeholder-Shard).
 //
 // Contract shared by every source:
 // - Global batch `iteration` is a pure function of (options, iteration): every rank of a run

@@ -1,5 +1,5 @@
-// Launch scripts for a real cluster (`hap launch --emit`, DESIGN.md §5): what an ops team copies
-// to its machines and runs, written from a plan's devices. Plain C++ (no LibTorch, no Qt).
+// Launch scripts for a real cluster (`hap launch --emit`, ../shared/DESIGN.md §5): what an ops team
+// copies to its machines and runs, written from a plan's devices. Plain C++ (no LibTorch, no Qt).
 //
 // Contract:
 // - A plan fixes which shard every global rank holds, so the scripts give each process the plan's

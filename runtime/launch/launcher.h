@@ -1,7 +1,7 @@
-// Process supervision for `hap launch --local` (DESIGN.md §5): start N worker processes, stream
-// their output line by line, hold each to a share of one CPU, and stop all of them as soon as one
-// fails, the wall limit passes or the launcher is interrupted. Plain C++ and POSIX (Linux): no
-// LibTorch, no Qt, so the desktop app can reuse it.
+// Process supervision for `hap launch --local` (../shared/DESIGN.md §5): start N worker processes,
+// stream their output line by line, hold each to a share of one CPU, and stop all of them as soon
+// as one fails, the wall limit passes or the launcher is interrupted. Plain C++ and POSIX (Linux):
+// no LibTorch, no Qt, so the desktop app can reuse it.
 //
 // Contract:
 // - Every worker runs in its own process group with stdin from /dev/null; signals go to the

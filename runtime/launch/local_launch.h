@@ -1,4 +1,5 @@
-// A plan run on this machine, one hap-worker per plan device (DESIGN.md §5): what `hap launch
+// A plan run on this machine, one hap-worker per plan device (../shared/DESIGN.md §5): what `hap
+// launch
 // --local` does and what the desktop app's launch panel does, in one place. It builds the
 // workers' commands (torchrun environment on a free port of 127.0.0.1, OMP_NUM_THREADS=1 unless
 // set, the CPU share of each rank), records the run in a profile store when asked

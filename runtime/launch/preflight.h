@@ -1,12 +1,13 @@
-// The checks before a local run starts (DESIGN.md §5; the launch panel's preflight): what would
-// make a worker refuse to start or fail at its first step, found before any process is started,
-// each with a message naming the file or field and what to do. No LibTorch in this header: the
-// desktop app includes it (preflight.cpp uses the runtime's own code for every check, so a check
-// passes exactly when the worker would accept the same input).
+// The checks before a local run starts (../shared/DESIGN.md §5; the launch panel's preflight): what
+// would make a worker refuse to start or fail at its first step, found before any process is
+// started, each with a message naming the file or field and what to do. No LibTorch in this header:
+// the desktop app includes it (preflight.cpp uses the runtime's own code for every check, so a
+// check passes exactly when the worker would accept the same input).
 //
 // Every check runs, whatever the others found, in this order:
 //   "Model file"     the model exists and its SHA-256 is the plan's (checkModelHash, trainer.h)
-//   "Ranks"          the plan lists its devices by rank, one worker each (planRanks, local_launch.h)
+//   "Ranks"          the plan lists its devices by rank, one worker each (planRanks,
+// local_launch.h)
 //   "CPU shares"     one share per rank, each in (0, 1]
 //   "Port"           a TCP port can be bound on 127.0.0.1 (freeTcpPort)
 //   "Worker"         the hap-worker executable exists and can be executed
@@ -22,8 +23,9 @@
 // Cost: the model file is read whole for its hash and imported once (the whole preflight takes
 // 20-40 ms for the zoo's tiny models); the data file is scanned whole, in 1 MiB chunks (as the
 // worker does when it starts; fine for files of some hundred MB); the resume checkpoint is read
-// whole and held in memory with a copy of the model's parameters. The writability checks create and remove an empty file (nothing else
-// is written, no folder is created). Safe to call off the GUI thread; it starts no process.
+// whole and held in memory with a copy of the model's parameters. The writability checks create and
+// remove an empty file (nothing else is written, no folder is created). Safe to call off the GUI
+// thread; it starts no process.
 #pragma once
 
 #include <cstdint>

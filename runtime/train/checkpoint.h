@@ -1,4 +1,4 @@
-// Consolidated checkpoints and model export (DESIGN.md §5).
+// Consolidated checkpoints and model export (../shared/DESIGN.md §5).
 //
 // A checkpoint holds the single-device-equivalent training state: full tensors by qualified name,
 // never pieces, so a checkpoint written by a run on N ranks resumes a run on M ranks with any
@@ -42,15 +42,17 @@ void saveCheckpoint(Communicator& comm, const std::string& path, const std::vect
 // mismatch, or an optimizer kind other than the optimizer's; names in the file that `params` lacks
 // are ignored. A checkpoint without momentum buffers loaded into SGD with momentum starts them
 // afresh.
-// `buffers`, when given, are set to their pieces of the file's buffers (a version-1 file leaves them).
+// `buffers`, when given, are set to their pieces of the file's buffers (a version-1 file leaves
+// them).
 int64_t loadCheckpoint(const std::string& path, std::vector<LocalParameter>& params, Optimizer& optimizer,
                        int rank, std::vector<LocalBuffer>* buffers = nullptr);
 
 // Rank 0 writes a copy of the TorchScript model `modelPath` to `outPath` (atomically, as above)
 // with every parameter in `params` and buffer in `buffers` replaced by its trained value
 // (all-gathered; found by qualified name, nested modules through the name's dots); the model's
-// other parameters and buffers are kept. Every rank must call it. RuntimeError naming the file and the parameter when the model
-// cannot be read or written, lacks a parameter, or holds it with another shape.
+// other parameters and buffers are kept. Every rank must call it. RuntimeError naming the file and
+// the parameter when the model cannot be read or written, lacks a parameter, or holds it with
+// another shape.
 void exportModel(Communicator& comm, const std::string& modelPath, const std::string& outPath,
                  const std::vector<LocalParameter>& params, const std::vector<LocalBuffer>& buffers = {});
 

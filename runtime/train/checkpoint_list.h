@@ -1,6 +1,6 @@
-// The checkpoints of a run, for the launch panel (DESIGN.md §5): the step-N.pt files the worker
-// writes into --checkpoint-dir (trainer.h), with what their header says (checkpoint.h's format).
-// No LibTorch in this header: the desktop app includes it.
+// The checkpoints of a run, for the launch panel (../shared/DESIGN.md §5): the step-N.pt files the
+// worker writes into --checkpoint-dir (trainer.h), with what their header says (checkpoint.h's
+// format). No LibTorch in this header: the desktop app includes it.
 //
 // Cost: listing reads the folder, and from each file the zip's directory and its pickled header
 // (data.pkl: a few KiB per thousand parameters), never the tensor data, so a checkpoint of a

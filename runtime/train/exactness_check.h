@@ -1,4 +1,4 @@
-// The exactness check of a run (hap-worker --check; DESIGN.md §3 "Exactness"). Beside the
+// The exactness check of a run (hap-worker --check; ../shared/DESIGN.md §3 "Exactness"). Beside the
 // distributed program, world rank 0 runs the single-device program: the TorchScript module on the
 // whole batch, with the same seeds, stepped by LibTorch's own optimizer (and its float64 shadow,
 // below); the other ranks hand it their pieces. The check compares what

@@ -1,5 +1,5 @@
 // The optimizer of a rank: LibTorch's SGD/Adam/AdamW applied to the local pieces, and gradient
-// clipping by the true global norm (DESIGN.md §5, §7).
+// clipping by the true global norm (../shared/DESIGN.md §5, §7).
 //
 // Exactness: the three updates are element-wise, so updating every piece equals updating the
 // full tensor and cutting it afterwards. A replicated parameter gets the same arithmetic on the

@@ -1,5 +1,6 @@
-// Model parameters as one rank holds them (DESIGN.md §3 "Distributed tensor facts"): either the
-// whole tensor on every rank (replicated, I) or this rank's range of one dimension (sharded, G(d)).
+// Model parameters as one rank holds them (../shared/DESIGN.md §3 "Distributed tensor facts"):
+// either the whole tensor on every rank (replicated, I) or this rank's range of one dimension
+// (sharded, G(d)).
 //
 // Invariants the executor establishes and the training state relies on:
 // - Every rank holds the same list, in the same order, with the same names, shapes, dims and

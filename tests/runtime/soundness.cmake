@@ -1,5 +1,6 @@
-# Soundness of every sharding rule (DESIGN.md §3): every registered op and rule variant run by the
-# runtime's step kernel on 1-4 ranks (threads with Gloo on loopback) against the single-device op.
+# Soundness of every sharding rule (../shared/DESIGN.md §3): every registered op and rule variant
+# run by the runtime's step kernel on 1-4 ranks (threads with Gloo on loopback) against the
+# single-device op.
 set(HAP_SOUNDNESS ${CMAKE_CURRENT_LIST_DIR}/soundness)
 hap_add_test(tst_rule_soundness
   ${HAP_SOUNDNESS}/tst_rule_soundness.cpp

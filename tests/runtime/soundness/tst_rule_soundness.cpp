@@ -1,9 +1,9 @@
-// Every sharding rule proven against its op, mechanically (DESIGN.md §3 "Soundness"): for every
-// registered op and every variant its rule yields, random shapes and random uneven lengths (zero
-// included) on 1-4 simulated ranks. Each rank runs the runtime's own step kernel (step_kernel.h,
-// what hap-worker runs) on the pieces the variant's pre-condition describes, on a thread of its
-// own with a real Gloo communicator over loopback, forward and backward; the results are compared
-// with the single-device op under the variant's post-condition:
+// Every sharding rule proven against its op, mechanically (../shared/DESIGN.md §3 "Soundness"): for
+// every registered op and every variant its rule yields, random shapes and random uneven lengths
+// (zero included) on 1-4 simulated ranks. Each rank runs the runtime's own step kernel
+// (step_kernel.h, what hap-worker runs) on the pieces the variant's pre-condition describes, on a
+// thread of its own with a real Gloo communicator over loopback, forward and backward; the results
+// are compared with the single-device op under the variant's post-condition:
 //   output I: every rank holds the output;  G(d): rank j holds its slice;  R: the ranks' partials
 //   sum to it. Gradients by the duality (collectives.h): an I output's gradient arrives as
 //   partial sums, a G(d) output's as slices, an R output's whole; then an I input's gradients

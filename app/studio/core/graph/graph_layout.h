@@ -1,5 +1,5 @@
-// Graph layout as a pure function (DESIGN.md §2, Hotspot's callgraphgenerator): from a graph, its
-// scope tree and the collapse state to positioned boxes, clusters and edges, laid out by
+// Graph layout as a pure function (../shared/DESIGN.md §2, Hotspot's callgraphgenerator): from a
+// graph, its scope tree and the collapse state to positioned boxes, clusters and edges, laid out by
 // Graphviz `dot`. No widget, no global state; safe to call on any thread (each call owns its own
 // Graphviz context), so the app runs it off the GUI thread and drops results it no longer needs.
 #pragma once

@@ -1,4 +1,4 @@
-// Runs layoutGraph off the GUI thread (DESIGN.md §2: results come back as queued signals,
+// Runs layoutGraph off the GUI thread (../shared/DESIGN.md §2: results come back as queued signals,
 // cancellation through a std::atomic<bool>).
 //
 // Every request gets a new generation number and raises the cancel flag of the one before; only
