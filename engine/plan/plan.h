@@ -13,6 +13,7 @@
 #include "engine/cost/cluster.h"
 #include "engine/ir/graph.h"
 #include "engine/rules/relation.h"
+#include "engine/rules/rule.h"
 #include "engine/synth/memory.h"
 
 namespace hap::plan {
@@ -50,6 +51,10 @@ struct PlanStep {
   // Compute: the rule variant's name, and its input and output forms in the variant's order.
   std::string variant;
   bool sfb = false;
+  // Compute: what the runtime must do beyond the op (the variant's rules::Execution). Not in the
+  // plan file: the planner copies it from the rule, and verification (plan/verifier.h) from the
+  // rule it matches the step to, so it is always the rule's own.
+  rules::Execution execution = rules::Execution::Plain;
   std::vector<Form> inputs, outputs;
   // Convert: the instruction ("all-gather", "load-shard", ...; synth::conversionName), the method
   // of padded/grouped collectives ("padded", "grouped" or ""), and the forms before and after.

@@ -92,6 +92,7 @@ Plan planOf(const ir::Graph& imported, const synth::Theory& theory, const synth:
       ps.segment = theory.nodeSegment(s.node);
       ps.variant = v.name;
       ps.sfb = v.sfb;
+      ps.execution = v.execution;
       for (size_t i = 0; i < ins.size(); ++i) ps.inputs.push_back(makeForm(table, ins[i], v.inputs[i]));
       for (size_t o = 0; o < n.outputs.size(); ++o) ps.outputs.push_back(makeForm(table, n.outputs[o], v.outputs[o]));
       for (size_t k = 0; k < groups; ++k) busy[k] += t.forward[k] + t.backward[k];

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 
 #include "engine/ir/segments.h"
@@ -94,6 +95,20 @@ void Verifier::checkConvert(const PlanStep& s, const std::string& where) {
   m = rules::addForm(m, to);
 }
 
+// The variant of `variants` (a node's, rules::variantsFor) that compute step `s` runs: the one
+// with its name, SFB flag and relations (names are descriptive and may repeat); null when none.
+const rules::Variant* matchVariant(const std::vector<rules::Variant>& variants, const PlanStep& s) {
+  const rules::Variant* match = nullptr;
+  for (const rules::Variant& v : variants) {
+    bool same = v.name == s.variant && v.sfb == s.sfb && v.inputs.size() == s.inputs.size() &&
+                v.outputs.size() == s.outputs.size();
+    for (size_t i = 0; i < s.inputs.size() && same; ++i) same = v.inputs[i] == s.inputs[i].rel;
+    for (size_t o = 0; o < s.outputs.size() && same; ++o) same = v.outputs[o] == s.outputs[o].rel;
+    if (same) match = &v;
+  }
+  return match;
+}
+
 void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
   if (s.node != next_) return error("{}: computes node {} where node {} is next", where, s.node, next_);
   ++next_;
@@ -101,15 +116,8 @@ void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
   const std::vector<ir::ValueId> ins = n.tensorInputs();
   if (s.inputs.size() != ins.size() || s.outputs.size() != n.outputs.size())
     return error("{}: {} has {} inputs and {} outputs, the plan lists {} and {}", where, g_.describe(n.id), ins.size(), n.outputs.size(), s.inputs.size(), s.outputs.size());
-  // A variant is identified by its relations (names are descriptive and may repeat).
   const std::vector<rules::Variant> variants = rules::variantsFor(g_, n);
-  const rules::Variant* match = nullptr;
-  for (const rules::Variant& v : variants) {
-    bool same = v.name == s.variant && v.sfb == s.sfb;
-    for (size_t i = 0; i < ins.size() && same; ++i) same = v.inputs[i] == s.inputs[i].rel;
-    for (size_t o = 0; o < n.outputs.size() && same; ++o) same = v.outputs[o] == s.outputs[o].rel;
-    if (same) match = &v;
-  }
+  const rules::Variant* match = matchVariant(variants, s);
   if (!match) {
     std::string forms;
     for (const Form& f : s.inputs) forms += " " + rules::formatRel(f.rel);
@@ -238,6 +246,16 @@ std::vector<std::string> Verifier::run() {
 }
 
 }  // namespace
+
+void assignExecutions(const ir::Graph& imported, Plan& plan) {
+  const ir::Graph g = planGraph(imported, plan);
+  for (PlanStep& s : plan.steps) {
+    if (s.kind != PlanStep::Kind::Compute) continue;
+    const rules::Variant* match = matchVariant(rules::variantsFor(g, g.node(s.node)), s);
+    assert(match && "assignExecutions() on a plan that does not verify");
+    s.execution = match->execution;
+  }
+}
 
 std::vector<std::string> verifyPlan(const ir::Graph& imported, const Plan& plan) {
   try {

@@ -27,4 +27,9 @@ namespace hap::plan {
 // the model's imported graph; the plan's ids refer to planGraph(imported, plan).
 std::vector<std::string> verifyPlan(const ir::Graph& imported, const Plan& plan);
 
+// Sets every compute step's execution (what the runtime must do beyond the op) from the rule
+// variant verifyPlan matches it to: the plan file does not carry it, the rule library decides it.
+// The plan must verify (asserted).
+void assignExecutions(const ir::Graph& imported, Plan& plan);
+
 }  // namespace hap::plan

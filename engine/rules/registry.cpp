@@ -63,6 +63,26 @@ std::vector<Variant> variantsFor(const ir::Graph& g, const ir::Node& n, bool* ha
   return unique;
 }
 
+std::string_view executionName(Execution e) {
+  switch (e) {
+    case Execution::Plain: return "plain";
+    case Execution::WholeCutPiece: return "whole-cut-piece";
+    case Execution::ReshapeToPiece: return "reshape-to-piece";
+    case Execution::ExpandToPiece: return "expand-to-piece";
+    case Execution::FactoryPiece: return "factory-piece";
+    case Execution::RandomDraws: return "random-draws";
+    case Execution::MeanOverCut: return "mean-over-cut";
+    case Execution::ClassLossMean: return "class-loss-mean";
+    case Execution::PointwiseLossMean: return "pointwise-loss-mean";
+    case Execution::ProbabilityLossMean: return "probability-loss-mean";
+    case Execution::SyncStatistics: return "sync-statistics";
+    case Execution::DepthwiseGroups: return "depthwise-groups";
+    case Execution::VocabOffset: return "vocab-offset";
+    case Execution::Reshard: return "reshard";
+  }
+  return "?";
+}
+
 std::string formatVariant(const Variant& v) {
   std::string s = v.name + ":";
   for (rules::Rel r : v.inputs) s += " " + rules::formatRel(r);

@@ -5,8 +5,9 @@
 // relation, running the node's op on every device's local pieces yields the outputs with the
 // listed relations. Contract for rule authors:
 //   - A variant must be exact (same values, to float rounding, as the single-device op), with
-//     the local adjustments the runtime applies noted in `note` (e.g. a mean over a sharded
-//     dimension divides by the global, not the local, length).
+//     the local adjustment the runtime must apply declared in `execution` (e.g. a mean over a
+//     sharded dimension divides by the global, not the local, length). The runtime reads only
+//     `execution` (and `sfb`); `note` is prose for people.
 //   - All G facts of one variant split "the same way": every G(d) dimension in a variant is
 //     linked, so its lengths come from one dimension class (synth/dim_classes.h). Link only
 //     dimensions whose lengths are equal or integer multiples of each other along a view.
@@ -24,6 +25,30 @@
 
 namespace hap::rules {
 
+// What the runtime does beyond running the op on this rank's pieces (runtime/core/step_kernel.cpp),
+// declared by the rule where it defines the variant. The step kernel compares no op or variant
+// name: a variant that needs an adjustment and declares none computes a wrong value, which the
+// rule property test (tests/runtime/soundness) catches.
+enum class Execution : uint8_t {
+  Plain,               // the op on the pieces, as it is
+  WholeCutPiece,       // slice/narrow keeping the cut dimension whole: the piece itself
+  ReshapeToPiece,      // a view-like op with a cut output: reshaped to the local output shape
+  ExpandToPiece,       // an expand-like op with a cut output: expanded to the local output shape
+  FactoryPiece,        // a factory (or new_*) with a cut output: made full size, the piece kept
+  RandomDraws,         // a random op: every rank draws the single-device op's numbers, keeps its piece
+  MeanOverCut,         // a mean over a cut dimension: the local sum over the global count
+  ClassLossMean,       // nll / cross-entropy, mean over cut positions: sum / global target count
+  PointwiseLossMean,   // a pointwise loss, mean over cut positions: sum / global element count
+  ProbabilityLossMean,  // cross-entropy with class probabilities: sum / global position count
+  SyncStatistics,      // batch norm on a cut other than the channels: statistics all-reduced
+  DepthwiseGroups,     // a depthwise convolution on a channel cut: groups = the local channels
+  VocabOffset,         // an embedding with the table's rows cut: local ids looked up, zeros elsewhere
+  Reshard,             // hap::reshard: an all-to-all between the segments' cuts
+};
+
+// "plain", "whole-cut-piece", ... (for --explain and test messages).
+std::string_view executionName(Execution e);
+
 struct Variant {
   std::string name;                // short and stable: "replicate", "batch", "column", "row", ...
   std::vector<rules::Rel> inputs;  // one per tensor input, in Node::tensorInputs() order
@@ -34,7 +59,8 @@ struct Variant {
   // Bytes of statistics the runtime sums over all ranks inside the op, in forward and again (the
   // dual) in backward: a batch norm with synchronised statistics. The cost model prices them.
   int64_t syncBytes = 0;
-  std::string note;  // what the runtime does differently from the plain op, if anything
+  Execution execution = Execution::Plain;  // what the runtime must do (see Execution)
+  std::string note;  // for people: what the variant does differently from the plain op, if anything
 };
 
 using RuleFn = void (*)(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out);

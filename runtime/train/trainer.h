@@ -1,6 +1,5 @@
 // The worker's job (../shared/DESIGN.md §5): load and check the plan and model, join the other
-// ranks, and
-// train: per iteration a batch piece, forward, backward, clipping, an optimizer step; metrics,
+// ranks, and train: per iteration a batch piece, forward, backward, clipping, an optimizer step; metrics,
 // a merged measured trace, checkpoints, resume and export. Also the exactness check the runtime
 // tests run: the same iterations against the single-device program on every rank.
 #pragma once
