@@ -2,14 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "engine/base/error.h"
 #include "engine/base/text_file.h"
-#include "engine/import/importer.h"
+#include "engine/plan/open_plan.h"
 #include "engine/plan/plan_json.h"
 #include "engine/plan/planner.h"
 #include "engine/plan/report.h"
@@ -25,31 +24,34 @@ struct SimulateArgs {
 
 std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
 
-// Step labels by op and module scope, from the plan's model file when it is there and unchanged
-// (or from --model, which must be); otherwise by ids, with a note on stderr.
+// Step labels by op and module scope from the plan opened with its model (plan::openPlan: the
+// model's hash checked and the plan verified, so a plan that does not verify is refused). Only
+// when the model is neither given nor found, or a found one (not given) is another model, the
+// plan is replayed unverified with steps named by ids, and a note on stderr says so.
 std::vector<std::string> labelsFor(const plan::Plan& p, const SimulateArgs& a) {
   const bool given = !a.model.empty();
-  const std::string model = given ? a.model : p.modelPath;
   auto fallBack = [&](const std::string& why) {
-    std::cerr << fmt::format("hap: note: {}; steps are named by node and value ids (name the model with --model)\n", why);
+    std::cerr << fmt::format("hap: note: {}; the plan is not verified and steps are named by node and value ids "
+                             "(name the model with --model)\n",
+                             why);
     return plan::stepLabels(p);
   };
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(model, ec)) {
-    if (given) throw Error(fmt::format("{}: no such file (--model)", model));
-    return fallBack(fmt::format("the plan's model {} is not there", model));
+  const std::optional<std::string> model = plan::locatePlanModel(p, a.plan, a.model);
+  if (!model) return fallBack(fmt::format("the plan's model {} is not there (nor beside the plan)", p.modelPath));
+  if (!given) {
+    try {
+      plan::checkPlanModel(p, a.plan, *model);
+    } catch (const plan::PlanError&) {
+      return fallBack(fmt::format("{} is not the model the plan was made for (its SHA-256 differs from the plan's "
+                                  "model.sha256)",
+                                  *model));
+    }
   }
-  if (plan::sha256File(model) != p.modelSha256) {
-    const std::string why = fmt::format("{} is not the model the plan was made for (its SHA-256 differs from the plan's "
-                                        "model.sha256)", model);
-    if (given) throw plan::PlanError(a.plan + ": " + why);
-    return fallBack(why);
-  }
-  try {
-    return plan::stepLabels(p, import::importModel(model, plan::importOptionsFor(p)));
-  } catch (const plan::PlanError& e) {
-    throw plan::PlanError(fmt::format("{}: {}", a.plan, e.what()));
-  }
+  plan::OpenPlanOptions options;
+  options.modelPath = *model;
+  options.metaWeights = true;
+  const plan::OpenedPlan opened = plan::openPlan(p, a.plan, options);
+  return plan::stepLabels(opened.plan, opened.imported);
 }
 
 int runSimulate(const SimulateArgs& a) {

@@ -286,6 +286,41 @@ class TstCli : public QObject {
     HapRun missing = runHap({"simulate", dir.filePath("none.json")});
     QCOMPARE(missing.exitCode, 1);
     QVERIFY2(missing.err.contains("none.json: cannot open the plan file"), qPrintable(missing.err));
+
+    // It opens the plan as the worker does (plan::openPlan): a plan that does not verify against its
+    // model is refused, naming the plan.
+    QFile in(plan);
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    QJsonObject json = QJsonDocument::fromJson(in.readAll()).object();
+    in.close();
+    QJsonArray program = json.value("program").toArray();
+    for (int i = 0; i < program.size(); ++i) {
+      QJsonObject step = program[i].toObject();
+      if (step.value("kind").toString() != "compute") continue;
+      step["variant"] = "bogus";
+      program[i] = step;
+      break;
+    }
+    json["program"] = program;
+    const QString broken = dir.filePath("broken.json");
+    QFile out(broken);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(QJsonDocument(json).toJson());
+    out.close();
+    HapRun refused = runHap({"simulate", broken});
+    QCOMPARE(refused.exitCode, 1);
+    QVERIFY2(refused.err.contains("broken.json: the plan does not verify") && refused.err.contains("bogus"),
+             qPrintable(refused.err));
+    // Without its model the plan is replayed unverified, and the note says so.
+    QJsonObject model = json.value("model").toObject();
+    model["path"] = dir.filePath("gone.pt");
+    json["model"] = model;
+    QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    out.write(QJsonDocument(json).toJson());
+    out.close();
+    HapRun unverified = runHap({"simulate", broken});
+    QCOMPARE(unverified.exitCode, 0);
+    QVERIFY2(unverified.err.contains("the plan is not verified"), qPrintable(unverified.err));
   }
 };
 
