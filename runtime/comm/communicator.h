@@ -19,6 +19,10 @@
 //   groups (a reduce-scatter inside each machine, an all-reduce of each chunk across machines,
 //   an all-gather inside each machine), flat ones over all ranks. Either way every rank ends
 //   with the same bits.
+//
+// Where it is done: communicator.cpp (the rendezvous, the process groups, the flat and the
+// hierarchical all-reduce), uneven_pieces.h (the algorithms of allGather, reduceScatter and
+// allToAll), job_chain.h (the gradient channel's hierarchical all-reduces, one at a time).
 #pragma once
 
 #include <ATen/core/Tensor.h>

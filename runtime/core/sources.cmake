@@ -1,4 +1,7 @@
-# runtime/core: the worker environment, the step kernel and executor, gradient buckets, the heap, the profiler's microbenchmarks
+# runtime/core: what runs one rank's program. The worker environment and the runtime's errors,
+# the step kernel and the executor, gradient buckets, a module retargeted to a GPU, the heap
+# policy, the injected faults of the check's mutation test, and the machine's microbenchmarks
+# (profiler).
 list(APPEND HAP_RUNTIME_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/runtime_error.cpp
   ${CMAKE_CURRENT_LIST_DIR}/worker_env.cpp
