@@ -27,6 +27,7 @@
 
 #include "engine/base/error.h"
 #include "engine/cost/profile.h"
+#include "engine/plan/stage_measurement.h"
 
 namespace hap::db {
 
@@ -92,13 +93,9 @@ struct StepRecord {
   double cpuSeconds = 0;      // process CPU time in the step
 };
 
-// One stage of the measured trace of one rank (the split the simulator predicts per stage).
-struct StageRecord {
-  int rank = 0;
-  int stage = 0;              // index into the plan's Estimate::stages
-  double computeSeconds = 0;
-  double communicationSeconds = 0;
-};
+// One stage of the measured trace of one rank (the split the simulator predicts per stage; the
+// type is the engine's, which builds the measured timeline from these: plan::measuredTimeline).
+using StageRecord = plan::StageMeasurement;
 
 // A stored profile's identity (Profile without its figures).
 struct ProfileInfo {

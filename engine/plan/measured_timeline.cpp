@@ -1,4 +1,4 @@
-#include "db/measured_timeline.h"
+#include "engine/plan/measured_timeline.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-namespace hap::db {
+namespace hap::plan {
 namespace {
 
 double seconds(double v) { return std::isfinite(v) && v > 0 ? v : 0.0; }
@@ -20,8 +20,8 @@ std::string describe(const char* what, const std::vector<std::string>& labels) {
 
 }  // namespace
 
-MeasuredTimeline measuredTimeline(const plan::Plan& plan, const plan::Timeline& predicted,
-                                  const std::vector<StageRecord>& stages) {
+MeasuredTimeline measuredTimeline(const Plan& plan, const Timeline& predicted,
+                                  const std::vector<StageMeasurement>& stages) {
   MeasuredTimeline out;
   const bool replicated = plan.replication.replicated();
   const size_t ranks = plan.devices.size() * static_cast<size_t>(replicated ? plan.replication.machines : 1);
@@ -54,7 +54,7 @@ MeasuredTimeline measuredTimeline(const plan::Plan& plan, const plan::Timeline& 
   std::vector<std::vector<double>> communication(ranks, std::vector<double>(planned, 0.0));
   std::vector<char> recording(ranks, 0);
   int lastStage = -1;
-  for (const StageRecord& r : stages) {
+  for (const StageMeasurement& r : stages) {
     if (r.rank < 0 || static_cast<size_t>(r.rank) >= ranks) {
       out.error = fmt::format("rank {} recorded stage times, but the plan runs on {} ranks (a run of another plan?)",
                               r.rank, ranks);
@@ -144,4 +144,4 @@ MeasuredTimeline measuredTimeline(const plan::Plan& plan, const plan::Timeline& 
   return out;
 }
 
-}  // namespace hap::db
+}  // namespace hap::plan

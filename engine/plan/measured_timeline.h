@@ -2,8 +2,9 @@
 // plan::Timeline, so that the app's stages view draws it below the prediction, stage by stage.
 //
 // Input: the run's plan, that plan's simulated timeline (plan::simulate) and the run's
-// StageRecords (Store::stages: per rank and Plan::stages index, the mean computation and
-// communication of one iteration; runtime/train/run_recorder.h).
+// StageMeasurements (engine/plan/stage_measurement.h: per rank and Plan::stages index, the mean
+// computation and communication of one iteration, as runtime/train/run_recorder.h records them
+// and db::Store::stages reads them back). Pure: it reads no file and no store.
 //
 // Contract:
 // - The measured timeline has the predicted one's stages, in the same order, with the same
@@ -37,14 +38,14 @@
 #include <string>
 #include <vector>
 
-#include "db/store.h"
 #include "engine/plan/plan.h"
 #include "engine/plan/simulator.h"
+#include "engine/plan/stage_measurement.h"
 
-namespace hap::db {
+namespace hap::plan {
 
 struct MeasuredTimeline {
-  plan::Timeline timeline;           // valid when ok()
+  Timeline timeline;                 // valid when ok()
   std::string error;                 // why there is none ("" when ok)
   std::vector<int> ranksWithoutStages;  // ranks with no record: no events
   int missingRecords = 0;            // (rank, stage) pairs a recording rank lacks, counted as zero
@@ -53,7 +54,7 @@ struct MeasuredTimeline {
 
 // The measured timeline of a run of `plan` (contract above). `predicted` is simulate(plan, ...):
 // its labels name the measured events.
-MeasuredTimeline measuredTimeline(const plan::Plan& plan, const plan::Timeline& predicted,
-                                  const std::vector<StageRecord>& stages);
+MeasuredTimeline measuredTimeline(const Plan& plan, const Timeline& predicted,
+                                  const std::vector<StageMeasurement>& stages);
 
-}  // namespace hap::db
+}  // namespace hap::plan

@@ -16,7 +16,7 @@
 
 #include "app/studio/core/models/profile_store_models.h"
 #include "app/studio/core/display/units.h"
-#include "db/measured_timeline.h"
+#include "engine/plan/measured_timeline.h"
 
 namespace hap::studio {
 namespace {
@@ -281,7 +281,7 @@ void MeasuredView::updatePlanMatch() {
   m_showsRunPlan = m_plan && m_run.planRecord && identity().matches(m_run.planRecord->sha256);
   m_trace.reset();
   if (m_showsRunPlan && m_run.ok()) {
-    db::MeasuredTimeline mt = db::measuredTimeline(m_plan->p(), m_plan->timeline, m_run.stages);
+    plan::MeasuredTimeline mt = plan::measuredTimeline(m_plan->p(), m_plan->timeline, m_run.stages);
     if (mt.ok()) m_trace = std::move(mt.timeline);
   }
 

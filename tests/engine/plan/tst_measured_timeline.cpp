@@ -1,12 +1,12 @@
-// A run's stage records as a timeline (db/measured_timeline.h): the predicted stages with the
-// measured times (communication the least any rank measured, computation per rank, the slowest
-// rank's as the stage's), start times accumulated; missing records; and the error values for
-// records that cannot belong to the plan.
+// A run's stage records as a timeline (engine/plan/measured_timeline.h): the predicted stages with
+// the measured times (communication the least any rank measured, computation per rank, the
+// slowest rank's as the stage's), start times accumulated; missing records; and the error values
+// for records that cannot belong to the plan.
 #include <QtTest>
 
 #include <cmath>
 
-#include "db/measured_timeline.h"
+#include "engine/plan/measured_timeline.h"
 #include "engine/plan/simulator.h"
 
 using namespace hap;
@@ -54,8 +54,9 @@ plan::Plan tinyPlan(int machines = 1) {
 }
 
 // Per rank and stage: computation c[j][s] and communication m[j][s].
-std::vector<db::StageRecord> records(const std::vector<std::vector<double>>& c, const std::vector<std::vector<double>>& m) {
-  std::vector<db::StageRecord> out;
+std::vector<plan::StageMeasurement> records(const std::vector<std::vector<double>>& c,
+                                            const std::vector<std::vector<double>>& m) {
+  std::vector<plan::StageMeasurement> out;
   for (size_t j = 0; j < c.size(); ++j)
     for (size_t s = 0; s < c[j].size(); ++s) out.push_back({static_cast<int>(j), static_cast<int>(s), c[j][s], m[j][s]});
   return out;
@@ -83,7 +84,7 @@ class TstMeasuredTimeline : public QObject {
     // larger), rank 1 arrives last and measures the collective alone.
     const std::vector<std::vector<double>> c = {{1.1e-3, 0.9e-3, 2.1e-3, 2.0e-3}, {2.3e-3, 1.2e-3, 2.0e-3, 4.4e-3}};
     const std::vector<std::vector<double>> m = {{0, 1.9e-3, 0, 0.8e-3}, {0, 0.7e-3, 0, 0.5e-3}};
-    const db::MeasuredTimeline mt = db::measuredTimeline(p, predicted, records(c, m));
+    const plan::MeasuredTimeline mt = plan::measuredTimeline(p, predicted, records(c, m));
     QVERIFY2(mt.ok(), mt.error.c_str());
     QVERIFY(mt.ranksWithoutStages.empty());
     QCOMPARE(mt.missingRecords, 0);
@@ -135,10 +136,10 @@ class TstMeasuredTimeline : public QObject {
   void missingRecordsAreZeroOrEmptyRows() {
     const plan::Plan p = tinyPlan();
     const plan::Timeline predicted = plan::simulate(p);
-    std::vector<db::StageRecord> r = records({{1e-3, 1e-3, 1e-3, 1e-3}, {2e-3, 2e-3, 2e-3, 2e-3}},
-                                             {{0, 1e-3, 0, 1e-3}, {0, 2e-3, 0, 2e-3}});
+    std::vector<plan::StageMeasurement> r = records({{1e-3, 1e-3, 1e-3, 1e-3}, {2e-3, 2e-3, 2e-3, 2e-3}},
+                                                    {{0, 1e-3, 0, 1e-3}, {0, 2e-3, 0, 2e-3}});
     r.erase(r.begin() + 5);  // rank 1, stage 2
-    db::MeasuredTimeline mt = db::measuredTimeline(p, predicted, r);
+    plan::MeasuredTimeline mt = plan::measuredTimeline(p, predicted, r);
     QVERIFY2(mt.ok(), mt.error.c_str());
     QCOMPARE(mt.missingRecords, 1);
     QCOMPARE(mt.timeline.stages[1].deviceComputation[1], 0.0);
@@ -147,7 +148,7 @@ class TstMeasuredTimeline : public QObject {
 
     // A rank without any record: an empty row.
     r = records({{1e-3, 1e-3, 1e-3, 1e-3}}, {{0, 1e-3, 0, 1e-3}});
-    mt = db::measuredTimeline(p, predicted, r);
+    mt = plan::measuredTimeline(p, predicted, r);
     QVERIFY2(mt.ok(), mt.error.c_str());
     QCOMPARE(mt.ranksWithoutStages, std::vector<int>{1});
     QCOMPARE(mt.timeline.devices.size(), size_t(2));
@@ -169,9 +170,9 @@ class TstMeasuredTimeline : public QObject {
     QFETCH(int, stage);
     QFETCH(QString, message);
     const plan::Plan p = tinyPlan();
-    std::vector<db::StageRecord> r = records({{1e-3, 1e-3, 1e-3, 1e-3}}, {{0, 0, 0, 0}});
+    std::vector<plan::StageMeasurement> r = records({{1e-3, 1e-3, 1e-3, 1e-3}}, {{0, 0, 0, 0}});
     r.push_back({rank, stage, 1e-3, 0});
-    const db::MeasuredTimeline mt = db::measuredTimeline(p, plan::simulate(p), r);
+    const plan::MeasuredTimeline mt = plan::measuredTimeline(p, plan::simulate(p), r);
     QVERIFY(!mt.ok());
     QVERIFY2(QString::fromStdString(mt.error).contains(message), mt.error.c_str());
     QVERIFY(mt.timeline.stages.empty());
@@ -180,17 +181,17 @@ class TstMeasuredTimeline : public QObject {
   void fewerStagesOrNoneAreAnErrorValue() {
     const plan::Plan p = tinyPlan();
     const plan::Timeline predicted = plan::simulate(p);
-    db::MeasuredTimeline mt = db::measuredTimeline(p, predicted, records({{1e-3, 1e-3}, {1e-3, 1e-3}}, {{0, 0}, {0, 0}}));
+    plan::MeasuredTimeline mt = plan::measuredTimeline(p, predicted, records({{1e-3, 1e-3}, {1e-3, 1e-3}}, {{0, 0}, {0, 0}}));
     QVERIFY(!mt.ok());
     QCOMPARE(QString::fromStdString(mt.error),
              QString("the run recorded 2 stages per rank, but the plan has 4 (a run of another plan?)"));
-    mt = db::measuredTimeline(p, predicted, {});
+    mt = plan::measuredTimeline(p, predicted, {});
     QVERIFY(!mt.ok());
     QVERIFY(QString::fromStdString(mt.error).startsWith("the run recorded no per-stage times"));
     // A simulation of another plan.
     plan::Plan other = p;
     other.stages.pop_back();
-    mt = db::measuredTimeline(other, predicted, records({{1e-3, 1e-3, 1e-3}}, {{0, 0, 0}}));
+    mt = plan::measuredTimeline(other, predicted, records({{1e-3, 1e-3, 1e-3}}, {{0, 0, 0}}));
     QVERIFY(!mt.ok());
     QVERIFY2(QString::fromStdString(mt.error).contains("plan lists 3 stages but its simulation has 4"), mt.error.c_str());
   }
@@ -200,7 +201,7 @@ class TstMeasuredTimeline : public QObject {
     const plan::Timeline predicted = plan::simulate(p);
     QCOMPARE(predicted.stages.size(), p.stages.size() + 1);  // the gradient sums across machines
     const std::vector<double> c = {1e-3, 1e-3, 2e-3, 2e-3}, m = {0, 1e-3, 0, 1e-3};
-    const db::MeasuredTimeline mt = db::measuredTimeline(p, predicted, records({c, c, c, c}, {m, m, m, m}));
+    const plan::MeasuredTimeline mt = plan::measuredTimeline(p, predicted, records({c, c, c, c}, {m, m, m, m}));
     QVERIFY2(mt.ok(), mt.error.c_str());
     QCOMPARE(mt.timeline.devices.size(), size_t(4));
     QCOMPARE(mt.timeline.stages.size(), predicted.stages.size());

@@ -87,7 +87,7 @@ MeasuredRun loadMeasuredRun(const QString& storePath, int64_t runId) {
     m.error = tr("Run %1's stored plan cannot be read: %2").arg(runId).arg(QString::fromUtf8(e.what()));
     return m;
   }
-  m.measured = db::measuredTimeline(*m.plan, m.predicted, m.stages);
+  m.measured = plan::measuredTimeline(*m.plan, m.predicted, m.stages);
   return m;
 }
 

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "app/studio/core/documents/plan_document.h"
-#include "db/measured_timeline.h"
+#include "engine/plan/measured_timeline.h"
 #include "db/run_figures.h"
 #include "db/store.h"
 #include "engine/plan/plan.h"
@@ -48,7 +48,7 @@ struct MeasuredRun {
   plan::Timeline predicted;                // plan::simulate(*plan)
   std::vector<db::StepRecord> steps;
   std::vector<db::StageRecord> stages;
-  db::MeasuredTimeline measured;           // measuredTimeline(*plan, predicted, stages)
+  plan::MeasuredTimeline measured;         // measuredTimeline(*plan, predicted, stages)
   QString error;                           // why there is nothing to compare ("" when there is)
   bool ok() const { return error.isEmpty() && plan != nullptr; }
   // Steps recorded (distinct step numbers) and how many of them were warm-up.
