@@ -16,7 +16,7 @@
 
 #include "app/studio/core/jobs/calibrate_job.h"
 #include "app/studio/core/models/calibration_models.h"
-#include "app/studio/core/documents/plan_comparison.h"
+#include "app/studio/core/models/plan_comparison.h"
 #include "app/studio/core/display/units.h"
 #include "tests/studio/calibration_fixture.h"
 #include "tests/studio/process_census.h"

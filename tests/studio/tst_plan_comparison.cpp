@@ -11,7 +11,7 @@
 #include <memory>
 #include <set>
 
-#include "app/studio/core/documents/plan_comparison.h"
+#include "app/studio/core/models/plan_comparison.h"
 #include "app/studio/core/models/plan_comparison_model.h"
 #include "tests/studio/plan_fixture.h"
 

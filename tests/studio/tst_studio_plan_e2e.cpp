@@ -25,7 +25,7 @@
 
 #include "app/studio/core/models/baselines_model.h"
 #include "app/studio/core/models/explain_model.h"
-#include "app/studio/core/documents/plan_comparison.h"
+#include "app/studio/core/models/plan_comparison.h"
 #include "app/studio/core/models/plan_history_model.h"
 #include "app/studio/core/jobs/plan_job.h"
 #include "app/studio/core/models/search_progress_model.h"

@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "app/studio/core/documents/plan_comparison.h"
+#include "app/studio/core/models/plan_comparison.h"
 #include "db/store_calibration.h"
 
 namespace hap::studio {

@@ -1,4 +1,4 @@
-#include "app/studio/core/documents/plan_comparison.h"
+#include "app/studio/core/models/plan_comparison.h"
 
 #include <cmath>
 #include <map>

@@ -7,7 +7,7 @@
 #include <QString>
 #include <memory>
 
-#include "app/studio/core/documents/plan_comparison.h"
+#include "app/studio/core/models/plan_comparison.h"
 
 namespace hap::studio {
 
