@@ -18,6 +18,7 @@
 #include "runtime/launch/launch_scripts.h"
 #include "runtime/launch/launcher.h"
 #include "runtime/launch/local_launch.h"
+#include "runtime/launch/worker_options.h"
 
 namespace hap::cli {
 namespace {
@@ -62,16 +63,18 @@ class InterruptGuard {
   std::array<struct sigaction, 3> previous_{};
 };
 
-// --steps N, then the arguments after --.
-std::vector<std::string> workerArguments(const LaunchArgs& a) {
-  std::vector<std::string> args;
+// Every worker's options: the arguments after -- read through hap-worker's own command line
+// (runtime::parseWorkerArguments), then --steps N.
+runtime::WorkerOptions workerOptions(const LaunchArgs& a) {
+  std::vector<std::string> given;
+  runtime::WorkerOptions o = runtime::parseWorkerArguments(a.workerArgs, {}, &given);
+  o.planPath = a.plan;
   if (a.steps > 0) {
-    if (runtime::hasOption(a.workerArgs, "--steps"))
+    if (std::find(given.begin(), given.end(), "--steps") != given.end())
       throw Error("--steps is given both to hap launch and after --; give it once");
-    args = {"--steps", std::to_string(a.steps)};
+    o.steps = a.steps;
   }
-  args.insert(args.end(), a.workerArgs.begin(), a.workerArgs.end());
-  return args;
+  return o;
 }
 
 std::string joinShares(const std::vector<double>& shares) {
@@ -84,9 +87,8 @@ int runLocal(const LaunchArgs& a) {
   const plan::Plan p = plan::readPlan(a.plan);
   const int n = runtime::planRanks(p, a.plan, a.workers);
   runtime::LocalLaunchRequest request;
-  request.planPath = a.plan;
+  request.options = workerOptions(a);
   request.worker = runtime::resolveWorker(a.worker);
-  request.workerArgs = workerArguments(a);
   request.cpuShares = runtime::parseCpuShares(a.cpuShare, n);
   request.cpuPeriodMs = a.cpuPeriodMs;
   request.timeoutSeconds = a.timeout;
@@ -147,9 +149,9 @@ int runEmit(const LaunchArgs& a) {
   const std::string& dir = a.emit[1];
   const plan::Plan p = plan::readPlan(a.plan);
   runtime::planRanks(p, a.plan, a.workers);
-  runtime::EmitRequest request{*kind, dir, workerArguments(a), a.masterPort, a.force};
+  runtime::EmitRequest request{*kind, dir, workerOptions(a), a.masterPort, a.force};
   const std::vector<std::string> written = runtime::emitLaunchFolder(p, a.plan, request);
-  const bool modelNamed = !runtime::hasOption(request.workerArgs, "--model") && !p.modelPath.empty();
+  const bool modelNamed = request.options.modelPath.empty() && !p.modelPath.empty();
 
   std::string names;
   for (const std::string& w : written) names += (names.empty() ? "" : ", ") + w;

@@ -23,6 +23,7 @@
 
 #include "engine/ir/dtype.h"
 #include "engine/ir/graph.h"
+#include "runtime/data/data_options.h"
 
 namespace hap::runtime {
 
@@ -39,21 +40,6 @@ struct InputPiece {
 
   // The shape of this rank's piece: `shape` with shape[dim] = length (the whole shape for dim -1).
   ir::Shape pieceShape() const;
-};
-
-struct DataOptions {
-  // "synthetic" (seeded random batches), "tokens" (a token file), "cifar" (CIFAR-10 binary).
-  std::string kind = "synthetic";
-  // tokens: a .bin of little-endian uint16 or int32 ids (resources/data/make_samples.py writes
-  // them); cifar: one data_batch_*.bin (records of 1 label byte + 3072 pixel bytes).
-  std::string path;
-  std::string tokenDtype = "uint16";  // tokens: "uint16" or "int32"
-  // synthetic: the seed of every batch. The file sources are sequential and ignore it.
-  uint64_t seed = 0;
-  // tokens, cifar: read the whole file once when the source is made (in 1 MiB chunks) and reject
-  // an id or label outside the model's range there, rather than at the batch that reaches it.
-  // Every batch is checked either way.
-  bool checkWholeFile = true;
 };
 
 class BatchSource {

@@ -9,14 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <sstream>
-#include <string_view>
 
 #include "engine/base/error.h"
 #include "engine/cost/cluster_yaml.h"
 #include "engine/plan/planner.h"
-#include "runtime/launch/launch_scripts.h"
 
 namespace hap::runtime {
 namespace {
@@ -24,32 +21,27 @@ namespace {
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
-// The value of worker option `name` in `args` ("--name value" or "--name=value"), if given.
-std::optional<std::string> optionValue(const std::vector<std::string>& args, std::string_view name) {
-  std::optional<std::string> value;  // the last one wins, as with CLI11
-  const std::string prefix = std::string(name) + "=";
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == name && i + 1 < args.size()) value = args[i + 1];
-    else if (args[i].rfind(prefix, 0) == 0) value = args[i].substr(prefix.size());
-  }
-  return value;
-}
+// A worker option as recorded: the text workerArguments passes for it, null for the worker's
+// default (the option is not passed).
+ojson recorded(bool byDefault, const std::string& text) { return byDefault ? ojson(nullptr) : ojson(text); }
 
 }  // namespace
 
 int64_t beginRecordedRun(db::Store& store, const plan::Plan& p, const LaunchSettings& s) {
   store.recoverAbandonedRuns();
   const int64_t cluster = store.saveCluster(p.cluster.name, cost::formatClusterYaml(p.cluster));
-  const std::vector<std::string>& workerArgs = s.workerArgs;
-  const std::string model = optionValue(workerArgs, "--model").value_or(p.modelPath);
+  const WorkerOptions& o = s.options;
+  const WorkerOptions byDefault;  // the worker's defaults
+  const std::string& planPath = o.planPath;
+  const std::string model = !o.modelPath.empty() ? o.modelPath : p.modelPath;
 
   db::PlanRecord planRecord;
-  std::ifstream in(s.planPath, std::ios::binary);
+  std::ifstream in(planPath, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
-  if (!in) throw Error(fmt::format("{}: cannot read the plan file", s.planPath));
+  if (!in) throw Error(fmt::format("{}: cannot read the plan file", planPath));
   planRecord.json = text.str();
-  planRecord.sha256 = plan::sha256File(s.planPath);
+  planRecord.sha256 = plan::sha256File(planPath);
   planRecord.modelSha256 = p.modelSha256;
   planRecord.modelPath = model;
   planRecord.strategy = p.strategy;  // "hap" or the baseline planned (hap plan --baseline)
@@ -61,32 +53,31 @@ int64_t beginRecordedRun(db::Store& store, const plan::Plan& p, const LaunchSett
   }
   const int64_t planId = store.savePlan(planRecord);
 
-  // Every option that shapes the run; a worker option not given is null (the worker's default).
-  auto worker = [&](std::string_view name) -> ojson {
-    if (auto v = optionValue(workerArgs, name)) return *v;
-    return nullptr;
-  };
+  // Every option that shapes the run; a worker option at its default is null.
   const std::vector<double>& shares = s.cpuShares;
   const bool throttled = std::any_of(shares.begin(), shares.end(), [](double v) { return v < 1; });
+  const auto integer = [](auto v) { return fmt::format("{}", v); };
   ojson settings = {
       {"ranks", shares.size()},
       {"cpu_shares", shares},
       {"cpu_period_ms", s.cpuPeriodMs},
-      {"steps", worker("--steps")},
-      {"warmup", worker("--warmup")},
-      {"seed", worker("--seed")},
-      {"data", worker("--data")},
-      {"data_path", worker("--data-path")},
-      {"optimizer", worker("--optimizer")},
-      {"lr", worker("--lr")},
-      {"threads", worker("--threads")},
-      {"bucket_mb", worker("--bucket-mb")},
-      {"cuda", hasOption(workerArgs, "--cuda")},
-      {"plan", fs::absolute(s.planPath).lexically_normal().string()},
+      {"steps", recorded(o.steps == byDefault.steps, integer(o.steps))},
+      {"warmup", recorded(o.warmup == byDefault.warmup, integer(o.warmup))},
+      {"seed", recorded(o.seed == byDefault.seed, integer(o.seed))},
+      {"data", recorded(o.data.kind == byDefault.data.kind, o.data.kind)},
+      {"data_path", recorded(o.data.path == byDefault.data.path, o.data.path)},
+      {"optimizer", recorded(o.optimizer.kind == byDefault.optimizer.kind,
+                             std::string(optimizerKindName(o.optimizer.kind)))},
+      {"lr", recorded(o.optimizer.lr == byDefault.optimizer.lr, workerNumber(o.optimizer.lr))},
+      {"threads", recorded(o.threads == byDefault.threads, integer(o.threads))},
+      {"bucket_mb", recorded(o.bucketBytes == byDefault.bucketBytes,
+                             workerNumber(static_cast<double>(o.bucketBytes) / (1 << 20)))},
+      {"cuda", o.cuda},
+      {"plan", fs::absolute(planPath).lexically_normal().string()},
       {"model", model},
       {"timeout_s", s.timeoutSeconds > 0 ? ojson(s.timeoutSeconds) : ojson(nullptr)},
       {"omp_num_threads", std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "1"},
-      {"worker_args", workerArgs}};
+      {"worker_args", workerArguments(o)}};
 
   db::RunRecord run;
   run.planId = planId;

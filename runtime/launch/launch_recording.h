@@ -6,8 +6,9 @@
 //   aborted (Store::recoverAbandonedRuns), stores the plan's cluster (as YAML), the plan (its
 //   file's text and SHA-256, model, strategy, predicted times and memory) and a run `running`
 //   with the launch settings as JSON (ranks, CPU shares and period, the worker options
-//   that shape the run, null where not given, plan and model paths, timeout, OMP_NUM_THREADS,
-//   the worker arguments), owned by this process (host, pid).
+//   that shape the run as the text workerArguments passes, null where that is the worker's
+//   default; plan and model paths, timeout, OMP_NUM_THREADS, the worker arguments after the
+//   plan), owned by this process (host, pid).
 //   The caller then passes `--db PATH --run-id ID` to every worker, which records its steps and
 //   stages into the run (run_recorder.h).
 // - finishRecordedRun, after the last worker is reaped: the run's status and exit reason from
@@ -24,13 +25,15 @@
 #include "db/store.h"
 #include "engine/plan/plan.h"
 #include "runtime/launch/launcher.h"
+#include "runtime/launch/worker_options.h"
 
 namespace hap::runtime {
 
 // What shapes a local launch, as stored with its run.
 struct LaunchSettings {
-  std::string planPath;                 // the plan file the workers run (stored whole, and its absolute path)
-  std::vector<std::string> workerArgs;  // every worker's arguments after the plan (without --db, --run-id)
+  // Every worker's options (without dbPath and runId): options.planPath is the plan file the
+  // workers run (stored whole, and its absolute path).
+  WorkerOptions options;
   std::vector<double> cpuShares;        // one per rank (WorkerCommand::cpuShare)
   int cpuPeriodMs = 20;                 // LaunchOptions::quotaPeriod
   double timeoutSeconds = 0;            // LaunchOptions::timeout; 0: none
@@ -38,7 +41,7 @@ struct LaunchSettings {
 };
 
 // Begins the run (contract above) and returns its id. `plan` is the plan read from
-// settings.planPath. Error naming the file when the plan file cannot be read; db::StoreError.
+// settings.options.planPath. Error naming the file when the plan file cannot be read; db::StoreError.
 int64_t beginRecordedRun(db::Store& store, const plan::Plan& plan, const LaunchSettings& settings);
 
 // Finishes run `run` from the launch's outcome: succeeded; failed with "rank R: <exit>: <its last

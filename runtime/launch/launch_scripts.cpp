@@ -83,7 +83,7 @@ std::vector<std::string> runScriptNames(const ScriptSpec& spec) {
 
 // The worker's command line after the executable, as sh words: "$HAP_PLAN" --model "$HAP_MODEL"
 // and the user's arguments, quoted.
-std::string workerArguments(const ScriptSpec& spec) {
+std::string workerWords(const ScriptSpec& spec) {
   std::string words = "\"$HAP_PLAN\"";
   if (!spec.modelFile.empty()) words += " --model \"$HAP_MODEL\"";
   for (const std::string& a : spec.workerArgs) words += " " + shellQuote(a);
@@ -166,7 +166,7 @@ ScriptFile runScript(const ScriptSpec& spec, size_t hostIndex, const std::string
   s += "# start_rank RANK LOCAL_RANK: one hap-worker in the background.\n";
   s += "start_rank() {\n";
   s += "  RANK=$1 LOCAL_RANK=$2 GROUP_RANK=$NODE_RANK LOCAL_WORLD_SIZE=$NPROC_PER_NODE \\\n";
-  s += "    \"$HAP_WORKER\" " + workerArguments(spec) + " &\n";
+  s += "    \"$HAP_WORKER\" " + workerWords(spec) + " &\n";
   s += "  pids=\"$pids $!\"\n";
   s += "}\n";
   for (size_t l = 0; l < h.ranks.size(); ++l) s += fmt::format("start_rank {} {}\n", h.ranks[l], l);
@@ -306,7 +306,7 @@ std::vector<ScriptFile> slurmFiles(const ScriptSpec& spec) {
   t += "       \"the same; the plan's timing and memory assume $node)\" >&2\n";
   t += "fi\n";
   t += "export RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE\n";
-  t += "exec \"$HAP_WORKER\" " + workerArguments(spec) + "\n";
+  t += "exec \"$HAP_WORKER\" " + workerWords(spec) + "\n";
 
   std::string hosts;
   for (const std::string& host : hostOfRank) hosts += host + "\n";
@@ -451,13 +451,6 @@ std::vector<std::string> writeLaunchFolder(const ScriptSpec& spec, const std::st
   return written;
 }
 
-bool hasOption(const std::vector<std::string>& args, std::string_view name) {
-  for (const std::string& a : args)
-    if (a == name || (a.size() > name.size() && a.compare(0, name.size(), name) == 0 && a[name.size()] == '='))
-      return true;
-  return false;
-}
-
 std::vector<std::string> emitLaunchFolder(const plan::Plan& plan, const std::string& planPath,
                                           const EmitRequest& request) {
   if (request.masterPort < 1 || request.masterPort > 65535)
@@ -466,8 +459,8 @@ std::vector<std::string> emitLaunchFolder(const plan::Plan& plan, const std::str
   spec.kind = request.kind;
   spec.hosts = hostsOf(plan);
   spec.planFile = fs::path(planPath).filename().string();
-  spec.workerArgs = request.workerArgs;
-  if (!hasOption(spec.workerArgs, "--model") && !plan.modelPath.empty())
+  spec.workerArgs = workerArguments(request.options);
+  if (request.options.modelPath.empty() && !plan.modelPath.empty())
     spec.modelFile = fs::path(plan.modelPath).filename().string();
   spec.masterPort = request.masterPort;
   spec.jobName = "hap-" + fs::path(planPath).stem().string();

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/launch/worker_options.h"
+
 namespace hap::plan {
 struct Plan;
 }
@@ -48,7 +50,7 @@ struct ScriptSpec {
   std::string planFile;          // the plan's file name inside the folder
   std::string modelFile;         // the model's expected file name inside the folder (HAP_MODEL's
                                  // default, passed as --model); empty: no --model is passed
-  std::vector<std::string> workerArgs;  // after PLAN and --model
+  std::vector<std::string> workerArgs;  // after PLAN and --model (workerArguments)
   int masterPort = 29500;
   int timeoutSeconds = 300;  // HAP_TIMEOUT_S's default: rendezvous and collectives
   std::string jobName = "hap";
@@ -78,20 +80,20 @@ std::vector<ScriptFile> launchScripts(const ScriptSpec& spec);
 std::vector<std::string> writeLaunchFolder(const ScriptSpec& spec, const std::string& planPath,
                                            const std::string& dir, bool force);
 
-// Whether `args` holds option `name`, as "--name" or "--name=value".
-bool hasOption(const std::vector<std::string>& args, std::string_view name);
-
 // `hap launch PLAN --emit KIND DIR`, shared by the CLI and the app.
 struct EmitRequest {
   ScriptKind kind = ScriptKind::Torchrun;
   std::string dir;
-  std::vector<std::string> workerArgs;  // hap-worker's arguments after PLAN (and --model)
+  // Every worker's options (workerArguments in the scripts). Its planPath is not used (the
+  // scripts pass the plan's copy in the folder); a modelPath is passed as it is, else the scripts
+  // pass the plan's model file in the folder.
+  WorkerOptions options;
   int masterPort = 29500;
   bool force = false;  // write into a folder that is not empty
 };
 // Writes the launch folder of `plan`, read from the plan file `planPath` (copied into the folder):
 // the scripts of spec.kind for the plan's world devices (plan::worldDevices), passing the model's
-// file name as --model unless the worker arguments name one. Returns the names written, the
+// file name as --model unless the worker options name a model. Returns the names written, the
 // plan's first. Throws hap::Error for a master port outside 1..65535 and RuntimeError (naming
 // the file) for a plan without devices or a folder that is not empty without `force`.
 std::vector<std::string> emitLaunchFolder(const plan::Plan& plan, const std::string& planPath,

@@ -14,7 +14,6 @@
 #include "engine/base/error.h"
 #include "runtime/launch/free_port.h"
 #include "runtime/launch/launch_recording.h"
-#include "runtime/launch/launch_scripts.h"
 
 namespace hap::runtime {
 namespace {
@@ -121,24 +120,22 @@ std::string findProgram(const std::string& name, const std::string& folder, cons
 
 LocalLaunchResult runLocalLaunch(const plan::Plan& p, const LocalLaunchRequest& request, const LineSink& sink,
                                  const std::function<void(const LocalLaunchStart&)>& onStart) {
-  const int n = planRanks(p, request.planPath);
+  const std::string& planFile = request.options.planPath;
+  const int n = planRanks(p, planFile);
   std::vector<double> shares = request.cpuShares;
   if (shares.empty()) shares.assign(static_cast<size_t>(n), 1.0);
   if (static_cast<int>(shares.size()) != n)
-    throw Error(fmt::format("{} CPU shares for the {} ranks of {}: give one per rank", shares.size(), n,
-                            request.planPath));
+    throw Error(fmt::format("{} CPU shares for the {} ranks of {}: give one per rank", shares.size(), n, planFile));
   for (size_t r = 0; r < shares.size(); ++r)
     if (!(shares[r] > 0 && shares[r] <= 1))
       throw Error(fmt::format("the CPU share of rank {} is {:g}, not in (0, 1]: each is the share of one CPU a rank "
                               "may use, 1 for a full CPU",
                               r, shares[r]));
-  std::vector<std::string> extra = request.workerArgs;
-  if (!request.dbPath.empty())
-    for (const char* option : {"--db", "--run-id"})
-      if (hasOption(extra, option))
-        throw Error(fmt::format("{} is given after --: give hap launch --db PATH instead (it begins the run and "
-                                "passes --db and --run-id to every worker)",
-                                option));
+  WorkerOptions workerOptions = request.options;
+  if (!request.dbPath.empty() && (!workerOptions.dbPath.empty() || workerOptions.runId != 0))
+    throw Error(fmt::format("{} is given after --: give hap launch --db PATH instead (it begins the run and passes "
+                            "--db and --run-id to every worker)",
+                            !workerOptions.dbPath.empty() ? "--db" : "--run-id"));
 
   LocalLaunchResult out;
   LocalLaunchStart& start = out.start;
@@ -151,19 +148,20 @@ LocalLaunchResult runLocalLaunch(const plan::Plan& p, const LocalLaunchRequest& 
   if (!request.dbPath.empty()) {
     store.emplace(request.dbPath);
     start.run = beginRecordedRun(*store, p,
-                                 {request.planPath, extra, shares, request.cpuPeriodMs, request.timeoutSeconds,
-                                  request.label});
-    extra.insert(extra.end(), {"--db", fs::absolute(request.dbPath).string(), "--run-id", std::to_string(start.run)});
+                                 {workerOptions, shares, request.cpuPeriodMs, request.timeoutSeconds, request.label});
+    workerOptions.dbPath = fs::absolute(request.dbPath).string();
+    workerOptions.runId = start.run;
   }
 
   const bool ompSet = std::getenv("OMP_NUM_THREADS") != nullptr;
-  const std::string planPath = fs::absolute(request.planPath).string();
+  // The process boundary: the options become every worker's argument list.
+  std::vector<std::string> args = workerArguments(workerOptions);
+  args.insert(args.begin(), fs::absolute(planFile).string());
   std::vector<WorkerCommand> commands;
   for (int r = 0; r < n; ++r) {
     WorkerCommand c;
     c.program = request.worker;
-    c.args.push_back(planPath);
-    c.args.insert(c.args.end(), extra.begin(), extra.end());
+    c.args = args;
     c.env = {{"RANK", std::to_string(r)},       {"LOCAL_RANK", std::to_string(r)},
              {"WORLD_SIZE", std::to_string(n)}, {"LOCAL_WORLD_SIZE", std::to_string(n)},
              {"MASTER_ADDR", "127.0.0.1"},      {"MASTER_PORT", std::to_string(start.port)}};

@@ -2,7 +2,7 @@
 // launch
 // --local` does and what the desktop app's launch panel does, in one place. It builds the
 // workers' commands (torchrun environment on a free port of 127.0.0.1, OMP_NUM_THREADS=1 unless
-// set, the CPU share of each rank), records the run in a profile store when asked
+// set, the CPU share of each rank; the worker options as argument lists), records the run in a profile store when asked
 // (launch_recording.h), and supervises the workers with runWorkers (launcher.h), whose contract
 // holds: one failing rank stops all, a set interrupt stops all, nothing is left behind. Plain C++
 // and POSIX: no LibTorch, no Qt.
@@ -17,13 +17,16 @@
 
 #include "engine/plan/plan.h"
 #include "runtime/launch/launcher.h"
+#include "runtime/launch/worker_options.h"
 
 namespace hap::runtime {
 
 struct LocalLaunchRequest {
-  std::string planPath;                 // the plan file every worker runs
+  // Every worker's options: options.planPath is the plan file every worker runs (passed as its
+  // absolute path). With dbPath set, options.dbPath and options.runId stay unset: the launch
+  // begins the run and sets them.
+  WorkerOptions options;
   std::string worker;                   // the hap-worker executable (resolveWorker)
-  std::vector<std::string> workerArgs;  // every worker's arguments after the plan (not --db, --run-id)
   std::vector<double> cpuShares;        // one per rank in (0, 1]; empty: all 1
   int cpuPeriodMs = 20;                 // LaunchOptions::quotaPeriod
   double timeoutSeconds = 0;            // LaunchOptions::timeout; 0: none
@@ -39,7 +42,7 @@ struct LocalLaunchStart {
   int port = 0;          // MASTER_PORT on 127.0.0.1
   int64_t run = 0;       // the recorded run's id; 0 when not recorded
   std::string worker;    // the executable
-  std::vector<std::string> args;  // rank 0's arguments (every rank's are the same)
+  std::vector<std::string> args;  // rank 0's arguments: the plan, workerArguments (every rank's are the same)
 };
 
 struct LocalLaunchResult {
@@ -67,7 +70,7 @@ std::string findProgram(const std::string& name, const std::string& folder, cons
 // saying what to build or pass.
 std::string resolveWorker(const std::string& given, const std::string& self = {});
 
-// Runs `p` (read from request.planPath) as described above. `onStart` (optional) is called on
+// Runs `p` (read from request.options.planPath) as described above. `onStart` (optional) is called on
 // the calling thread once the run is recorded and before the first worker starts; `sink` gets
 // every line of every worker (launcher.h). Throws Error for a bad request (shares, plan), and
 // db::StoreError; a worker that cannot be started throws RuntimeError after its run is marked

@@ -85,20 +85,20 @@ std::string writableProblem(const fs::path& dir, const std::string& role) {
 
 PreflightCheck checkModel(const PreflightRequest& r, LoadedModel& model) {
   model.problem = "the model file could not be read (see Model file)";  // until it has been
-  model.path = workerModelPath(r.modelPath, r.plan, r.planPath);
+  model.path = workerModelPath(r.options.modelPath, r.plan, r.options.planPath);
   std::error_code ec;
   if (!fs::is_regular_file(model.path, ec))
     return failed(fmt::format("model file '{}' does not exist; choose the model the plan was made for ({})", model.path,
                               r.plan.modelPath));
-  checkModelHash(r.plan, r.planPath, model.path);
-  model.planned = loadPlannedModel(r.plan, r.planPath, model.path, model.tensors);
+  checkModelHash(r.plan, r.options.planPath, model.path);
+  model.planned = loadPlannedModel(r.plan, r.options.planPath, model.path, model.tensors);
   model.problem.clear();
   return ok(fmt::format("{}: the plan's model (SHA-256 {}…), and the plan verifies against it", model.path,
                         r.plan.modelSha256.substr(0, 12)));
 }
 
 PreflightCheck checkRanks(const PreflightRequest& r) {
-  const int n = planRanks(r.plan, r.planPath);
+  const int n = planRanks(r.plan, r.options.planPath);
   return ok(fmt::format("{} ranks, one worker per device of the plan (ranks 0 to {})", n, n - 1));
 }
 
@@ -107,7 +107,7 @@ PreflightCheck checkShares(const PreflightRequest& r) {
   if (r.cpuShares.empty()) return ok("none: every rank may use a whole CPU");
   if (static_cast<int>(r.cpuShares.size()) != n)
     return failed(fmt::format("{} CPU shares for the {} ranks of {}: give one per rank (rank 0 first)",
-                              r.cpuShares.size(), n, r.planPath));
+                              r.cpuShares.size(), n, r.options.planPath));
   std::string list;
   for (size_t k = 0; k < r.cpuShares.size(); ++k) {
     const double s = r.cpuShares[k];
@@ -139,19 +139,20 @@ PreflightCheck checkWorker(const PreflightRequest& r) {
 }
 
 PreflightCheck checkData(const PreflightRequest& r, const LoadedModel& model) {
-  if (r.dataKind == "synthetic") return ok("synthetic: seeded random batches, no file");
-  if (r.dataKind != "tokens" && r.dataKind != "cifar")
-    return failed(fmt::format("data kind '{}' is unknown; use synthetic, tokens or cifar", r.dataKind));
-  if (r.dataPath.empty())
-    return failed(fmt::format("data kind {} needs a data file (--data-path); choose one", r.dataKind));
+  if (r.options.data.kind == "synthetic") return ok("synthetic: seeded random batches, no file");
+  if (r.options.data.kind != "tokens" && r.options.data.kind != "cifar")
+    return failed(fmt::format("data kind '{}' is unknown; use synthetic, tokens or cifar", r.options.data.kind));
+  if (r.options.data.path.empty())
+    return failed(fmt::format("data kind {} needs a data file (--data-path); choose one", r.options.data.kind));
   std::error_code ec;
-  if (!fs::exists(r.dataPath, ec))
-    return failed(fmt::format("{} file '{}' does not exist; choose the data file", r.dataKind, r.dataPath));
+  if (!fs::exists(r.options.data.path, ec))
+    return failed(fmt::format("{} file '{}' does not exist; choose the data file", r.options.data.kind,
+                              r.options.data.path));
   if (!model.problem.empty()) return warning("not checked: " + model.problem);
   DataOptions options;
-  options.kind = r.dataKind;
-  options.path = r.dataPath;
-  options.tokenDtype = r.tokenDtype;
+  options.kind = r.options.data.kind;
+  options.path = r.options.data.path;
+  options.tokenDtype = r.options.data.tokenDtype;
   // Every rank's source, as the trainer makes it; the whole file is scanned once (rank 0).
   const int ranks = static_cast<int>(plan::worldDevices(r.plan).size());
   const int programRanks = static_cast<int>(r.plan.devices.size());
@@ -168,13 +169,13 @@ PreflightCheck checkData(const PreflightRequest& r, const LoadedModel& model) {
 }
 
 PreflightCheck checkResume(const PreflightRequest& r, LoadedModel& model) {
-  if (r.resumePath.empty()) return ok("none: training starts from the model file's values");
+  if (r.options.resumePath.empty()) return ok("none: training starts from the model file's values");
   std::error_code ec;
-  if (!fs::exists(r.resumePath, ec))
+  if (!fs::exists(r.options.resumePath, ec))
     return failed(fmt::format("checkpoint '{}' does not exist; choose a step-N.pt a previous run wrote",
-                              r.resumePath));
+                              r.options.resumePath));
   OptimizerOptions options;
-  options.kind = parseOptimizerKind(r.optimizer);
+  options.kind = r.options.optimizer.kind;
   if (!model.problem.empty()) return warning("not checked: " + model.problem);
   // The model's parameters and buffers whole (one rank), loaded as a worker would load them:
   // loadCheckpoint checks every name, shape and the optimizer kind before it changes anything.
@@ -199,40 +200,43 @@ PreflightCheck checkResume(const PreflightRequest& r, LoadedModel& model) {
       }
     }
   Optimizer optimizer(params, options);
-  const int64_t iteration = loadCheckpoint(r.resumePath, params, optimizer, 0, &buffers);
+  const int64_t iteration = loadCheckpoint(r.options.resumePath, params, optimizer, 0, &buffers);
   return ok(fmt::format("{}: step {} of this model ({} parameters in {} tensors, optimizer {}); the run continues "
                         "with step {}",
-                        r.resumePath, iteration, elements, params.size(), r.optimizer, iteration + 1));
+                        r.options.resumePath, iteration, elements, params.size(), optimizerKindName(options.kind),
+                        iteration + 1));
 }
 
 PreflightCheck checkCheckpointDir(const PreflightRequest& r) {
-  if (r.checkpointDir.empty()) return ok("none: no checkpoints are written");
+  if (r.options.checkpointDir.empty()) return ok("none: no checkpoints are written");
   std::error_code ec;
-  if (fs::exists(r.checkpointDir, ec) && !fs::is_directory(r.checkpointDir, ec))
-    return failed(fmt::format("checkpoint folder '{}' is a file, not a folder; choose a folder", r.checkpointDir));
-  if (std::string problem = writableProblem(r.checkpointDir, "checkpoint folder"); !problem.empty())
+  if (fs::exists(r.options.checkpointDir, ec) && !fs::is_directory(r.options.checkpointDir, ec))
+    return failed(
+        fmt::format("checkpoint folder '{}' is a file, not a folder; choose a folder", r.options.checkpointDir));
+  if (std::string problem = writableProblem(r.options.checkpointDir, "checkpoint folder"); !problem.empty())
     return failed(problem);
-  if (!fs::exists(r.checkpointDir, ec)) return ok(fmt::format("'{}' will be created", r.checkpointDir));
-  const std::vector<CheckpointInfo> existing = listCheckpoints(r.checkpointDir);
+  if (!fs::exists(r.options.checkpointDir, ec)) return ok(fmt::format("'{}' will be created", r.options.checkpointDir));
+  const std::vector<CheckpointInfo> existing = listCheckpoints(r.options.checkpointDir);
   if (!existing.empty())
     return warning(fmt::format("'{}' already holds {} checkpoint{} (step-{}.pt to step-{}.pt); the run replaces those "
                                "of the steps it writes",
-                               r.checkpointDir, existing.size(), existing.size() == 1 ? "" : "s",
+                               r.options.checkpointDir, existing.size(), existing.size() == 1 ? "" : "s",
                                existing.front().step, existing.back().step));
-  return ok(fmt::format("'{}' is writable", r.checkpointDir));
+  return ok(fmt::format("'{}' is writable", r.options.checkpointDir));
 }
 
 PreflightCheck checkExport(const PreflightRequest& r) {
-  if (r.exportPath.empty()) return ok("none: the trained model is not exported");
+  if (r.options.exportPath.empty()) return ok("none: the trained model is not exported");
   std::error_code ec;
-  if (fs::is_directory(r.exportPath, ec))
-    return failed(fmt::format("export file '{}' is a folder; name the file to write, e.g. '{}'", r.exportPath,
-                              (fs::path(r.exportPath) / "trained.pt").string()));
-  if (std::string problem = writableProblem(fs::path(r.exportPath).parent_path(), "export file's folder");
+  if (fs::is_directory(r.options.exportPath, ec))
+    return failed(fmt::format("export file '{}' is a folder; name the file to write, e.g. '{}'", r.options.exportPath,
+                              (fs::path(r.options.exportPath) / "trained.pt").string()));
+  if (std::string problem = writableProblem(fs::path(r.options.exportPath).parent_path(), "export file's folder");
       !problem.empty())
-    return failed(fmt::format("export file '{}': {}", r.exportPath, problem));
-  if (fs::exists(r.exportPath, ec)) return warning(fmt::format("'{}' exists and will be replaced", r.exportPath));
-  return ok(fmt::format("'{}' can be written", r.exportPath));
+    return failed(fmt::format("export file '{}': {}", r.options.exportPath, problem));
+  if (fs::exists(r.options.exportPath, ec))
+    return warning(fmt::format("'{}' exists and will be replaced", r.options.exportPath));
+  return ok(fmt::format("'{}' can be written", r.options.exportPath));
 }
 
 }  // namespace

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "engine/plan/plan.h"
+#include "runtime/launch/worker_options.h"
 
 namespace hap::runtime {
 
@@ -45,18 +46,13 @@ struct PreflightCheck {
 
 struct PreflightRequest {
   plan::Plan plan;
-  std::string planPath;                  // the plan's file (workers read it; messages name it)
-  std::string modelPath;                 // the model file (--model); "": as the worker finds it
-  std::string worker;                    // the hap-worker executable; "": not found
-  std::vector<double> cpuShares;         // one per rank; empty: all 1
-  // The worker options that matter (hap-worker --help).
-  std::string dataKind = "synthetic";    // --data: synthetic, tokens or cifar
-  std::string dataPath;                  // --data-path
-  std::string tokenDtype = "uint16";     // --token-dtype
-  std::string optimizer = "sgd";         // --optimizer (a resumed checkpoint must match it)
-  std::string checkpointDir;             // --checkpoint-dir; "": none
-  std::string resumePath;                // --resume; "": none
-  std::string exportPath;                // --export; "": none
+  // The workers' options as the launch passes them: options.planPath is the plan's file (the
+  // workers read it; messages name it), options.modelPath the model (--model; "": as the worker
+  // finds it). The checks read the data (kind, path, token dtype), the optimizer's kind (a resumed
+  // checkpoint must match it), the checkpoint folder, the resumed checkpoint and the export file.
+  WorkerOptions options;
+  std::string worker;             // the hap-worker executable; "": not found
+  std::vector<double> cpuShares;  // one per rank; empty: all 1
 };
 
 // The checks above, in that order; never throws for a bad request.

@@ -67,24 +67,6 @@ at::Tensor copyLike(const at::Tensor& like, const at::Tensor& source, const std:
 
 }  // namespace
 
-OptimizerOptions::Kind parseOptimizerKind(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (lower == "sgd") return OptimizerOptions::Kind::Sgd;
-  if (lower == "adam") return OptimizerOptions::Kind::Adam;
-  if (lower == "adamw") return OptimizerOptions::Kind::AdamW;
-  throw RuntimeError(fmt::format("unknown optimizer '{}'; use sgd, adam or adamw", text));
-}
-
-std::string_view optimizerKindName(OptimizerOptions::Kind kind) {
-  switch (kind) {
-    case OptimizerOptions::Kind::Sgd: return "sgd";
-    case OptimizerOptions::Kind::Adam: return "adam";
-    case OptimizerOptions::Kind::AdamW: return "adamw";
-  }
-  throw std::logic_error("optimizerKindName: invalid kind");
-}
-
 // The LibTorch optimizer over the pieces; null when the rank holds no parameter at all.
 struct Optimizer::Impl {
   std::unique_ptr<torch::optim::Optimizer> torch;

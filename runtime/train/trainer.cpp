@@ -217,7 +217,7 @@ std::vector<InputPiece> worldInputPieces(const plan::Plan& plan, std::vector<Inp
   return pieces;
 }
 
-int runWorker(const TrainOptions& o, const WorkerEnv& env) {
+int runWorker(const WorkerOptions& o, const WorkerEnv& env) {
   const std::string who = fmt::format("rank {}", env.rank);
   if (o.threads > 0) at::set_num_threads(o.threads);
   const plan::Plan plan = plan::readPlan(o.planPath);

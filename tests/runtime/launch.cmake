@@ -11,6 +11,9 @@ endif()
 # cpuShareSlowsARank compares how far a CPU share slows a busy rank against an unthrottled one:
 # beside other tests' workers on a small machine both are starved alike, so it runs alone.
 set_tests_properties(tst_launch PROPERTIES RUN_SERIAL TRUE)
+# hap-worker's options defined once (runtime/launch/worker_options.h): argument lists and back.
+hap_add_test(tst_launch_worker_options ${CMAKE_CURRENT_LIST_DIR}/tst_launch_worker_options.cpp
+             LIBS hap_launch CLI11::CLI11 fmt::fmt Qt6::Core TIMEOUT 60)
 # Runs recorded in the profile store: hap launch --db with the real hap-worker on 3 ranks.
 if(TARGET hap-worker)
   hap_add_test(tst_run_recording ${CMAKE_CURRENT_LIST_DIR}/tst_run_recording.cpp LIBS hap_db Qt6::Core FIXTURES zoo

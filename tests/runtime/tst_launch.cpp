@@ -130,7 +130,7 @@ class TstLaunch : public QObject {
   // (a) Every line is whole and carries its rank; the environment and arguments are right.
   void allRanksSucceed() {
     freshWorkDir("ok");
-    Run r = hap(local({"--steps", "3", "--", "--lr", "0.5", "a b'c"}), env("chatty"));
+    Run r = hap(local({"--steps", "3", "--", "--export", "a b'c", "--lr", "0.5"}), env("chatty"));
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(r.err.contains("hap launch: all 4 ranks finished"), qPrintable(r.err));
 
@@ -165,8 +165,9 @@ class TstLaunch : public QObject {
     for (int rank = 0; rank < 4; ++rank) {
       QCOMPARE(lines[rank], 200);
       const QString args = QString("[rank %1] arg <").arg(rank);
+      // The worker options in hap-worker --help's order, each as one argument.
       QVERIFY2(r.out.contains(args + plan_ + ">\n" + args + "--steps>\n" + args + "3>\n" + args + "--lr>\n" + args +
-                              "0.5>\n" + args + "a b'c>\n"),
+                              "0.5>\n" + args + "--export>\n" + args + "a b'c>\n"),
                qPrintable(r.out.left(2000)));
       QVERIFY2(r.err.contains(QString("[rank %1] to stderr %1\n").arg(rank)), qPrintable(r.err));
     }
@@ -239,9 +240,9 @@ class TstLaunch : public QObject {
       qputenv(k.toUtf8(), e.value(k).toUtf8());
     const hap::plan::Plan p = hap::plan::readPlan(plan_.toStdString());
     hap::runtime::LocalLaunchRequest request;
-    request.planPath = plan_.toStdString();
+    request.options.planPath = plan_.toStdString();
+    request.options.steps = 2;
     request.worker = worker_.toStdString();
-    request.workerArgs = {"--steps", "2"};
     request.dbPath = tmp_.filePath("library.db").toStdString();
     request.label = "library";
     int starts = 0, linesBeforeStart = 0, lines = 0;
@@ -413,6 +414,19 @@ class TstLaunch : public QObject {
     Run kind = hap({"launch", plan_, "--emit", "mpi", tmp_.filePath("x")}, env("chatty"));
     QCOMPARE(kind.exitCode, 1);
     QVERIFY2(kind.err.contains("--emit mpi: unknown kind"), qPrintable(kind.err));
+    // The arguments after -- are read as hap-worker reads them: a bad one is named before any
+    // worker starts.
+    for (const QStringList& bad : {QStringList{"--lr", "0.5", "--nonsense"}, QStringList{"--data", "lamb"},
+                                   QStringList{"--steps", "x"}, QStringList{"stray"}}) {
+      Run r = hap(local(QStringList{"--"} + bad), env("chatty"));
+      QCOMPARE(r.exitCode, 1);
+      QVERIFY2(r.err.contains("hap-worker arguments: ") && r.err.contains(bad.last()),
+               qPrintable(r.err));
+      QVERIFY(r.out.isEmpty());
+    }
+    Run twice = hap(local({"--steps", "2", "--", "--steps", "3"}), env("chatty"));
+    QCOMPARE(twice.exitCode, 1);
+    QVERIFY2(twice.err.contains("--steps is given both"), qPrintable(twice.err));
   }
 
   // The quoting helper: every word reads back unchanged, in a command and in the

@@ -75,15 +75,15 @@ class TstPreflight : public QObject {
   PreflightRequest good() const {
     PreflightRequest r;
     r.plan = bert_;
-    r.planPath = bertPlan_.toStdString();
-    r.modelPath = zoo("bert-tiny.pt").toStdString();
+    r.options.planPath = bertPlan_.toStdString();
+    r.options.modelPath = zoo("bert-tiny.pt").toStdString();
     r.worker = HAP_WORKER_PATH;
     r.cpuShares = {1, 0.5, 0.25};
-    r.dataKind = "tokens";
-    r.dataPath = tokens_.toStdString();
-    r.resumePath = checkpoint_.toStdString();
-    r.checkpointDir = tmp_.filePath("new/checkpoints").toStdString();
-    r.exportPath = tmp_.filePath("out/trained.pt").toStdString();
+    r.options.data.kind = "tokens";
+    r.options.data.path = tokens_.toStdString();
+    r.options.resumePath = checkpoint_.toStdString();
+    r.options.checkpointDir = tmp_.filePath("new/checkpoints").toStdString();
+    r.options.exportPath = tmp_.filePath("out/trained.pt").toStdString();
     return r;
   }
 
@@ -153,18 +153,18 @@ class TstPreflight : public QObject {
   void syntheticDataNeedsNoFile() {
     PreflightRequest r = good();
     r.plan = mlp_;
-    r.planPath = mlpPlan_.toStdString();
-    r.modelPath.clear();  // the plan's
-    r.dataKind = "synthetic";
-    r.dataPath.clear();
-    r.resumePath.clear();
+    r.options.planPath = mlpPlan_.toStdString();
+    r.options.modelPath.clear();  // the plan's
+    r.options.data.kind = "synthetic";
+    r.options.data.path.clear();
+    r.options.resumePath.clear();
     const std::vector<PreflightCheck> checks = hap::runtime::preflight(r);
     for (const PreflightCheck& c : checks) QVERIFY2(c.status == Status::Ok, qPrintable(describe(checks)));
   }
 
   void wrongModelHash() {
     PreflightRequest r = good();
-    r.modelPath = zoo("mlp-tiny.pt").toStdString();
+    r.options.modelPath = zoo("mlp-tiny.pt").toStdString();
     expectOnly(r, "Model file", {"mlp-tiny.pt", "SHA-256", "bert.json"});
     // What needs the model is not checked, and says why.
     const std::vector<PreflightCheck> checks = hap::runtime::preflight(r);
@@ -174,15 +174,15 @@ class TstPreflight : public QObject {
 
   void missingModel() {
     PreflightRequest r = good();
-    r.modelPath = tmp_.filePath("nowhere.pt").toStdString();
+    r.options.modelPath = tmp_.filePath("nowhere.pt").toStdString();
     expectOnly(r, "Model file", {"nowhere.pt", "does not exist"});
   }
 
   void missingDataFile() {
     PreflightRequest r = good();
-    r.dataPath = tmp_.filePath("missing.bin").toStdString();
+    r.options.data.path = tmp_.filePath("missing.bin").toStdString();
     expectOnly(r, "Data", {"missing.bin", "does not exist"});
-    r.dataPath.clear();
+    r.options.data.path.clear();
     expectOnly(r, "Data", {"data file"});
   }
 
@@ -190,7 +190,7 @@ class TstPreflight : public QObject {
     const QString path = tmp_.filePath("three.bin");
     QVERIFY(writeFile(path, QByteArray(3, '\1')));
     PreflightRequest r = good();
-    r.dataPath = path.toStdString();
+    r.options.data.path = path.toStdString();
     expectOnly(r, "Data", {"three.bin", "3 bytes"});  // the runtime's message
   }
 
@@ -198,16 +198,16 @@ class TstPreflight : public QObject {
     const QString path = tmp_.filePath("big-ids.bin");
     QVERIFY(writeFile(path, tokens(4000, 3210, 200)));  // far beyond batch 0: only the whole-file scan finds it
     PreflightRequest r = good();
-    r.dataPath = path.toStdString();
+    r.options.data.path = path.toStdString();
     expectOnly(r, "Data", {"big-ids.bin", "200", "3210", "vocabulary"});
   }
 
   void dataNotForTheModelsInputs() {
     PreflightRequest r = good();
     r.plan = mlp_;
-    r.planPath = mlpPlan_.toStdString();
-    r.modelPath = zoo("mlp-tiny.pt").toStdString();
-    r.resumePath.clear();
+    r.options.planPath = mlpPlan_.toStdString();
+    r.options.modelPath = zoo("mlp-tiny.pt").toStdString();
+    r.options.resumePath.clear();
     expectOnly(r, "Data", {"tokens source"});  // mlp-tiny takes a float x and a label y
   }
 
@@ -239,11 +239,11 @@ class TstPreflight : public QObject {
     PreflightRequest r = good();
     const QString file = tmp_.filePath("a-file");
     QVERIFY(writeFile(file, "x"));
-    r.exportPath = (file + "/sub/trained.pt").toStdString();  // its folder would be inside a file
+    r.options.exportPath = (file + "/sub/trained.pt").toStdString();  // its folder would be inside a file
     expectOnly(r, "Export", {"a-file", "not a folder"});
-    r.exportPath = "/proc/hap-preflight/trained.pt";  // not writable, even by root
+    r.options.exportPath = "/proc/hap-preflight/trained.pt";  // not writable, even by root
     expectOnly(r, "Export", {"/proc", "not writable"});
-    r.exportPath = tmp_.path().toStdString();  // a folder, not a file
+    r.options.exportPath = tmp_.path().toStdString();  // a folder, not a file
     expectOnly(r, "Export", {"is a folder"});
   }
 
@@ -251,15 +251,15 @@ class TstPreflight : public QObject {
     PreflightRequest r = good();
     const QString file = tmp_.filePath("b-file");
     QVERIFY(writeFile(file, "x"));
-    r.checkpointDir = file.toStdString();
+    r.options.checkpointDir = file.toStdString();
     expectOnly(r, "Checkpoints", {"b-file", "not a folder"});
-    r.checkpointDir = "/proc/hap-preflight";
+    r.options.checkpointDir = "/proc/hap-preflight";
     expectOnly(r, "Checkpoints", {"/proc", "not writable"});
   }
 
   void checkpointFolderWithCheckpointsWarns() {
     PreflightRequest r = good();
-    r.checkpointDir = tmp_.filePath("ck").toStdString();
+    r.options.checkpointDir = tmp_.filePath("ck").toStdString();
     const std::vector<PreflightCheck> checks = hap::runtime::preflight(r);
     const PreflightCheck* c = find(checks, "Checkpoints");
     QVERIFY2(c->status == Status::Warning && QString::fromStdString(c->message).contains("step-1.pt"),
@@ -269,12 +269,12 @@ class TstPreflight : public QObject {
 
   void resumeProblems() {
     PreflightRequest r = good();
-    r.optimizer = "adam";  // the checkpoint holds SGD's state
+    r.options.optimizer.kind = hap::runtime::OptimizerOptions::Kind::Adam;  // the checkpoint holds SGD's state
     expectOnly(r, "Resume", {"step-1.pt", "optimizer sgd", "adam"});
     r = good();
-    r.resumePath = tmp_.filePath("ck/step-99.pt").toStdString();
+    r.options.resumePath = tmp_.filePath("ck/step-99.pt").toStdString();
     expectOnly(r, "Resume", {"step-99.pt", "does not exist"});
-    r.resumePath = tokens_.toStdString();  // not a checkpoint
+    r.options.resumePath = tokens_.toStdString();  // not a checkpoint
     expectOnly(r, "Resume", {"tokens.bin"});
   }
 
@@ -282,9 +282,9 @@ class TstPreflight : public QObject {
     // The bert-tiny checkpoint resumed under mlp-tiny's plan: loadCheckpoint's name check.
     PreflightRequest r = good();
     r.plan = mlp_;
-    r.planPath = mlpPlan_.toStdString();
-    r.modelPath = zoo("mlp-tiny.pt").toStdString();
-    r.dataKind = "synthetic";
+    r.options.planPath = mlpPlan_.toStdString();
+    r.options.modelPath = zoo("mlp-tiny.pt").toStdString();
+    r.options.data.kind = "synthetic";
     expectOnly(r, "Resume", {"step-1.pt", "another model"});
   }
 };

@@ -11,6 +11,7 @@
 #include <QtTest>
 
 #include "app/studio/core/models/checkpoints_model.h"
+#include "app/studio/core/documents/launch_requests.h"
 #include "app/studio/core/jobs/preflight_job.h"
 
 using namespace hap;
@@ -151,31 +152,31 @@ class TstCheckpointsModel : public QObject {
 
   void requestFromSettings() {
     LaunchSettings s;
-    s.modelPath = "/m/bert.pt";
-    s.data = LaunchSettings::Data::Synthetic;
-    s.dataPath = "/ignored.bin";  // synthetic reads no file
-    s.optimizer = LaunchSettings::Optimizer::AdamW;
-    s.checkpointDir = "/runs/x/checkpoints";
-    s.resumePath = "/runs/w/checkpoints/step-3.pt";
-    s.exportPath = "/out/model.pt";
+    s.worker.modelPath = "/m/bert.pt";
+    s.worker.data.kind = "synthetic";
+    s.worker.data.path = "/ignored.bin";  // synthetic reads no file
+    s.worker.optimizer.kind = runtime::OptimizerOptions::Kind::AdamW;
+    s.worker.checkpointDir = "/runs/x/checkpoints";
+    s.worker.resumePath = "/runs/w/checkpoints/step-3.pt";
+    s.worker.exportPath = "/out/model.pt";
     s.cpuShares = {1, 0.5};
     const runtime::PreflightRequest r = preflightRequest(plan::Plan{}, "/runs/x/plan.json", s, "/bin/hap-worker");
-    QCOMPARE(r.planPath, std::string("/runs/x/plan.json"));
-    QCOMPARE(r.modelPath, std::string("/m/bert.pt"));
+    QCOMPARE(r.options.planPath, std::string("/runs/x/plan.json"));
+    QCOMPARE(r.options.modelPath, std::string("/m/bert.pt"));
     QCOMPARE(r.worker, std::string("/bin/hap-worker"));
-    QCOMPARE(r.dataKind, std::string("synthetic"));
-    QCOMPARE(r.dataPath, std::string());
-    QCOMPARE(r.optimizer, std::string("adamw"));
-    QCOMPARE(r.checkpointDir, std::string("/runs/x/checkpoints"));
-    QCOMPARE(r.resumePath, std::string("/runs/w/checkpoints/step-3.pt"));
-    QCOMPARE(r.exportPath, std::string("/out/model.pt"));
+    QCOMPARE(r.options.data.kind, std::string("synthetic"));
+    QCOMPARE(r.options.data.path, std::string());
+    QCOMPARE(r.options.optimizer.kind, runtime::OptimizerOptions::Kind::AdamW);
+    QCOMPARE(r.options.checkpointDir, std::string("/runs/x/checkpoints"));
+    QCOMPARE(r.options.resumePath, std::string("/runs/w/checkpoints/step-3.pt"));
+    QCOMPARE(r.options.exportPath, std::string("/out/model.pt"));
     QCOMPARE(r.cpuShares, (std::vector<double>{1, 0.5}));
-    s.data = LaunchSettings::Data::Tokens;
-    s.tokenDtype = "int32";
+    s.worker.data.kind = "tokens";
+    s.worker.data.tokenDtype = "int32";
     const runtime::PreflightRequest t = preflightRequest(plan::Plan{}, "p.json", s, {});
-    QCOMPARE(t.dataKind, std::string("tokens"));
-    QCOMPARE(t.dataPath, std::string("/ignored.bin"));
-    QCOMPARE(t.tokenDtype, std::string("int32"));
+    QCOMPARE(t.options.data.kind, std::string("tokens"));
+    QCOMPARE(t.options.data.path, std::string("/ignored.bin"));
+    QCOMPARE(t.options.data.tokenDtype, std::string("int32"));
     QCOMPARE(t.worker, std::string());
   }
 
@@ -184,8 +185,8 @@ class TstCheckpointsModel : public QObject {
   void jobRunsOffTheGuiThread() {
     QTemporaryDir dir;
     runtime::PreflightRequest r;
-    r.planPath = dir.filePath("plan.json").toStdString();
-    r.modelPath = dir.filePath("missing.pt").toStdString();
+    r.options.planPath = dir.filePath("plan.json").toStdString();
+    r.options.modelPath = dir.filePath("missing.pt").toStdString();
     PreflightJob job;
     QSignalSpy finished(&job, &PreflightJob::finished);
     QVERIFY(job.start(r));

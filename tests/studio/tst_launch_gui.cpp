@@ -274,7 +274,7 @@ class TstLaunchGui : public QObject {
     typeInto(m_view->warmupBox(), QStringLiteral("1"));
     typeInto(m_view->checkpointEveryBox(), QStringLiteral("3"));
     QCOMPARE(m_view->settings().totalSteps(), 7);
-    QCOMPARE(m_view->settings().checkpointEvery, 3);
+    QCOMPARE(m_view->settings().worker.checkpointEvery, 3);
 
     QSignalSpy finished(m_view, &LaunchView::runFinished);
     QSignalSpy checked(m_view, &LaunchView::preflightFinished);

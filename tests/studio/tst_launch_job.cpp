@@ -23,9 +23,10 @@ namespace {
 
 using hap::test::processesWith;
 
-// The fake worker: its first argument after the plan picks what it does; RANK says which rank it is.
+// The fake worker: its --model, the first option after the plan, picks what it does; RANK says
+// which rank it is.
 const char* kScript = R"(#!/bin/sh
-mode="$2"
+mode="$3"
 case "$mode" in
   ok)
     echo "rank $RANK of $WORLD_SIZE on port $MASTER_PORT"
@@ -69,9 +70,9 @@ class TstLaunchJob : public QObject {
 
   runtime::LocalLaunchRequest request(const QString& mode) {
     runtime::LocalLaunchRequest r;
-    r.planPath = m_plan.toStdString();
+    r.options.planPath = m_plan.toStdString();
+    r.options.modelPath = mode.toStdString();  // the fake worker's mode: its --model
     r.worker = m_worker.toStdString();
-    r.workerArgs = {mode.toStdString()};
     r.grace = std::chrono::milliseconds(1000);
     return r;
   }

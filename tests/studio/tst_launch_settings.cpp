@@ -1,12 +1,15 @@
-// The Run dock's settings as hap-worker's arguments (the flags of app/worker/main.cpp), their
-// validation, and where runs go (run folders).
+// The Run dock's settings as the workers' options (runtime::WorkerOptions, what the worker is given
+// of them, and its arguments), their validation, and where runs go (run folders).
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+
 #include "app/studio/core/documents/launch_settings.h"
 
+using namespace hap;
 using namespace hap::studio;
 
 class TstLaunchSettings : public QObject {
@@ -15,51 +18,63 @@ class TstLaunchSettings : public QObject {
  private Q_SLOTS:
   void defaultsGiveTheWorkersDefaults() {
     const LaunchSettings s;
-    QCOMPARE(workerArguments(s), (QStringList{"--steps", "20", "--warmup", "2", "--seed", "0", "--data", "synthetic",
-                                              "--optimizer", "sgd", "--lr", "0.01", "--momentum", "0.9"}));
+    QVERIFY(launchedOptions(s) == runtime::WorkerOptions{});
+    QCOMPARE(runtime::workerArguments(launchedOptions(s)), std::vector<std::string>{});
     QCOMPARE(s.totalSteps(), 22);
     QCOMPARE(validate(s, 3), QString());
   }
 
   void everyOptionHasItsFlag() {
     LaunchSettings s;
-    s.modelPath = "/zoo/bert tiny.pt";
-    s.steps = 7;
-    s.warmup = 1;
-    s.seed = 42;
-    s.data = LaunchSettings::Data::Tokens;
-    s.dataPath = "/data/tokens.bin";
-    s.tokenDtype = "int32";
-    s.optimizer = LaunchSettings::Optimizer::AdamW;
-    s.lr = 3e-4;
-    s.momentum = 0.5;  // not SGD: not passed
-    s.weightDecay = 0.01;
-    s.clipNorm = 1.5;
-    s.checkpointDir = "/runs/a/checkpoints";
-    s.checkpointEvery = 5;
-    s.resumePath = "/runs/b/checkpoints/step-4.pt";
-    s.exportPath = "/runs/a/trained.pt";
-    s.threads = 2;
-    QCOMPARE(workerArguments(s),
-             (QStringList{"--model", "/zoo/bert tiny.pt", "--steps", "7", "--warmup", "1", "--seed", "42", "--data",
-                          "tokens", "--data-path", "/data/tokens.bin", "--token-dtype", "int32", "--optimizer", "adamw",
-                          "--lr", "3e-04", "--weight-decay", "0.01", "--clip-norm", "1.5", "--checkpoint-dir",
-                          "/runs/a/checkpoints", "--checkpoint-every", "5", "--resume", "/runs/b/checkpoints/step-4.pt",
-                          "--export", "/runs/a/trained.pt", "--threads", "2"}));
+    runtime::WorkerOptions& w = s.worker;
+    w.modelPath = "/zoo/bert tiny.pt";
+    w.steps = 7;
+    w.warmup = 1;
+    w.seed = 42;
+    w.data.kind = "tokens";
+    w.data.path = "/data/tokens.bin";
+    w.data.tokenDtype = "int32";
+    w.optimizer.kind = runtime::OptimizerOptions::Kind::AdamW;
+    w.optimizer.lr = 3e-4;
+    w.optimizer.momentum = 0.5;  // not SGD: not passed
+    w.optimizer.weightDecay = 0.01;
+    w.optimizer.clipNorm = 1.5;
+    w.checkpointDir = "/runs/a/checkpoints";
+    w.checkpointEvery = 5;
+    w.resumePath = "/runs/b/checkpoints/step-4.pt";
+    w.exportPath = "/runs/a/trained.pt";
+    w.threads = 2;
+    using Args = std::vector<std::string>;
+    QCOMPARE(runtime::workerArguments(launchedOptions(s)),
+             (Args{"--model", "/zoo/bert tiny.pt", "--steps", "7", "--warmup", "1", "--seed", "42", "--data", "tokens",
+                   "--data-path", "/data/tokens.bin", "--token-dtype", "int32", "--optimizer", "adamw", "--lr",
+                   "0.0003", "--weight-decay", "0.01", "--clip-norm", "1.5", "--checkpoint-dir",
+                   "/runs/a/checkpoints", "--checkpoint-every", "5", "--resume", "/runs/b/checkpoints/step-4.pt",
+                   "--export", "/runs/a/trained.pt", "--threads", "2"}));
     // CIFAR: a file, no token dtype; every-N without a folder means nothing.
-    s.data = LaunchSettings::Data::Cifar;
-    s.checkpointDir.clear();
-    s.optimizer = LaunchSettings::Optimizer::Adam;
-    const QStringList a = workerArguments(s);
-    QVERIFY(a.contains("cifar"));
-    QVERIFY(!a.contains("--token-dtype"));
-    QVERIFY(!a.contains("--checkpoint-every"));
-    QCOMPARE(a.at(a.indexOf("--optimizer") + 1), QStringLiteral("adam"));
-    // Shortest exact numbers.
-    s.lr = 0.1 + 0.2;
-    const QStringList b = workerArguments(s);
-    QCOMPARE(b.at(b.indexOf("--lr") + 1).toDouble(), 0.1 + 0.2);
-    QCOMPARE(toStdStrings({"a b", ""}), (std::vector<std::string>{"a b", ""}));
+    w.data.kind = "cifar";
+    w.checkpointDir.clear();
+    w.optimizer.kind = runtime::OptimizerOptions::Kind::Adam;
+    const runtime::WorkerOptions cifar = launchedOptions(s);
+    QCOMPARE(cifar.data.path, std::string("/data/tokens.bin"));
+    QCOMPARE(cifar.data.tokenDtype, std::string("uint16"));
+    QCOMPARE(cifar.checkpointEvery, int64_t{0});
+    QCOMPARE(cifar.optimizer.momentum, 0.9);
+    const Args a = runtime::workerArguments(cifar);
+    QVERIFY(std::find(a.begin(), a.end(), "--token-dtype") == a.end());
+    QVERIFY(std::find(a.begin(), a.end(), "--checkpoint-every") == a.end());
+    QCOMPARE(*(std::find(a.begin(), a.end(), "--optimizer") + 1), std::string("adam"));
+    // Synthetic data reads no file.
+    w.data.kind = "synthetic";
+    QCOMPARE(launchedOptions(s).data.path, std::string());
+    // Shortest exact numbers, read back by the worker's own command line.
+    w.optimizer.lr = 0.1 + 0.2;
+    QCOMPARE(runtime::parseWorkerArguments(runtime::workerArguments(launchedOptions(s))).optimizer.lr, 0.1 + 0.2);
+    // The optimizer box's names.
+    for (auto k : {runtime::OptimizerOptions::Kind::Sgd, runtime::OptimizerOptions::Kind::Adam,
+                   runtime::OptimizerOptions::Kind::AdamW})
+      QCOMPARE(optimizerKind(optimizerName(k)), k);
+    QCOMPARE(optimizerName(runtime::OptimizerOptions::Kind::AdamW), QStringLiteral("adamw"));
   }
 
   void validationNamesTheField() {
@@ -71,28 +86,28 @@ class TstLaunchSettings : public QObject {
     f.close();
 
     LaunchSettings s;
-    s.steps = 0;
-    s.warmup = 0;
+    s.worker.steps = 0;
+    s.worker.warmup = 0;
     QVERIFY(validate(s, 2).startsWith("Steps"));
-    s.steps = 3;
-    s.data = LaunchSettings::Data::Tokens;
+    s.worker.steps = 3;
+    s.worker.data.kind = "tokens";
     QVERIFY2(validate(s, 2).contains("Data file"), qPrintable(validate(s, 2)));
-    s.dataPath = dir.filePath("missing.bin");
+    s.worker.data.path = dir.filePath("missing.bin").toStdString();
     QVERIFY(validate(s, 2).contains("no such file"));
-    s.dataPath = file;
+    s.worker.data.path = file.toStdString();
     QCOMPARE(validate(s, 2), QString());
-    s.tokenDtype = "int8";
+    s.worker.data.tokenDtype = "int8";
     QVERIFY(validate(s, 2).contains("uint16 or int32"));
-    s.tokenDtype = "uint16";
-    s.lr = -1;
+    s.worker.data.tokenDtype = "uint16";
+    s.worker.optimizer.lr = -1;
     QVERIFY(validate(s, 2).startsWith("Learning rate"));
-    s.lr = 0.1;
-    s.momentum = 1;
+    s.worker.optimizer.lr = 0.1;
+    s.worker.optimizer.momentum = 1;
     QVERIFY(validate(s, 2).startsWith("Momentum"));
-    s.momentum = 0.9;
-    s.resumePath = dir.filePath("step-9.pt");
+    s.worker.optimizer.momentum = 0.9;
+    s.worker.resumePath = dir.filePath("step-9.pt").toStdString();
     QVERIFY(validate(s, 2).startsWith("Resume from"));
-    s.resumePath.clear();
+    s.worker.resumePath.clear();
     s.cpuShares = {1, 0.5, 0.25};
     QVERIFY(validate(s, 2).contains("3 values for 2 ranks"));
     QCOMPARE(validate(s, 3), QString());

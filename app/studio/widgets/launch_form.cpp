@@ -269,53 +269,49 @@ void LaunchForm::setDevices(const std::vector<plan::PlanDevice>& devices) {
 
 LaunchSettings LaunchForm::settings() const {
   LaunchSettings s;
-  s.steps = m_steps->value();
-  s.warmup = m_warmup->value();
-  s.seed = static_cast<uint64_t>(m_seed->value());
-  s.threads = m_threads->value();
+  runtime::WorkerOptions& w = s.worker;
+  w.steps = m_steps->value();
+  w.warmup = m_warmup->value();
+  w.seed = static_cast<uint64_t>(m_seed->value());
+  w.threads = m_threads->value();
   s.timeoutSeconds = m_timeout->value();
   s.label = m_label->text().trimmed();
-  const QString data = m_data->currentData().toString();
-  s.data = data == QLatin1String("tokens")  ? LaunchSettings::Data::Tokens
-           : data == QLatin1String("cifar") ? LaunchSettings::Data::Cifar
-                                            : LaunchSettings::Data::Synthetic;
-  s.dataPath = m_dataPath->text().trimmed();
-  s.tokenDtype = m_tokenDtype->currentText();
-  const QString optimizer = m_optimizer->currentData().toString();
-  s.optimizer = optimizer == QLatin1String("adam")    ? LaunchSettings::Optimizer::Adam
-                : optimizer == QLatin1String("adamw") ? LaunchSettings::Optimizer::AdamW
-                                                      : LaunchSettings::Optimizer::Sgd;
-  s.lr = parseNumber(m_lr->text());
-  s.momentum = m_momentum->value();
-  s.weightDecay = m_weightDecay->text().trimmed().isEmpty() ? 0 : parseNumber(m_weightDecay->text());
-  s.clipNorm = m_clipNorm->value();
-  s.checkpointDir = m_checkpointDir->text().trimmed();
-  s.checkpointEvery = m_checkpointEvery->value();
-  s.resumePath = m_resume->text().trimmed();
-  s.exportPath = m_export->text().trimmed();
+  w.data.kind = m_data->currentData().toString().toStdString();
+  w.data.path = m_dataPath->text().trimmed().toStdString();
+  w.data.tokenDtype = m_tokenDtype->currentText().toStdString();
+  w.optimizer.kind = optimizerKind(m_optimizer->currentData().toString());
+  w.optimizer.lr = parseNumber(m_lr->text());
+  w.optimizer.momentum = m_momentum->value();
+  w.optimizer.weightDecay = m_weightDecay->text().trimmed().isEmpty() ? 0 : parseNumber(m_weightDecay->text());
+  w.optimizer.clipNorm = m_clipNorm->value();
+  w.checkpointDir = m_checkpointDir->text().trimmed().toStdString();
+  w.checkpointEvery = m_checkpointEvery->value();
+  w.resumePath = m_resume->text().trimmed().toStdString();
+  w.exportPath = m_export->text().trimmed().toStdString();
   for (QDoubleSpinBox* b : m_shares) s.cpuShares.push_back(b->value());
   return s;
 }
 
 void LaunchForm::setSettings(const LaunchSettings& s) {
-  m_steps->setValue(static_cast<int>(s.steps));
-  m_warmup->setValue(static_cast<int>(s.warmup));
-  m_seed->setValue(static_cast<int>(s.seed));
-  m_threads->setValue(s.threads);
+  const runtime::WorkerOptions& w = s.worker;
+  m_steps->setValue(static_cast<int>(w.steps));
+  m_warmup->setValue(static_cast<int>(w.warmup));
+  m_seed->setValue(static_cast<int>(w.seed));
+  m_threads->setValue(w.threads);
   m_timeout->setValue(static_cast<int>(std::lround(s.timeoutSeconds)));
   m_label->setText(s.label);
-  m_data->setCurrentIndex(m_data->findData(dataName(s.data)));
-  m_dataPath->setText(s.dataPath);
-  m_tokenDtype->setCurrentText(s.tokenDtype);
-  m_optimizer->setCurrentIndex(m_optimizer->findData(optimizerName(s.optimizer)));
-  m_lr->setText(number(s.lr));
-  m_momentum->setValue(s.momentum);
-  m_weightDecay->setText(number(s.weightDecay));
-  m_clipNorm->setValue(s.clipNorm);
-  m_checkpointDir->setText(s.checkpointDir);
-  m_checkpointEvery->setValue(static_cast<int>(s.checkpointEvery));
-  m_resume->setText(s.resumePath);
-  m_export->setText(s.exportPath);
+  m_data->setCurrentIndex(m_data->findData(QString::fromStdString(w.data.kind)));
+  m_dataPath->setText(QString::fromStdString(w.data.path));
+  m_tokenDtype->setCurrentText(QString::fromStdString(w.data.tokenDtype));
+  m_optimizer->setCurrentIndex(m_optimizer->findData(optimizerName(w.optimizer.kind)));
+  m_lr->setText(number(w.optimizer.lr));
+  m_momentum->setValue(w.optimizer.momentum);
+  m_weightDecay->setText(number(w.optimizer.weightDecay));
+  m_clipNorm->setValue(w.optimizer.clipNorm);
+  m_checkpointDir->setText(QString::fromStdString(w.checkpointDir));
+  m_checkpointEvery->setValue(static_cast<int>(w.checkpointEvery));
+  m_resume->setText(QString::fromStdString(w.resumePath));
+  m_export->setText(QString::fromStdString(w.exportPath));
   for (size_t r = 0; r < m_shares.size() && r < s.cpuShares.size(); ++r) m_shares[r]->setValue(s.cpuShares[r]);
 }
 
@@ -331,24 +327,25 @@ void LaunchForm::setResume(const QString& checkpoint, const QString& optimizer, 
 
 void LaunchForm::saveSettings() const {
   const LaunchSettings s = settings();
+  const runtime::WorkerOptions& w = s.worker;
   QSettings q;
   q.beginGroup(QStringLiteral("launch"));
-  q.setValue(QStringLiteral("steps"), static_cast<qlonglong>(s.steps));
-  q.setValue(QStringLiteral("warmup"), static_cast<qlonglong>(s.warmup));
-  q.setValue(QStringLiteral("seed"), static_cast<qulonglong>(s.seed));
-  q.setValue(QStringLiteral("threads"), s.threads);
+  q.setValue(QStringLiteral("steps"), static_cast<qlonglong>(w.steps));
+  q.setValue(QStringLiteral("warmup"), static_cast<qlonglong>(w.warmup));
+  q.setValue(QStringLiteral("seed"), static_cast<qulonglong>(w.seed));
+  q.setValue(QStringLiteral("threads"), w.threads);
   q.setValue(QStringLiteral("timeout"), s.timeoutSeconds);
   q.setValue(QStringLiteral("label"), s.label);
-  q.setValue(QStringLiteral("data"), dataName(s.data));
-  q.setValue(QStringLiteral("dataPath"), s.dataPath);
-  q.setValue(QStringLiteral("tokenDtype"), s.tokenDtype);
-  q.setValue(QStringLiteral("optimizer"), optimizerName(s.optimizer));
+  q.setValue(QStringLiteral("data"), QString::fromStdString(w.data.kind));
+  q.setValue(QStringLiteral("dataPath"), QString::fromStdString(w.data.path));
+  q.setValue(QStringLiteral("tokenDtype"), QString::fromStdString(w.data.tokenDtype));
+  q.setValue(QStringLiteral("optimizer"), optimizerName(w.optimizer.kind));
   q.setValue(QStringLiteral("lr"), m_lr->text().trimmed());
-  q.setValue(QStringLiteral("momentum"), s.momentum);
+  q.setValue(QStringLiteral("momentum"), w.optimizer.momentum);
   q.setValue(QStringLiteral("weightDecay"), m_weightDecay->text().trimmed());
-  q.setValue(QStringLiteral("clipNorm"), s.clipNorm);
-  q.setValue(QStringLiteral("checkpointDir"), s.checkpointDir);
-  q.setValue(QStringLiteral("checkpointEvery"), static_cast<qlonglong>(s.checkpointEvery));
+  q.setValue(QStringLiteral("clipNorm"), w.optimizer.clipNorm);
+  q.setValue(QStringLiteral("checkpointDir"), QString::fromStdString(w.checkpointDir));
+  q.setValue(QStringLiteral("checkpointEvery"), static_cast<qlonglong>(w.checkpointEvery));
   QVariantList shares;
   for (double v : s.cpuShares.empty() ? m_savedShares : s.cpuShares) shares << v;
   q.setValue(QStringLiteral("cpuShares"), shares);
@@ -360,26 +357,28 @@ void LaunchForm::restoreSettings() {
   q.beginGroup(QStringLiteral("launch"));
   if (q.childKeys().isEmpty()) return;  // the form's defaults (the worker's)
   LaunchSettings s = settings();
-  s.steps = q.value(QStringLiteral("steps"), static_cast<qlonglong>(s.steps)).toLongLong();
-  s.warmup = q.value(QStringLiteral("warmup"), static_cast<qlonglong>(s.warmup)).toLongLong();
-  s.seed = q.value(QStringLiteral("seed"), static_cast<qulonglong>(s.seed)).toULongLong();
-  s.threads = q.value(QStringLiteral("threads"), s.threads).toInt();
+  runtime::WorkerOptions& w = s.worker;
+  w.steps = q.value(QStringLiteral("steps"), static_cast<qlonglong>(w.steps)).toLongLong();
+  w.warmup = q.value(QStringLiteral("warmup"), static_cast<qlonglong>(w.warmup)).toLongLong();
+  w.seed = q.value(QStringLiteral("seed"), static_cast<qulonglong>(w.seed)).toULongLong();
+  w.threads = q.value(QStringLiteral("threads"), w.threads).toInt();
   s.timeoutSeconds = q.value(QStringLiteral("timeout"), s.timeoutSeconds).toDouble();
   s.label = q.value(QStringLiteral("label"), s.label).toString();
   const QString data = q.value(QStringLiteral("data")).toString();
-  for (auto d : {LaunchSettings::Data::Synthetic, LaunchSettings::Data::Tokens, LaunchSettings::Data::Cifar})
-    if (dataName(d) == data) s.data = d;
-  s.dataPath = q.value(QStringLiteral("dataPath"), s.dataPath).toString();
-  s.tokenDtype = q.value(QStringLiteral("tokenDtype"), s.tokenDtype).toString();
+  if (m_data->findData(data) >= 0) w.data.kind = data.toStdString();
+  w.data.path = q.value(QStringLiteral("dataPath"), QString::fromStdString(w.data.path)).toString().toStdString();
+  w.data.tokenDtype =
+      q.value(QStringLiteral("tokenDtype"), QString::fromStdString(w.data.tokenDtype)).toString().toStdString();
   const QString optimizer = q.value(QStringLiteral("optimizer")).toString();
-  for (auto o : {LaunchSettings::Optimizer::Sgd, LaunchSettings::Optimizer::Adam, LaunchSettings::Optimizer::AdamW})
-    if (optimizerName(o) == optimizer) s.optimizer = o;
-  s.momentum = q.value(QStringLiteral("momentum"), s.momentum).toDouble();
-  s.clipNorm = q.value(QStringLiteral("clipNorm"), s.clipNorm).toDouble();
-  s.checkpointDir = q.value(QStringLiteral("checkpointDir"), s.checkpointDir).toString();
-  s.checkpointEvery = q.value(QStringLiteral("checkpointEvery"), static_cast<qlonglong>(s.checkpointEvery)).toLongLong();
-  s.resumePath.clear();
-  s.exportPath.clear();
+  if (m_optimizer->findData(optimizer) >= 0) w.optimizer.kind = optimizerKind(optimizer);
+  w.optimizer.momentum = q.value(QStringLiteral("momentum"), w.optimizer.momentum).toDouble();
+  w.optimizer.clipNorm = q.value(QStringLiteral("clipNorm"), w.optimizer.clipNorm).toDouble();
+  w.checkpointDir =
+      q.value(QStringLiteral("checkpointDir"), QString::fromStdString(w.checkpointDir)).toString().toStdString();
+  w.checkpointEvery =
+      q.value(QStringLiteral("checkpointEvery"), static_cast<qlonglong>(w.checkpointEvery)).toLongLong();
+  w.resumePath.clear();
+  w.exportPath.clear();
   setSettings(s);
   // The numbers as typed (a learning rate of "3e-4" stays so), even when they do not parse.
   if (q.contains(QStringLiteral("lr"))) m_lr->setText(q.value(QStringLiteral("lr")).toString());

@@ -1,4 +1,5 @@
-// The Run dock's options form (issue 20, item 1): hap-worker's options as LaunchSettings (steps,
+// The Run dock's options form (issue 20, item 1): hap-worker's options as LaunchSettings (its
+// runtime::WorkerOptions: steps,
 // warm-up, seed, threads, timeout, label; data source and file; optimizer; checkpoint folder and
 // interval, resume, export) and a CPU share per rank, to emulate a slower device on this machine.
 // It starts nothing and emits nothing: the Run dock (LaunchView) reads settings() when it starts.
@@ -18,7 +19,7 @@
 #include <vector>
 
 #include "app/studio/core/documents/launch_settings.h"
-#include "engine/plan/plan.h"
+#include "app/studio/core/documents/plan_document.h"
 
 class QComboBox;
 class QDoubleSpinBox;

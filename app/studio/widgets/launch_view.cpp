@@ -2,10 +2,7 @@
 
 #include <QAction>
 #include <QBoxLayout>
-#include <QCoreApplication>
-#include <QDateTime>
 #include <QDir>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFrame>
@@ -21,13 +18,7 @@
 
 #include <algorithm>
 
-#include "app/studio/core/documents/plan_export.h"
-#include "db/store.h"
-#include "engine/base/error.h"
-#include "engine/plan/plan_json.h"
-#include "engine/plan/planner.h"
-#include "runtime/launch/launch_scripts.h"
-#include "runtime/launch/local_launch.h"
+#include "app/studio/core/documents/launch_requests.h"
 
 namespace hap::studio {
 namespace {
@@ -82,10 +73,7 @@ LaunchView::~LaunchView() {
   // A start waiting for its preflight launches nothing; its run folder goes.
   m_preflightJob->disconnect(this);
   m_preflightJob->wait();
-  if (m_pending && m_pending->kind == PendingLaunch::Kind::Start) {
-    QFile::remove(m_pending->folder + QStringLiteral("/plan.json"));
-    QDir().rmdir(m_pending->folder);
-  }
+  if (m_pending && m_pending->kind == PendingLaunch::Kind::Start) discardRunFolder(m_pending->folder);
   // The job's destructor would do it too; here the monitor and charts are still whole.
   m_job->disconnect(this);
   m_job->stopAndWait();
@@ -167,7 +155,7 @@ QWidget* LaunchView::makeLeftPanel() {
 void LaunchView::setPlan(std::shared_ptr<const PlanDocument> plan, const QString& modelPath) {
   m_plan = std::move(plan);
   m_modelPath = modelPath;
-  m_form->setDevices(m_plan ? plan::worldDevices(m_plan->p()) : std::vector<plan::PlanDevice>{});
+  m_form->setDevices(launchDevices(m_plan.get()));
   updateButtons();
   updateCheckpointButtons();
 }
@@ -195,31 +183,10 @@ void LaunchView::showError(const QString& message) { m_monitorView->showError(me
 
 void LaunchView::hideError() { m_monitorView->hideError(); }
 
-QString LaunchView::findWorker() const {
-  try {
-    return QString::fromStdString(runtime::resolveWorker(qEnvironmentVariable("HAP_WORKER").toStdString(),
-                                                    QCoreApplication::applicationFilePath().toStdString()));
-  } catch (const std::exception&) {
-    return {};  // the preflight's Worker check says what to do
-  }
-}
-
-QString LaunchView::modelPath() const {
-  if (!m_modelPath.isEmpty() || !m_plan) return m_modelPath;
-  return QString::fromStdString(m_plan->p().modelPath);
-}
-
-std::shared_ptr<const plan::Plan> LaunchView::writePlan(const QString& planPath, QString* error) const {
-  if (const std::string e = exportPlanFile(*m_plan, planPath.toStdString()); !e.empty()) {
-    *error = QString::fromStdString(e);
-    return nullptr;
-  }
-  try {
-    return std::make_shared<const plan::Plan>(plan::readPlan(planPath.toStdString()));
-  } catch (const std::exception& e) {
-    *error = tr("The plan file %1 cannot be read back: %2").arg(planPath, QString::fromUtf8(e.what()));
-    return nullptr;
-  }
+LaunchSettings LaunchView::launchSettings() const {
+  LaunchSettings s = settings();
+  s.worker.modelPath = launchModelPath(m_plan.get(), m_modelPath).toStdString();
+  return s;
 }
 
 bool LaunchView::start() {
@@ -230,90 +197,53 @@ bool LaunchView::start() {
   }
   m_preflightJob->wait();  // a Check going: its list is shown, then replaced by Start's
   saveSettings();
-  const int ranks = static_cast<int>(plan::worldDevices(m_plan->p()).size());
-  LaunchSettings s = settings();
-  if (const QString why = validate(s, ranks); !why.isEmpty()) {
-    showError(why);
-    return false;
-  }
-  const QString worker = findWorker();
-  s.modelPath = modelPath();
   QString error;
-  const QString folder = makeRunFolder(runsDirectory(), s.modelPath, QDateTime::currentDateTime(), &error);
-  if (folder.isEmpty()) {
+  std::optional<PreparedLaunch> prepared = prepareStart(*m_plan, launchSettings(), storePath(), &error);
+  if (!prepared) {
     showError(error);
     return false;
   }
-  // The plan as the workers will read it: written into the run folder, then read back.
-  const QString planPath = folder + QStringLiteral("/plan.json");
-  std::shared_ptr<const plan::Plan> plan = writePlan(planPath, &error);
-  if (!plan) {
-    QFile::remove(planPath);
-    QDir().rmdir(folder);
-    showError(error);
-    return false;
-  }
-  if (s.checkpointDir.isEmpty()) s.checkpointDir = folder + QStringLiteral("/checkpoints");
-
   PendingLaunch p;
+  static_cast<PreparedLaunch&>(p) = std::move(*prepared);
   p.kind = PendingLaunch::Kind::Start;
-  p.plan = plan;
-  p.folder = folder;
-  p.checkpointDir = s.checkpointDir;
-  p.ranks = ranks;
-  runtime::LocalLaunchRequest& r = p.request;
-  r.planPath = planPath.toStdString();
-  r.worker = worker.toStdString();
-  r.workerArgs = toStdStrings(workerArguments(s));
-  r.cpuShares = s.cpuShares;
-  r.timeoutSeconds = s.timeoutSeconds;
-  const QString store = m_storePath ? m_storePath() : QString();
-  r.dbPath = (!store.isEmpty() ? store : QString::fromStdString(db::defaultPath())).toStdString();
-  r.label = !s.label.isEmpty() ? s.label.toStdString()
-                               : QStringLiteral("%1 · %2 · hap-studio")
-                                     .arg(QFileInfo(s.modelPath).completeBaseName(), QString::fromStdString(m_plan->p().strategy))
-                                     .toStdString();
-  const runtime::PreflightRequest request = preflightRequest(*plan, planPath, s, worker);
   m_monitorView->setStatus(tr("Checking before the start…"), Tone::Plain);
-  runPreflight(std::move(p), request);
+  runPreflight(std::move(p));
   return true;
 }
 
-std::shared_ptr<const plan::Plan> LaunchView::writeScratchPlan(QString* planPath) {
+QString LaunchView::scratchPlanPath() {
   m_scratch = std::make_unique<QTemporaryDir>();
   if (!m_scratch->isValid()) {
     showError(tr("Cannot make a temporary folder for the plan file: %1").arg(m_scratch->errorString()));
-    return nullptr;
+    return {};
   }
-  *planPath = m_scratch->filePath(QStringLiteral("plan.json"));
-  QString error;
-  std::shared_ptr<const plan::Plan> plan = writePlan(*planPath, &error);
-  if (!plan) showError(error);
-  return plan;
+  return m_scratch->filePath(QStringLiteral("plan.json"));
 }
+
+QString LaunchView::storePath() const { return m_storePath ? m_storePath() : QString(); }
 
 bool LaunchView::check() {
   if (busy() || !m_plan || (m_pending && m_pending->kind == PendingLaunch::Kind::Check)) return false;
-  LaunchSettings s = settings();
-  s.modelPath = modelPath();
-  QString planPath;
-  std::shared_ptr<const plan::Plan> plan = writeScratchPlan(&planPath);
-  if (!plan) return false;
-  // Where Start would put the checkpoints: a new folder in the runs folder.
-  if (s.checkpointDir.isEmpty())
-    s.checkpointDir = QDir(runsDirectory()).filePath(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-")) +
-                                                     QFileInfo(s.modelPath).completeBaseName() + QStringLiteral("/checkpoints"));
+  const QString planPath = scratchPlanPath();
+  if (planPath.isEmpty()) return false;
+  QString error;
+  std::optional<PreparedLaunch> prepared = prepareCheck(*m_plan, launchSettings(), planPath, &error);
+  if (!prepared) {
+    showError(error);
+    return false;
+  }
   PendingLaunch p;
+  static_cast<PreparedLaunch&>(p) = std::move(*prepared);
   p.kind = PendingLaunch::Kind::Check;
-  p.plan = plan;
-  runPreflight(std::move(p), preflightRequest(*plan, planPath, s, findWorker()));
+  runPreflight(std::move(p));
   return true;
 }
 
-void LaunchView::runPreflight(PendingLaunch pending, const runtime::PreflightRequest& request) {
+void LaunchView::runPreflight(PendingLaunch pending) {
   hideError();
+  runtime::PreflightRequest request = pending.preflight;
   m_pending = std::move(pending);
-  if (!m_preflightJob->start(request)) {  // cannot happen: every caller waits for the last one
+  if (!m_preflightJob->start(std::move(request))) {  // cannot happen: every caller waits for the last one
     m_pending.reset();
     return;
   }
@@ -344,10 +274,7 @@ void LaunchView::onPreflightFinished(bool passed) {
     return;
   }
   const bool isExport = p.kind == PendingLaunch::Kind::Export;
-  if (p.kind == PendingLaunch::Kind::Start) {
-    QFile::remove(p.folder + QStringLiteral("/plan.json"));
-    QDir().rmdir(p.folder);  // only when nothing else is in it
-  }
+  if (p.kind == PendingLaunch::Kind::Start) discardRunFolder(p.folder);  // only when nothing else is in it
   m_scratch.reset();
   if (passed) {  // cancelled
     m_monitorView->setStatus(isExport ? tr("Export cancelled") : tr("Start cancelled: nothing was launched"), Tone::Muted);
@@ -514,8 +441,7 @@ void LaunchView::onMonitorUpdated() {
     // A run opened later, or the last read of this one.
     const db::RunRecord& r = *m.record();
     if (m_outcome.isEmpty())
-      m_monitorView->setStatus(
-          tr("<b>Run %1</b> · %2").arg(r.id).arg(QString::fromStdString(std::string(db::runStatusName(r.status)))));
+      m_monitorView->setStatus(tr("<b>Run %1</b> · %2").arg(r.id).arg(runStatusText(r.status)));
   }
 }
 
@@ -534,22 +460,15 @@ bool LaunchView::showRecordedRun(const QString& storePath, qint64 run) {
   m_outcome.clear();
   hideError();
   m_monitorView->setNote(QString(), QString());
-  int ranks = 0;
-  QString checkpoints;
-  try {
-    const db::Store store(storePath.toStdString(), db::Store::Mode::ReadOnly);
-    const std::optional<db::RunRecord> r = store.run(run);
-    if (!r) {
-      showError(tr("Run %1 is not in %2: choose a run the store lists (Profiles ▸ Runs)").arg(run).arg(storePath));
-      return false;
-    }
-    ranks = r->ranks;
-    checkpoints = recordedCheckpointDir(r->settingsJson);
-    if (!r->exitReason.empty()) showError(tr("Run %1: %2").arg(run).arg(QString::fromStdString(r->exitReason)));
-  } catch (const std::exception& e) {
-    showError(QString::fromUtf8(e.what()));
+  QString error;
+  const std::optional<RecordedRun> recorded = readRecordedRun(storePath, run, &error);
+  if (!recorded) {
+    showError(error);
     return false;
   }
+  const int ranks = recorded->ranks;
+  const QString checkpoints = recorded->checkpointDir;
+  if (!recorded->exitReason.isEmpty()) showError(tr("Run %1: %2").arg(run).arg(recorded->exitReason));
   resetMonitor(ranks);
   m_monitorView->clearStatus();
   m_dbPath = storePath;
@@ -596,7 +515,7 @@ void LaunchView::exportModelDialog(int row) {
   const QString checkpoint = m_checkpoints->path(row);
   if (checkpoint.isEmpty()) return;
   const QFileInfo ckpt(checkpoint);
-  const QString proposal = QDir(ckpt.dir()).filePath(QFileInfo(modelPath()).completeBaseName() + QStringLiteral("-") +
+  const QString proposal = QDir(ckpt.dir()).filePath(QFileInfo(launchModelPath(m_plan.get(), m_modelPath)).completeBaseName() + QStringLiteral("-") +
                                                      ckpt.completeBaseName() + QStringLiteral(".pt"));
   QString path = QFileDialog::getSaveFileName(this, tr("Export Trained Model"), proposal, tr("TorchScript models (*.pt)"));
   if (path.isEmpty()) return;
@@ -611,47 +530,23 @@ bool LaunchView::exportModel(const QString& checkpoint, const QString& path) {
     return false;
   }
   m_preflightJob->wait();
-  QString planPath;
-  std::shared_ptr<const plan::Plan> plan = writeScratchPlan(&planPath);
-  if (!plan) return false;
-  // No step: load the checkpoint, write the model. The checkpoint's optimizer (a resume must match it).
-  LaunchSettings s = settings();
-  s.modelPath = modelPath();
-  s.steps = 0;
-  s.warmup = 0;
-  s.data = LaunchSettings::Data::Synthetic;
-  s.dataPath.clear();
-  s.checkpointDir.clear();
-  s.checkpointEvery = 0;
-  s.resumePath = checkpoint;
-  s.exportPath = path;
-  s.cpuShares.clear();
-  const runtime::CheckpointInfo info = runtime::readCheckpointInfo(checkpoint.toStdString());
-  if (info.error.empty()) {
-    if (info.optimizer == "adam") s.optimizer = LaunchSettings::Optimizer::Adam;
-    else if (info.optimizer == "adamw") s.optimizer = LaunchSettings::Optimizer::AdamW;
-    else if (info.optimizer == "sgd") s.optimizer = LaunchSettings::Optimizer::Sgd;
+  const QString planPath = scratchPlanPath();
+  if (planPath.isEmpty()) return false;
+  QString error;
+  std::optional<PreparedLaunch> prepared =
+      prepareExport(*m_plan, launchSettings(), planPath, checkpoint, path, storePath(), &error);
+  if (!prepared) {
+    showError(error);
+    return false;
   }
   PendingLaunch p;
+  static_cast<PreparedLaunch&>(p) = std::move(*prepared);
   p.kind = PendingLaunch::Kind::Export;
-  p.plan = plan;
   p.checkpoint = checkpoint;
   p.exportPath = path;
-  p.ranks = static_cast<int>(plan::worldDevices(*plan).size());
-  const QString worker = findWorker();
-  runtime::LocalLaunchRequest& r = p.request;
-  r.planPath = planPath.toStdString();
-  r.worker = worker.toStdString();
-  r.workerArgs = toStdStrings(workerArguments(s));
-  r.timeoutSeconds = s.timeoutSeconds;
-  const QString store = m_storePath ? m_storePath() : QString();
-  r.dbPath = (!store.isEmpty() ? store : QString::fromStdString(db::defaultPath())).toStdString();
-  r.label = QStringLiteral("%1 · export of %2 · hap-studio")
-                .arg(QFileInfo(s.modelPath).completeBaseName(), QFileInfo(checkpoint).fileName())
-                .toStdString();
   m_monitorView->setStatus(tr("Checking before the export…"), Tone::Plain);
   m_checkpointsPanel->setResult(tr("Checking before the export…"));
-  runPreflight(std::move(p), preflightRequest(*plan, planPath, s, worker));
+  runPreflight(std::move(p));
   return true;
 }
 
@@ -663,25 +558,7 @@ void LaunchView::restoreSettings() { m_form->restoreSettings(); }
 
 QString LaunchView::writeLaunchScripts(int kind, const QString& dir, bool force) {
   if (!m_plan) return tr("There is no plan: plan first");
-  LaunchSettings s = settings();
-  const int ranks = static_cast<int>(plan::worldDevices(m_plan->p()).size());
-  s.cpuShares.clear();  // a local emulation only
-  if (const QString why = validate(s, ranks); !why.isEmpty()) return why;
-  QTemporaryDir scratch;
-  if (!scratch.isValid()) return tr("Cannot make a temporary folder for the plan file");
-  const QString planPath = scratch.filePath(QStringLiteral("plan.json"));
-  if (const std::string e = exportPlanFile(*m_plan, planPath.toStdString()); !e.empty()) return QString::fromStdString(e);
-  runtime::EmitRequest request;
-  request.kind = static_cast<runtime::ScriptKind>(kind);
-  request.dir = dir.toStdString();
-  request.force = force;
-  request.workerArgs = toStdStrings(workerArguments(s));  // no --model: the scripts name the model's file
-  try {
-    (void)runtime::emitLaunchFolder(m_plan->p(), planPath.toStdString(), request);
-  } catch (const std::exception& e) {
-    return QString::fromUtf8(e.what());
-  }
-  return {};
+  return studio::writeLaunchScripts(*m_plan, settings(), static_cast<runtime::ScriptKind>(kind), dir, force);
 }
 
 void LaunchView::chooseScripts(int kind) {

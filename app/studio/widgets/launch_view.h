@@ -34,8 +34,9 @@
 // and is restored when the view is made; the CPU shares are kept while the plan's rank count
 // stays and reset to 1 when it changes.
 //
-// This file is the orchestration (start, check, stop, export, showRecordedRun); the parts it
-// composes show: LaunchForm (the options and CPU shares), PreflightList (the check list),
+// This file is the orchestration (start, check, stop, export, showRecordedRun): what it launches,
+// checks and reads from the store is built in core (core/documents/launch_requests.h, from the
+// form's LaunchSettings); the parts it composes show: LaunchForm (the options and CPU shares), PreflightList (the check list),
 // RunMonitorView (status, progress, figures, charts, error bar), RunLogs (the log tabs, the
 // checkpoints page last) and CheckpointsPanel (the checkpoints table and its buttons).
 #pragma once
@@ -49,6 +50,7 @@
 
 #include "app/studio/core/models/checkpoints_model.h"
 #include "app/studio/core/jobs/launch_job.h"
+#include "app/studio/core/documents/launch_requests.h"
 #include "app/studio/core/documents/launch_settings.h"
 #include "app/studio/core/documents/plan_document.h"
 #include "app/studio/core/jobs/preflight_job.h"
@@ -207,25 +209,20 @@ class LaunchView : public QWidget {
   void showError(const QString& message);
   void hideError();
   void chooseScripts(int kind);
-  // A launch waiting for its preflight: the plan read back from the file the workers run.
-  struct PendingLaunch {
+  // A launch waiting for its preflight (launch_requests.h: the plan read back from the file the
+  // workers run, the launch and preflight requests).
+  struct PendingLaunch : PreparedLaunch {
     enum class Kind { Check, Start, Export } kind = Kind::Check;
-    std::shared_ptr<const plan::Plan> plan;
-    runtime::LocalLaunchRequest request;
-    QString folder;          // Start: the run folder (removed when the start is refused)
-    QString checkpointDir;   // Start: the run's checkpoint folder
     QString checkpoint, exportPath;  // Export
-    int ranks = 0;
-    bool cancelled = false;  // Stop came first: nothing is launched
+    bool cancelled = false;          // Stop came first: nothing is launched
   };
-  // Writes the shown plan to `planPath` and reads it back (nullptr and `error` set when it cannot).
-  std::shared_ptr<const plan::Plan> writePlan(const QString& planPath, QString* error) const;
-  // The open plan written into a new scratch folder (m_scratch; Check and Export, which make no run
-  // folder), its path in `planPath`; null, with the error shown, when it cannot be written.
-  std::shared_ptr<const plan::Plan> writeScratchPlan(QString* planPath);
-  QString findWorker() const;  // "" when there is none (the preflight's Worker check says so)
-  QString modelPath() const;
-  void runPreflight(PendingLaunch pending, const runtime::PreflightRequest& request);
+  // The form's settings with the model the workers load (the dock's, else the plan's).
+  LaunchSettings launchSettings() const;
+  // A plan file in a new scratch folder (m_scratch; Check and Export, which make no run folder);
+  // "", with the error shown, when the folder cannot be made.
+  QString scratchPlanPath();
+  QString storePath() const;  // the provider's ("" = the default store)
+  void runPreflight(PendingLaunch pending);
   void onPreflightFinished(bool passed);
   void launch(PendingLaunch p);
   void syncBusy();

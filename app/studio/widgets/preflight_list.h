@@ -14,7 +14,7 @@
 
 #include <vector>
 
-#include "runtime/launch/preflight.h"
+#include "app/studio/core/jobs/preflight_job.h"
 
 class QPushButton;
 class QScrollArea;

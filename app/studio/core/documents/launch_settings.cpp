@@ -2,7 +2,6 @@
 
 #include <QDir>
 #include <QFileInfo>
-#include <QLocale>
 #include <QObject>
 
 #include <cmath>
@@ -10,83 +9,55 @@
 #include "db/store.h"
 
 namespace hap::studio {
-namespace {
 
-QString number(double v) { return QString::number(v, 'g', QLocale::FloatingPointShortest); }
-
-}  // namespace
-
-QString dataName(LaunchSettings::Data d) {
-  switch (d) {
-    case LaunchSettings::Data::Synthetic: return QStringLiteral("synthetic");
-    case LaunchSettings::Data::Tokens: return QStringLiteral("tokens");
-    case LaunchSettings::Data::Cifar: return QStringLiteral("cifar");
-  }
-  return {};
+QString optimizerName(runtime::OptimizerOptions::Kind kind) {
+  const std::string_view name = runtime::optimizerKindName(kind);
+  return QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size()));
 }
 
-QString optimizerName(LaunchSettings::Optimizer o) {
-  switch (o) {
-    case LaunchSettings::Optimizer::Sgd: return QStringLiteral("sgd");
-    case LaunchSettings::Optimizer::Adam: return QStringLiteral("adam");
-    case LaunchSettings::Optimizer::AdamW: return QStringLiteral("adamw");
-  }
-  return {};
+runtime::OptimizerOptions::Kind optimizerKind(const QString& name) {
+  using Kind = runtime::OptimizerOptions::Kind;
+  for (const Kind k : {Kind::Sgd, Kind::Adam, Kind::AdamW})
+    if (optimizerName(k) == name) return k;
+  return Kind::Sgd;
 }
 
-QStringList workerArguments(const LaunchSettings& s) {
-  QStringList a;
-  if (!s.modelPath.isEmpty()) a << QStringLiteral("--model") << s.modelPath;
-  a << QStringLiteral("--steps") << QString::number(s.steps);
-  a << QStringLiteral("--warmup") << QString::number(s.warmup);
-  a << QStringLiteral("--seed") << QString::number(s.seed);
-  a << QStringLiteral("--data") << dataName(s.data);
-  if (s.data != LaunchSettings::Data::Synthetic && !s.dataPath.isEmpty()) a << QStringLiteral("--data-path") << s.dataPath;
-  if (s.data == LaunchSettings::Data::Tokens) a << QStringLiteral("--token-dtype") << s.tokenDtype;
-  a << QStringLiteral("--optimizer") << optimizerName(s.optimizer);
-  a << QStringLiteral("--lr") << number(s.lr);
-  if (s.optimizer == LaunchSettings::Optimizer::Sgd) a << QStringLiteral("--momentum") << number(s.momentum);
-  if (s.weightDecay != 0) a << QStringLiteral("--weight-decay") << number(s.weightDecay);
-  if (s.clipNorm > 0) a << QStringLiteral("--clip-norm") << number(s.clipNorm);
-  if (!s.checkpointDir.isEmpty()) {
-    a << QStringLiteral("--checkpoint-dir") << s.checkpointDir;
-    if (s.checkpointEvery > 0) a << QStringLiteral("--checkpoint-every") << QString::number(s.checkpointEvery);
-  }
-  if (!s.resumePath.isEmpty()) a << QStringLiteral("--resume") << s.resumePath;
-  if (!s.exportPath.isEmpty()) a << QStringLiteral("--export") << s.exportPath;
-  if (s.threads > 0) a << QStringLiteral("--threads") << QString::number(s.threads);
-  return a;
-}
-
-std::vector<std::string> toStdStrings(const QStringList& list) {
-  std::vector<std::string> out;
-  out.reserve(static_cast<size_t>(list.size()));
-  for (const QString& s : list) out.push_back(s.toStdString());
-  return out;
+runtime::WorkerOptions launchedOptions(const LaunchSettings& s) {
+  const runtime::WorkerOptions byDefault;
+  runtime::WorkerOptions o = s.worker;
+  if (o.optimizer.kind != runtime::OptimizerOptions::Kind::Sgd) o.optimizer.momentum = byDefault.optimizer.momentum;
+  if (o.data.kind != "tokens" && o.data.kind != "cifar") o.data.path = byDefault.data.path;
+  if (o.data.kind != "tokens") o.data.tokenDtype = byDefault.data.tokenDtype;
+  if (o.checkpointDir.empty()) o.checkpointEvery = byDefault.checkpointEvery;
+  return o;
 }
 
 QString validate(const LaunchSettings& s, int ranks) {
   const auto tr = [](const char* text) { return QObject::tr(text); };
-  if (s.steps < 0 || s.warmup < 0) return tr("Steps and warm-up cannot be negative");
+  const runtime::WorkerOptions& w = s.worker;
+  if (w.steps < 0 || w.warmup < 0) return tr("Steps and warm-up cannot be negative");
   if (s.totalSteps() <= 0) return tr("Steps: the run has no step to run; set Steps (or Warm-up) to 1 or more");
-  if (s.data != LaunchSettings::Data::Synthetic) {
-    const QString kind = dataName(s.data);
-    if (s.dataPath.trimmed().isEmpty())
+  if (w.data.kind != "synthetic") {
+    const QString kind = QString::fromStdString(w.data.kind);
+    const QString path = QString::fromStdString(w.data.path);
+    if (path.trimmed().isEmpty())
       return QObject::tr("Data file: --data %1 reads a file; choose one (Browse…) or pick synthetic data").arg(kind);
-    if (!QFileInfo(s.dataPath).isFile())
-      return QObject::tr("Data file %1: no such file; choose an existing %2 file").arg(s.dataPath, kind);
+    if (!QFileInfo(path).isFile())
+      return QObject::tr("Data file %1: no such file; choose an existing %2 file").arg(path, kind);
   }
-  if (s.data == LaunchSettings::Data::Tokens && s.tokenDtype != QLatin1String("uint16") &&
-      s.tokenDtype != QLatin1String("int32"))
-    return QObject::tr("Token dtype %1: write uint16 or int32").arg(s.tokenDtype);
-  if (!(s.lr >= 0) || !std::isfinite(s.lr)) return tr("Learning rate: give a number of 0 or more, such as 0.01 or 3e-4");
-  if (!(s.momentum >= 0 && s.momentum < 1)) return tr("Momentum: give a number in [0, 1), such as 0.9");
-  if (!(s.weightDecay >= 0) || !std::isfinite(s.weightDecay)) return tr("Weight decay: give a number of 0 or more");
-  if (!(s.clipNorm >= 0) || !std::isfinite(s.clipNorm)) return tr("Clip norm: give a norm of 0 (off) or more");
-  if (s.checkpointEvery < 0) return tr("Checkpoint every: give 0 (at the end) or a number of steps");
-  if (!s.resumePath.isEmpty() && !QFileInfo(s.resumePath).isFile())
-    return QObject::tr("Resume from %1: no such checkpoint file; choose a step-N.pt of an earlier run").arg(s.resumePath);
-  if (s.threads < 0) return tr("Threads: give 0 (LibTorch's default) or more");
+  if (w.data.kind == "tokens" && w.data.tokenDtype != "uint16" && w.data.tokenDtype != "int32")
+    return QObject::tr("Token dtype %1: write uint16 or int32").arg(QString::fromStdString(w.data.tokenDtype));
+  const runtime::OptimizerOptions& o = w.optimizer;
+  if (!(o.lr >= 0) || !std::isfinite(o.lr))
+    return tr("Learning rate: give a number of 0 or more, such as 0.01 or 3e-4");
+  if (!(o.momentum >= 0 && o.momentum < 1)) return tr("Momentum: give a number in [0, 1), such as 0.9");
+  if (!(o.weightDecay >= 0) || !std::isfinite(o.weightDecay)) return tr("Weight decay: give a number of 0 or more");
+  if (!(o.clipNorm >= 0) || !std::isfinite(o.clipNorm)) return tr("Clip norm: give a norm of 0 (off) or more");
+  if (w.checkpointEvery < 0) return tr("Checkpoint every: give 0 (at the end) or a number of steps");
+  if (!w.resumePath.empty() && !QFileInfo(QString::fromStdString(w.resumePath)).isFile())
+    return QObject::tr("Resume from %1: no such checkpoint file; choose a step-N.pt of an earlier run")
+        .arg(QString::fromStdString(w.resumePath));
+  if (w.threads < 0) return tr("Threads: give 0 (LibTorch's default) or more");
   if (!(s.timeoutSeconds >= 0)) return tr("Timeout: give 0 (none) or a number of seconds");
   if (!s.cpuShares.empty() && static_cast<int>(s.cpuShares.size()) != ranks)
     return QObject::tr("CPU shares: %1 values for %2 ranks; give one per rank").arg(s.cpuShares.size()).arg(ranks);

@@ -1,12 +1,13 @@
-// What the Run dock (issue 20, item 1) launches: hap-worker's options as the form holds them, the
-// launch's own settings (CPU share per rank, timeout, label), and the pure functions from them to
-// the worker's argument list and to where a run's files go. No process is started here.
+// What the Run dock (issue 20, item 1) launches: hap-worker's options as the form holds them (the
+// runtime's own runtime::WorkerOptions, runtime/launch/worker_options.h: one struct for the worker,
+// `hap launch`, the preflight and the run recording), the launch's own settings (CPU share per
+// rank, timeout, label), and where a run's files go. No process is started here.
 //
 // Contract:
-// - workerArguments is a pure function of the settings: the flags of app/worker/main.cpp, each
-//   given once, in a fixed order; an option at its "off" value (no file, 0 threads, no clipping)
-//   is left out, so the worker's own default holds. Numbers are written in their shortest form
-//   that reads back exactly. It never adds --db or --run-id (the launcher does).
+// - launchedOptions is a pure function of the settings: the form's worker options with what does
+//   not apply left at the worker's default (the momentum of Adam, the data file of synthetic
+//   data, ...), so that the worker's argument list (runtime::workerArguments) holds only what the
+//   run uses. It never sets the plan, --db or --run-id (the launch does).
 // - validate says, in one line naming the field and what to do, why settings cannot be launched
 //   (a token file not given, a share outside (0, 1], ...); "" when they can. It checks files
 //   only for existence, not contents (the preflight's job).
@@ -14,35 +15,18 @@
 
 #include <QDateTime>
 #include <QString>
-#include <QStringList>
 
 #include <cstdint>
 #include <vector>
 
+#include "runtime/launch/worker_options.h"
+
 namespace hap::studio {
 
 struct LaunchSettings {
-  enum class Data { Synthetic, Tokens, Cifar };
-  enum class Optimizer { Sgd, Adam, AdamW };
-
-  // The worker (hap-worker --help); defaults are the worker's.
-  QString modelPath;          // --model; "" = the plan's
-  int64_t steps = 20;         // --steps: measured steps after the warm-up
-  int64_t warmup = 2;         // --warmup
-  uint64_t seed = 0;          // --seed
-  Data data = Data::Synthetic;
-  QString dataPath;           // --data-path (tokens, cifar)
-  QString tokenDtype = QStringLiteral("uint16");  // --token-dtype (tokens): uint16 or int32
-  Optimizer optimizer = Optimizer::Sgd;
-  double lr = 0.01;           // --lr
-  double momentum = 0.9;      // --momentum (SGD only)
-  double weightDecay = 0;     // --weight-decay
-  double clipNorm = 0;        // --clip-norm; 0 = off
-  QString checkpointDir;      // --checkpoint-dir; "" = none
-  int64_t checkpointEvery = 0;  // --checkpoint-every (with a checkpoint dir); 0 = at the end only
-  QString resumePath;         // --resume
-  QString exportPath;         // --export
-  int threads = 0;            // --threads; 0 = LibTorch's default
+  // The workers' options (hap-worker --help); defaults are the worker's. The form fills what it
+  // shows (worker.modelPath is the dock's: "" = the plan's); planPath, dbPath and runId stay unset.
+  runtime::WorkerOptions worker;
 
   // The launch.
   std::vector<double> cpuShares;  // one per rank in (0, 1]; empty = all 1
@@ -50,16 +34,17 @@ struct LaunchSettings {
   QString label;                  // the recorded run's label
 
   // Steps the worker runs in all: warm-up + measured.
-  int64_t totalSteps() const { return warmup + steps; }
+  int64_t totalSteps() const { return worker.warmup + worker.steps; }
 };
 
-// "synthetic", "tokens", "cifar"; "sgd", "adam", "adamw".
-QString dataName(LaunchSettings::Data d);
-QString optimizerName(LaunchSettings::Optimizer o);
+// "sgd", "adam", "adamw" (runtime::optimizerKindName), and back: Sgd for any other name.
+QString optimizerName(runtime::OptimizerOptions::Kind kind);
+runtime::OptimizerOptions::Kind optimizerKind(const QString& name);
 
-// hap-worker's arguments after the plan (contract above).
-QStringList workerArguments(const LaunchSettings& s);
-std::vector<std::string> toStdStrings(const QStringList& list);
+// The workers' options for `s` (contract above): s.worker with the momentum unless SGD, the data
+// file unless the data reads one, the token dtype unless tokens, and the checkpoint interval
+// without a checkpoint folder left at the worker's defaults.
+runtime::WorkerOptions launchedOptions(const LaunchSettings& s);
 
 // Why `s` cannot run `ranks` ranks ("" when it can); see the contract.
 QString validate(const LaunchSettings& s, int ranks);

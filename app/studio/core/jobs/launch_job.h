@@ -61,7 +61,7 @@ class LaunchJob : public QObject {
   explicit LaunchJob(QObject* parent = nullptr);
   ~LaunchJob() override;  // stops and joins: every worker is reaped
 
-  // Launches `plan` (the plan that request.planPath holds) as `request` says; request.interrupt
+  // Launches `plan` (the plan that request.options.planPath holds) as `request` says; request.interrupt
   // is the job's own. False when a launch is going.
   bool start(std::shared_ptr<const plan::Plan> plan, runtime::LocalLaunchRequest request);
   // Asks the launcher to stop every rank (no-op when idle); finished() follows.

@@ -9,24 +9,6 @@
 
 namespace hap::studio {
 
-runtime::PreflightRequest preflightRequest(const plan::Plan& plan, const QString& planPath, const LaunchSettings& s,
-                                      const QString& worker) {
-  runtime::PreflightRequest r;
-  r.plan = plan;
-  r.planPath = planPath.toStdString();
-  r.modelPath = s.modelPath.toStdString();
-  r.worker = worker.toStdString();
-  r.cpuShares = s.cpuShares;
-  r.dataKind = dataName(s.data).toStdString();
-  if (s.data != LaunchSettings::Data::Synthetic) r.dataPath = s.dataPath.toStdString();
-  r.tokenDtype = s.tokenDtype.toStdString();
-  r.optimizer = optimizerName(s.optimizer).toStdString();
-  r.checkpointDir = s.checkpointDir.toStdString();
-  r.resumePath = s.resumePath.toStdString();
-  r.exportPath = s.exportPath.toStdString();
-  return r;
-}
-
 QString preflightSummary(const std::vector<runtime::PreflightCheck>& checks) {
   if (checks.empty()) return QObject::tr("No checks yet");
   QStringList failed;

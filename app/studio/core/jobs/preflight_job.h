@@ -21,16 +21,9 @@
 #include <memory>
 #include <vector>
 
-#include "app/studio/core/documents/launch_settings.h"
 #include "runtime/launch/preflight.h"
 
 namespace hap::studio {
-
-// The preflight of launching `plan` (read from `planPath`, the file the workers run) with the
-// form's `settings` (data, optimizer, checkpoint folder, resume, export, CPU shares; its
-// modelPath as --model) by `worker` ("" when none was found: the Worker check says so).
-runtime::PreflightRequest preflightRequest(const plan::Plan& plan, const QString& planPath, const LaunchSettings& settings,
-                                      const QString& worker);
 
 // One line for the collapsed check list: "All 9 checks passed", "All 9 checks passed, 1 with a
 // warning", "2 of 9 checks failed: Data, Resume", "No checks yet" (empty list).
