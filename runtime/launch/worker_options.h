@@ -10,8 +10,10 @@
 //   once, in the order of hap-worker --help; numbers in their shortest form that CLI11 reads back
 //   to the same value. The plan is not among them: the caller puts it first (a process gets its
 //   absolute path, a script "$HAP_PLAN").
-// - Round trip: parseWorkerArguments(workerArguments(o)) == o, and so does hap-worker's command
-//   line `hap-worker o.planPath workerArguments(o)...` (for every field but `stop`).
+// - Round trip: parseWorkerArguments(workerArguments(o)) equals o but for planPath (the caller's),
+//   and hap-worker's command line `hap-worker o.planPath workerArguments(o)...` gives o, for every
+//   field that is an option (not `stop`, nor data.seed, data.checkWholeFile, optimizer.beta1,
+//   beta2 and eps, which the worker sets itself).
 // - parseWorkerArguments reads the arguments a user gives the workers (`hap launch ... -- ARGS`)
 //   through the same binding; a bad argument is a hap::Error whose message names it.
 #pragma once
