@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The corpus of real architectures (README "Real models: the corpus"): sets up and builds, exports
+# The corpus of real architectures (docs/corpus.md): sets up and builds, exports
 # every model of resources/corpus/export.py with Debian's python3-torchvision into build/corpus,
 # then plans each on 3 CPU ranks and on the 4-GPU cluster and checks 3 training steps on 1, 2 and 3
 # ranks (resources/corpus/run.py), printing one table. Arguments go to run.py (e.g. --model swin).

@@ -69,7 +69,7 @@ struct ForwardArgument {
 // TorchScript archive with a forward method, InputSpecError for a malformed hap/inputs.json.
 std::vector<ForwardArgument> forwardArguments(const std::string& path);
 
-// Imports `path`. Throws ImportError (file, construct or node named; see README "Errors") or
+// Imports `path`. Throws ImportError (file, construct or node named; see docs/cli.md "Errors") or
 // InputSpecError (a malformed or missing input specification).
 ir::Graph importModel(const std::string& path, const ImportOptions& options = {});
 

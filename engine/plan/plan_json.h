@@ -1,4 +1,4 @@
-// The plan file: JSON with "format": "hap-plan", "version": 2 (README "Plan file").
+// The plan file: JSON with "format": "hap-plan", "version": 2 (docs/formats.md "Plan file").
 #pragma once
 
 #include <string>
