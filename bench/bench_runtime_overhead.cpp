@@ -21,8 +21,8 @@
 
 #include "engine/base/error.h"
 #include "engine/import/model_tensors.h"
+#include "engine/plan/open_plan.h"
 #include "engine/plan/plan_json.h"
-#include "engine/plan/planner.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/data/data.h"
 #include "runtime/core/executor.h"
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   int iterations = 30, warmup = 5;
   bool cuda = false, noFusion = false;
   app.add_option("plan", planPath, "A plan for one device")->required()->check(CLI::ExistingFile);
-  app.add_option("--model", modelPath, "Model file (default: the plan's)");
+  app.add_option("--model", modelPath, "Model file (default: the plan's, or the file of that name beside the plan)");
   app.add_option("--iterations", iterations, "Timed iterations of each")->capture_default_str();
   app.add_option("--warmup", warmup, "Untimed iterations first")->capture_default_str();
   app.add_flag("--cuda", cuda, "Run both on GPU 0 (a CUDA build of LibTorch)");
@@ -55,12 +55,17 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     using namespace hap;
-    const plan::Plan plan = plan::readPlan(planPath);
-    if (modelPath.empty()) modelPath = plan.modelPath;
-    if (plan.devices.size() != 1) throw Error(fmt::format("{}: a plan for one device is needed", planPath));
+    plan::Plan read = plan::readPlan(planPath);
+    if (read.devices.size() != 1) throw Error(fmt::format("{}: a plan for one device is needed", planPath));
+    // Opened as hap-worker opens it: the model located, its hash checked, imported, verified.
     import::ModelTensors tensors;
-    const ir::Graph imported = import::importModel(modelPath, plan::importOptionsFor(plan), tensors);
-    const ir::Graph planned = plan::planGraph(imported, plan);
+    plan::OpenPlanOptions openOptions;
+    openOptions.modelPath = modelPath;
+    openOptions.tensors = &tensors;
+    const plan::OpenedPlan opened = plan::openPlan(std::move(read), planPath, openOptions);
+    const plan::Plan& plan = opened.plan;
+    const ir::Graph& planned = opened.planned;
+    modelPath = opened.modelPath;
     std::unique_ptr<runtime::Communicator> comm = runtime::Communicator::connect(runtime::WorkerEnv{}, cuda);
     const c10::Device device = comm->device();
     runtime::ExecutorOptions options;

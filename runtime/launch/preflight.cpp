@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "engine/import/model_tensors.h"
+#include "engine/plan/open_plan.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/checkpoint_list.h"
 #include "runtime/data/data.h"
@@ -22,7 +23,7 @@
 #include "runtime/launch/local_launch.h"
 #include "runtime/train/optimizer.h"
 #include "runtime/core/runtime_error.h"
-#include "runtime/train/trainer.h"
+#include "runtime/train/trainer.h"  // worldInputPieces
 
 namespace hap::runtime {
 namespace {
@@ -83,15 +84,21 @@ std::string writableProblem(const fs::path& dir, const std::string& role) {
   return {};
 }
 
+// The plan opened as the workers open it (plan::openPlan with the model's data), after a check
+// that the model file is there at all (this item's own message).
 PreflightCheck checkModel(const PreflightRequest& r, LoadedModel& model) {
   model.problem = "the model file could not be read (see Model file)";  // until it has been
-  model.path = workerModelPath(r.options.modelPath, r.plan, r.options.planPath);
+  const std::optional<std::string> located = plan::locatePlanModel(r.plan, r.options.planPath, r.options.modelPath);
   std::error_code ec;
-  if (!fs::is_regular_file(model.path, ec))
-    return failed(fmt::format("model file '{}' does not exist; choose the model the plan was made for ({})", model.path,
+  if (located && !fs::is_regular_file(*located, ec))
+    return failed(fmt::format("model file '{}' does not exist; choose the model the plan was made for ({})", *located,
                               r.plan.modelPath));
-  checkModelHash(r.plan, r.options.planPath, model.path);
-  model.planned = loadPlannedModel(r.plan, r.options.planPath, model.path, model.tensors);
+  plan::OpenPlanOptions options;
+  options.modelPath = located.value_or("");  // none there: openPlan says so
+  options.tensors = &model.tensors;
+  plan::OpenedPlan opened = plan::openPlan(r.plan, r.options.planPath, options);
+  model.path = opened.modelPath;
+  model.planned = std::move(opened.planned);
   model.problem.clear();
   return ok(fmt::format("{}: the plan's model (SHA-256 {}…), and the plan verifies against it", model.path,
                         r.plan.modelSha256.substr(0, 12)));

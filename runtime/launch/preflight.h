@@ -5,9 +5,10 @@
 // check passes exactly when the worker would accept the same input).
 //
 // Every check runs, whatever the others found, in this order:
-//   "Model file"     the model exists and its SHA-256 is the plan's (checkModelHash, trainer.h)
+//   "Model file"     the model exists, its SHA-256 is the plan's and the plan verifies against
+//                    it (plan::openPlan, engine/plan/open_plan.h, as the workers open it)
 //   "Ranks"          the plan lists its devices by rank, one worker each (planRanks,
-// local_launch.h)
+//                    local_launch.h)
 //   "CPU shares"     one share per rank, each in (0, 1]
 //   "Port"           a TCP port can be bound on 127.0.0.1 (freeTcpPort)
 //   "Worker"         the hap-worker executable exists and can be executed

@@ -8,25 +8,26 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "db/store.h"
 #include "engine/base/text_file.h"
 #include "engine/import/model_tensors.h"
+#include "engine/plan/open_plan.h"
 #include "engine/plan/plan_json.h"
-#include "engine/plan/planner.h"
-#include "engine/plan/verifier.h"
-#include "runtime/train/checkpoint.h"
 #include "runtime/comm/communicator.h"
-#include "runtime/train/exactness_check.h"
 #include "runtime/core/executor.h"
 #include "runtime/core/module_device.h"
-#include "runtime/train/run_recorder.h"
 #include "runtime/core/runtime_error.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/train/exactness_check.h"
+#include "runtime/train/run_recorder.h"
 
 namespace hap::runtime {
 namespace {
@@ -48,7 +49,8 @@ uint64_t iterationSeed(uint64_t seed, int64_t it) {
 std::vector<std::string> gatherText(Communicator& comm, const std::string& text) {
   const int n = comm.size();
   at::Tensor size = at::full({1}, static_cast<int64_t>(text.size()), at::kLong);
-  at::Tensor sizes = comm.allGather(size, 0, std::vector<int64_t>(static_cast<size_t>(n), 1), CommMethod::Padded);
+  at::Tensor sizes =
+      comm.allGather(size, 0, std::vector<int64_t>(static_cast<size_t>(n), 1), CommMethod::Padded);
   std::vector<int64_t> lengths(sizes.data_ptr<int64_t>(), sizes.data_ptr<int64_t>() + n);
   at::Tensor bytes = at::empty({static_cast<int64_t>(text.size())}, at::kByte);
   std::memcpy(bytes.data_ptr<uint8_t>(), text.data(), text.size());
@@ -56,7 +58,8 @@ std::vector<std::string> gatherText(Communicator& comm, const std::string& text)
   std::vector<std::string> out;
   int64_t offset = 0;
   for (int64_t len : lengths) {
-    out.emplace_back(reinterpret_cast<const char*>(all.data_ptr<uint8_t>()) + offset, static_cast<size_t>(len));
+    out.emplace_back(reinterpret_cast<const char*>(all.data_ptr<uint8_t>()) + offset,
+                     static_cast<size_t>(len));
     offset += len;
   }
   return out;
@@ -71,20 +74,22 @@ struct StepRecord {
 // This rank's measured spans as Chrome trace events (the simulator's layout: pid rank + 1, tid 1
 // computation, tid 2 communication), times relative to `origin` (just after a barrier).
 std::string traceOfRank(const std::vector<std::vector<Executor::Span>>& iterations,
-                        const std::vector<double>& optimizerStart, const std::vector<double>& optimizerEnd,
-                        double origin, int rank) {
+                        const std::vector<double>& optimizerStart,
+                        const std::vector<double>& optimizerEnd, double origin, int rank) {
   ojson events = ojson::array();
   const int pid = rank + 1;
   for (size_t i = 0; i < iterations.size(); ++i) {
     for (const Executor::Span& s : iterations[i])
-      events.push_back({{"name", s.name},
-                        {"cat", s.name == "backward" || s.name.rfind("gradient", 0) == 0 ? "backward" : "forward"},
-                        {"ph", "X"},
-                        {"pid", pid},
-                        {"tid", s.communication ? 2 : 1},
-                        {"ts", (s.start - origin) * 1e6},
-                        {"dur", (s.end - s.start) * 1e6},
-                        {"args", {{"iteration", i}}}});
+      events.push_back(
+          {{"name", s.name},
+           {"cat",
+            s.name == "backward" || s.name.rfind("gradient", 0) == 0 ? "backward" : "forward"},
+           {"ph", "X"},
+           {"pid", pid},
+           {"tid", s.communication ? 2 : 1},
+           {"ts", (s.start - origin) * 1e6},
+           {"dur", (s.end - s.start) * 1e6},
+           {"args", {{"iteration", i}}}});
     events.push_back({{"name", "optimizer"},
                       {"cat", "optimizer"},
                       {"ph", "X"},
@@ -101,8 +106,8 @@ std::string traceOfRank(const std::vector<std::vector<Executor::Span>>& iteratio
 // program's and the gradients'), as the plan's cost model chose their algorithm.
 std::string allReduceLine(const Communicator::AllReduceCounts& c) {
   if (c.machines == 0) return fmt::format("all-reduces: {} flat", c.flat);
-  return fmt::format("all-reduces: {} hierarchical ({} machines × {} ranks), {} flat", c.hierarchical, c.machines,
-                     c.perMachine, c.flat);
+  return fmt::format("all-reduces: {} hierarchical ({} machines × {} ranks), {} flat",
+                     c.hierarchical, c.machines, c.perMachine, c.flat);
 }
 
 // The weight of this machine's loss in the global loss (plan::Replication): lossWeight, or, for a
@@ -111,14 +116,14 @@ std::string allReduceLine(const Communicator::AllReduceCounts& c) {
 // of the targets: summed over the machine's ranks when the program cuts them, then over the peers.
 class MachineLossWeight {
  public:
-  MachineLossWeight(const plan::Plan& plan, const std::vector<InputPiece>& programPieces, Communicator& machine,
-                    Communicator* peers)
+  MachineLossWeight(const plan::Plan& plan, const std::vector<InputPiece>& programPieces,
+                    Communicator& machine, Communicator* peers)
       : replication_(plan.replication), machine_(machine), peers_(peers) {
     if (!replication_.replicated() || replication_.lossTargets.empty()) return;
     for (size_t i = 0; i < programPieces.size(); ++i) {
       const InputPiece& p = programPieces[i];
-      const bool excluded =
-          p.high && (replication_.ignoreIndex < p.low.value_or(0) || replication_.ignoreIndex >= *p.high);
+      const bool excluded = p.high && (replication_.ignoreIndex < p.low.value_or(0) ||
+                                       replication_.ignoreIndex >= *p.high);
       if (p.name != replication_.lossTargets || excluded) continue;
       targets_ = static_cast<int>(i);
       cut_ = p.dim >= 0;
@@ -128,12 +133,16 @@ class MachineLossWeight {
   // `batch`: this rank's pieces of the iteration's batch, in the program's input order.
   double operator()(const std::vector<at::Tensor>& batch) {
     if (targets_ < 0) return replication_.lossWeight;
-    at::Tensor mine =
-        batch[static_cast<size_t>(targets_)].ne(replication_.ignoreIndex).sum().to(at::kCPU, at::kDouble).reshape({1});
+    at::Tensor mine = batch[static_cast<size_t>(targets_)]
+                          .ne(replication_.ignoreIndex)
+                          .sum()
+                          .to(at::kCPU, at::kDouble)
+                          .reshape({1});
     if (cut_) machine_.allReduce(mine);
     at::Tensor all = mine.clone();
     peers_->allReduce(all);
-    return all.item<double>() > 0 ? mine.item<double>() / all.item<double>() : replication_.lossWeight;
+    return all.item<double>() > 0 ? mine.item<double>() / all.item<double>()
+                                  : replication_.lossWeight;
   }
 
  private:
@@ -149,7 +158,8 @@ class MachineLossWeight {
 // ones, so that replicas, whose buffers are the same on every rank, get the same bits everywhere.
 void sumAcrossMachines(Communicator& peers, std::vector<LocalParameter>& params) {
   std::map<std::pair<bool, at::ScalarType>, std::vector<at::Tensor>> groups;
-  for (LocalParameter& p : params) groups[{p.replicated(), p.value.grad().scalar_type()}].push_back(p.value.grad());
+  for (LocalParameter& p : params)
+    groups[{p.replicated(), p.value.grad().scalar_type()}].push_back(p.value.grad());
   for (auto& [key, grads] : groups) {
     std::vector<at::Tensor> flat;
     for (const at::Tensor& g : grads) flat.push_back(g.reshape({-1}));
@@ -165,33 +175,8 @@ void sumAcrossMachines(Communicator& peers, std::vector<LocalParameter>& params)
 
 }  // namespace
 
-std::string workerModelPath(const std::string& modelPath, const plan::Plan& p, const std::string& planPath) {
-  if (!modelPath.empty()) return modelPath;
-  std::error_code ec;
-  if (fs::is_regular_file(p.modelPath, ec)) return p.modelPath;
-  const fs::path beside = fs::path(planPath).parent_path() / fs::path(p.modelPath).filename();
-  if (fs::is_regular_file(beside, ec)) return beside.string();
-  throw RuntimeError(fmt::format("{}: the plan's model {} is not there (nor beside the plan); name it with --model",
-                                 planPath, p.modelPath));
-}
-
-void checkModelHash(const plan::Plan& p, const std::string& planPath, const std::string& modelPath) {
-  if (plan::sha256File(modelPath) != p.modelSha256)
-    throw RuntimeError(fmt::format("{}: {} is not the model this plan was made for (its SHA-256 differs from the "
-                                   "plan's model.sha256); re-plan with `hap plan` or pass the right --model",
-                                   planPath, modelPath));
-}
-
-ir::Graph loadPlannedModel(const plan::Plan& plan, const std::string& planPath, const std::string& modelPath,
-                           import::ModelTensors& tensors) {
-  const ir::Graph imported = import::importModel(modelPath, plan::importOptionsFor(plan), tensors);
-  if (const std::vector<std::string> problems = plan::verifyPlan(imported, plan); !problems.empty())
-    throw RuntimeError(fmt::format("{}: the plan does not verify against {} ({} problems; first: {})", planPath,
-                                   modelPath, problems.size(), problems.front()));
-  return plan::planGraph(imported, plan);
-}
-
-std::vector<InputPiece> worldInputPieces(const plan::Plan& plan, std::vector<InputPiece> pieces, int rank) {
+std::vector<InputPiece> worldInputPieces(const plan::Plan& plan, std::vector<InputPiece> pieces,
+                                         int rank) {
   const plan::Replication& r = plan.replication;
   if (!r.replicated()) return pieces;
   const int machine = rank / static_cast<int>(plan.devices.size());
@@ -209,299 +194,481 @@ std::vector<InputPiece> worldInputPieces(const plan::Plan& plan, std::vector<Inp
     } else if (p.dim == d) {
       p.offset += machine * rows;
     } else {
-      throw RuntimeError(fmt::format("input '{}' is cut along dimension {} inside a machine and {} across machines; "
-                                     "re-plan with hap plan --baseline megatron",
-                                     p.name, p.dim, d));
+      throw RuntimeError(fmt::format(
+          "input '{}' is cut along dimension {} inside a machine and {} across machines; "
+          "re-plan with hap plan --baseline megatron",
+          p.name, p.dim, d));
     }
   }
   return pieces;
 }
 
-int runWorker(const WorkerOptions& o, const WorkerEnv& env) {
-  const std::string who = fmt::format("rank {}", env.rank);
-  if (o.threads > 0) at::set_num_threads(o.threads);
-  const plan::Plan plan = plan::readPlan(o.planPath);
-  RunRecorder recorder(o.dbPath, o.runId, env.rank);
-  const std::string modelPath = workerModelPath(o.modelPath, plan, o.planPath);
-  checkModelHash(plan, o.planPath, modelPath);
-  import::ModelTensors tensors;
-  const ir::Graph planned = loadPlannedModel(plan, o.planPath, modelPath, tensors);
-  const std::vector<plan::PlanDevice> world = plan::worldDevices(plan);
-  if (static_cast<int>(world.size()) != env.worldSize)
-    throw RuntimeError(fmt::format("{}: the plan is for {} ranks, but WORLD_SIZE is {}; start one worker per device "
-                                   "of the plan (hap launch does)",
-                                   o.planPath, world.size(), env.worldSize));
+namespace {
 
-  // A replicated plan runs the program on this rank's machine and sums gradients with its peers
-  // on the other machines (plan::Replication); otherwise the program spans the world.
-  const plan::Replication& replication = plan.replication;
-  const int programRanks = static_cast<int>(plan.devices.size());
-  const int machine = replication.replicated() ? env.rank / programRanks : 0;
-  const int programRank = replication.replicated() ? env.rank % programRanks : env.rank;
-  std::unique_ptr<Communicator> comm, machineComm, peers;
+// One rank's run (runWorker), in four phases called once each, in order:
+//   load()    reads the plan, opens its model (plan::openPlan: located, hash checked, imported
+//             with its data, verified) and checks that the world is the plan's;
+//   build()   joins the other ranks and makes what trains: the communicators, the executor, the
+//             optimizer, the batch sources, the exactness check; resumes from a checkpoint;
+//   train()   runs the warm-up and measured steps, each printed, recorded, traced and
+//             checkpointed as asked (stops after a step when signalled);
+//   report()  records the per-stage split, prints the summary, writes the metrics' summary and
+//             the merged trace, exports the model and returns the exit status.
+// The members are declared in the order the phases make them, so they are destroyed in reverse
+// (the executor before its communicators, the recorder, which flushes, last).
+class WorkerRun {
+ public:
+  WorkerRun(const WorkerOptions& options, const WorkerEnv& env)
+      : o_(options), env_(env), who_(fmt::format("rank {}", env.rank)), lead_(env.rank == 0) {}
+
+  void load();
+  void build();
+  void train();
+  int report();
+
+ private:
+  // One step's clock readings (Executor::now), for the recorder and the trace.
+  struct StepTimes {
+    double stepStart = 0, peersStart = 0, optimizerStart = 0, optimizerEnd = 0, lossStart = 0,
+           stepEnd = 0;
+  };
+  // The measured steps' wall time per iteration: mean and sample standard deviation.
+  struct Timing {
+    size_t steps = 0;
+    double mean = 0, stdev = 0;
+  };
+
+  Communicator& program() {
+    return machineComm_ ? *machineComm_ : *comm_;
+  }  // the program's collectives
+  std::vector<LocalParameter>& params() { return exec_->parameters(); }
+  int64_t total() const { return o_.warmup + o_.steps; }
+
+  void connect();
+  void makeCheck();
+  void openMetrics();
+  void recordStep(const StepRecord& r, const StepTimes& t, const ProcessUsage& usageBefore);
+  void traceStep(const StepRecord& r, const StepTimes& t);
+  void printStep(const StepRecord& r);
+  void checkpoint(int64_t it, bool last);
+  void recordStages();
+  Timing timing() const;
+  void printSummary(const Timing& timing);
+  void writeTrace(const Timing& timing);
+  void exportTrained();
+
+  const WorkerOptions& o_;
+  const WorkerEnv& env_;
+  const std::string who_;  // "rank R", for messages
+  const bool lead_;        // world rank 0: prints, writes the metrics and the trace
+
+  // load()
+  std::unique_ptr<RunRecorder> recorder_;
+  import::ModelTensors tensors_;
+  plan::OpenedPlan opened_;
+  std::vector<plan::PlanDevice> world_;
+
+  // build(): a replicated plan runs the program on this rank's machine (machineComm_) and sums
+  // gradients with its peers on the other machines (plan::Replication); otherwise the program
+  // spans the world (comm_).
+  int machine_ = 0;      // this rank's machine (0 unless replicated)
+  int programRank_ = 0;  // this rank's place among the program's ranks
+  std::unique_ptr<Communicator> comm_, machineComm_, peers_;
+  ExecutorOptions executorOptions_;
+  std::unique_ptr<Executor> exec_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<InputPiece> pieces_;  // this rank's pieces of the global batch
+  std::unique_ptr<BatchSource> source_;
+  std::unique_ptr<MachineLossWeight> lossWeight_;
+  int64_t first_ = 0;  // the first step's iteration (a resumed checkpoint's step, else 0)
+  std::unique_ptr<ExactnessCheck> check_;
+  std::unique_ptr<BatchSource> wholeSource_;  // the check's single-device program's batches
+
+  // train(): what report() reports.
+  static constexpr size_t kTracedIterations = 3;
+  std::ofstream metrics_;
+  int64_t samples_ = 1;                              // the global batch's samples
+  std::vector<std::vector<Executor::Span>> traced_;  // the last kTracedIterations steps' spans
+  std::vector<double> optimizerStart_, optimizerEnd_;
+  std::vector<bool> tracedWarmup_;
+  std::vector<StepRecord> records_;
+  std::vector<int> spanned_;  // spannedSteps(plan) when recording
+  double origin_ = 0;         // the trace's time zero (just after a barrier)
+  ProcessUsage usageStart_;   // at the first measured step
+};
+
+void WorkerRun::load() {
+  if (o_.threads > 0) at::set_num_threads(o_.threads);
+  plan::Plan read = plan::readPlan(o_.planPath);
+  recorder_ = std::make_unique<RunRecorder>(o_.dbPath, o_.runId, env_.rank);
+  plan::OpenPlanOptions options;
+  options.modelPath = o_.modelPath;
+  options.tensors = &tensors_;
+  opened_ = plan::openPlan(std::move(read), o_.planPath, options);
+  world_ = plan::worldDevices(opened_.plan);
+  if (static_cast<int>(world_.size()) != env_.worldSize)
+    throw RuntimeError(fmt::format(
+        "{}: the plan is for {} ranks, but WORLD_SIZE is {}; start one worker per device "
+        "of the plan (hap launch does)",
+        o_.planPath, world_.size(), env_.worldSize));
+}
+
+void WorkerRun::connect() {
+  const plan::Replication& replication = opened_.plan.replication;
+  const int programRanks = static_cast<int>(opened_.plan.devices.size());
+  machine_ = replication.replicated() ? env_.rank / programRanks : 0;
+  programRank_ = replication.replicated() ? env_.rank % programRanks : env_.rank;
   if (replication.replicated()) {
-    Communicator::Replicated r = Communicator::connectReplicated(env, o.cuda, replication.machines);
-    comm = std::move(r.world);
-    machineComm = std::move(r.machine);
-    peers = std::move(r.peers);
+    Communicator::Replicated r =
+        Communicator::connectReplicated(env_, o_.cuda, replication.machines);
+    comm_ = std::move(r.world);
+    machineComm_ = std::move(r.machine);
+    peers_ = std::move(r.peers);
   } else {
-    comm = Communicator::connect(env, o.cuda, &plan.cluster);
+    comm_ = Communicator::connect(env_, o_.cuda, &opened_.plan.cluster);
   }
-  Communicator& program = machineComm ? *machineComm : *comm;  // the program's collectives
-  ExecutorOptions executorOptions;
-  executorOptions.device = comm->device();  // --cuda: this rank's GPU, NCCL's current device
-  if (o.check && !o.checkFloat32) {
+}
+
+void WorkerRun::build() {
+  connect();
+  executorOptions_.device = comm_->device();  // --cuda: this rank's GPU, NCCL's current device
+  if (o_.check && !o_.checkFloat32) {
     // The check runs both programs in float64 (exactness_check.h); factories without a dtype too.
-    executorOptions.floating = at::kDouble;
+    executorOptions_.floating = at::kDouble;
     c10::set_default_dtype(caffe2::TypeMeta::Make<double>());
   }
-  executorOptions.bucketBytes = o.bucketBytes;
-  executorOptions.machine = machine;
-  Executor exec(plan, planned, tensors, program, executorOptions);
-  std::vector<LocalParameter>& params = exec.parameters();
-  Optimizer optimizer(params, o.optimizer);
-  const std::vector<InputPiece> pieces = worldInputPieces(plan, exec.inputPieces(), env.rank);
-  std::unique_ptr<BatchSource> source = makeBatchSource(o.data, pieces);
-  MachineLossWeight lossWeight(plan, exec.inputPieces(), program, peers.get());
-  const bool lead = env.rank == 0;
-  if (lead) std::cout << fmt::format("data: {}\n", source->describe()) << std::flush;
+  executorOptions_.bucketBytes = o_.bucketBytes;
+  executorOptions_.machine = machine_;
+  exec_ = std::make_unique<Executor>(opened_.plan, opened_.planned, tensors_, program(),
+                                     executorOptions_);
+  optimizer_ = std::make_unique<Optimizer>(params(), o_.optimizer);
+  pieces_ = worldInputPieces(opened_.plan, exec_->inputPieces(), env_.rank);
+  source_ = makeBatchSource(o_.data, pieces_);
+  lossWeight_ = std::make_unique<MachineLossWeight>(opened_.plan, exec_->inputPieces(), program(),
+                                                    peers_.get());
+  if (lead_) std::cout << fmt::format("data: {}\n", source_->describe()) << std::flush;
 
-  int64_t first = 0;
-  if (!o.resumePath.empty()) {
-    first = loadCheckpoint(o.resumePath, params, optimizer, programRank, &exec.buffers());
-    if (lead) std::cout << fmt::format("resumed from {} at step {}\n", o.resumePath, first) << std::flush;
+  if (!o_.resumePath.empty()) {
+    first_ = loadCheckpoint(o_.resumePath, params(), *optimizer_, programRank_, &exec_->buffers());
+    if (lead_)
+      std::cout << fmt::format("resumed from {} at step {}\n", o_.resumePath, first_) << std::flush;
   }
+  if (o_.check) makeCheck();
+}
 
-  // The check's single-device program, fed the whole batch.
-  std::unique_ptr<ExactnessCheck> check;
-  std::unique_ptr<BatchSource> wholeSource;
-  if (o.check) {
-    const at::ScalarType dtype = o.checkFloat32 ? at::kFloat : at::kDouble;
-    CheckTolerance tolerance = CheckTolerance::forDtype(dtype);
-    if (o.checkRtol) tolerance.rtol = *o.checkRtol;
-    if (o.checkAtol) tolerance.atol = *o.checkAtol;
-    check = std::make_unique<ExactnessCheck>(modelPath, o.optimizer, executorOptions.device, dtype, tolerance,
-                                             programRank, program, *comm);
-    std::vector<InputPiece> whole = pieces;  // the global batch's shapes
-    for (InputPiece& p : whole) {
-      p.dim = -1;
-      p.offset = 0;
-      p.length = 0;
-    }
-    wholeSource = makeBatchSource(o.data, whole);
+// The check's single-device program, fed the whole batch.
+void WorkerRun::makeCheck() {
+  const at::ScalarType dtype = o_.checkFloat32 ? at::kFloat : at::kDouble;
+  CheckTolerance tolerance = CheckTolerance::forDtype(dtype);
+  if (o_.checkRtol) tolerance.rtol = *o_.checkRtol;
+  if (o_.checkAtol) tolerance.atol = *o_.checkAtol;
+  check_ =
+      std::make_unique<ExactnessCheck>(opened_.modelPath, o_.optimizer, executorOptions_.device,
+                                       dtype, tolerance, programRank_, program(), *comm_);
+  std::vector<InputPiece> whole = pieces_;  // the global batch's shapes
+  for (InputPiece& p : whole) {
+    p.dim = -1;
+    p.offset = 0;
+    p.length = 0;
   }
+  wholeSource_ = makeBatchSource(o_.data, whole);
+}
 
-  std::ofstream metrics;
-  if (lead && !o.metricsPath.empty()) {
-    metrics.open(o.metricsPath);
-    if (!metrics) throw RuntimeError(fmt::format("cannot write the metrics file {}", o.metricsPath));
-  }
-  const int64_t samples = pieces.empty() || pieces.front().shape.empty() ? 1 : pieces.front().shape[0];
-  constexpr size_t kTracedIterations = 3;
-  std::vector<std::vector<Executor::Span>> traced;
-  std::vector<double> optimizerStart, optimizerEnd;
-  std::vector<bool> tracedWarmup;
-  std::vector<StepRecord> records;
-  const std::vector<int> spanned = recorder.enabled() ? spannedSteps(plan) : std::vector<int>{};
-  comm->barrier();
-  const double origin = exec.now();
-  const int64_t total = o.warmup + o.steps;
-  ProcessUsage usageStart;
-  for (int64_t k = 0; k < total; ++k) {
-    const int64_t it = first + k;
-    const std::vector<at::Tensor> batch = source->batch(it);
+void WorkerRun::openMetrics() {
+  if (!lead_ || o_.metricsPath.empty()) return;
+  metrics_.open(o_.metricsPath);
+  if (!metrics_)
+    throw RuntimeError(fmt::format("cannot write the metrics file {}", o_.metricsPath));
+}
+
+void WorkerRun::train() {
+  openMetrics();
+  samples_ = pieces_.empty() || pieces_.front().shape.empty() ? 1 : pieces_.front().shape[0];
+  if (recorder_->enabled()) spanned_ = spannedSteps(opened_.plan);
+  Executor& exec = *exec_;
+  comm_->barrier();
+  origin_ = exec.now();
+  for (int64_t k = 0; k < total(); ++k) {
+    const int64_t it = first_ + k;
+    const std::vector<at::Tensor> batch = source_->batch(it);
     const ProcessUsage usageBefore = processUsage();
-    if (k == o.warmup) usageStart = usageBefore;
+    if (k == o_.warmup) usageStart_ = usageBefore;
     const auto start = Clock::now();
-    const double stepStart = exec.now();
-    at::manual_seed(iterationSeed(o.seed, it));
+    StepTimes t;
+    t.stepStart = exec.now();
+    at::manual_seed(iterationSeed(o_.seed, it));
     at::Tensor partial = exec.forward(batch);
-    if (replication.replicated()) partial = partial * lossWeight(batch);  // this rank's part of the global loss
+    if (opened_.plan.replication.replicated())
+      partial = partial * (*lossWeight_)(batch);  // this rank's part of the global loss
     exec.backward(partial);
-    const double peersStart = exec.now();
-    if (peers) sumAcrossMachines(*peers, params);
-    const double optStart = exec.now();
+    t.peersStart = exec.now();
+    if (peers_) sumAcrossMachines(*peers_, params());
+    t.optimizerStart = exec.now();
     // The global norm costs a pass over every gradient and a synchronisation: only when clipping.
     // Every machine holds the same gradients, so the program's ranks hold the whole norm.
-    const double norm = o.optimizer.clipNorm > 0 ? optimizer.clipGradients(program) : std::nan("");
+    const double norm =
+        o_.optimizer.clipNorm > 0 ? optimizer_->clipGradients(program()) : std::nan("");
     // The check compares what the optimizer applies: the gradients after every reduction and
     // clipping, then the state after the step.
-    if (check)
-      check->compareGradients(it, iterationSeed(o.seed, it), lead ? wholeSource->batch(it) : std::vector<at::Tensor>{},
-                              partial, params);
-    optimizer.step();
-    optimizer.zeroGrad();
-    const double optEnd = exec.now();
-    if (check) check->compareState(it, params, exec.buffers());
-    const double lossStart = exec.now();
+    if (check_)
+      check_->compareGradients(it, iterationSeed(o_.seed, it),
+                               lead_ ? wholeSource_->batch(it) : std::vector<at::Tensor>{}, partial,
+                               params());
+    optimizer_->step();
+    optimizer_->zeroGrad();
+    t.optimizerEnd = exec.now();
+    if (check_) check_->compareState(it, params(), exec.buffers());
+    t.lossStart = exec.now();
     at::Tensor loss = partial.detach().to(at::kDouble).reshape({1}).clone();
-    comm->allReduce(loss);
+    comm_->allReduce(loss);
     const double lossValue = loss.item<double>();  // waits for the step's kernels on a GPU
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    const double stepEnd = exec.now();
-    StepRecord r{it, lossValue, seconds, norm, k < o.warmup};
-    records.push_back(r);
-    if (recorder.enabled()) {
-      // The executor's spans, the cross-machine gradient sums, the optimizer (clipping included)
-      // and the loss's all-reduce, split by the TimeSplit rule.
-      Intervals compute, communication;
-      for (const Executor::Span& sp : exec.spans())
-        (sp.communication ? communication : compute).emplace_back(sp.start, sp.end);
-      if (peers) communication.emplace_back(peersStart, optStart);
-      compute.emplace_back(optStart, optEnd);
-      communication.emplace_back(lossStart, stepEnd);
-      const TimeSplit split = splitTime(merged(std::move(compute)), merged(std::move(communication)), stepStart, stepEnd);
-      const ProcessUsage usageAfter = processUsage();
-      db::StepRecord row;
-      row.rank = env.rank;
-      row.step = it + 1;
-      row.warmup = r.warmup;
-      row.seconds = seconds;
-      row.computeSeconds = split.compute;
-      row.communicationSeconds = split.communication;
-      row.loss = lossValue;
-      row.peakMemoryBytes = peakMemoryBytes(executorOptions.device, usageAfter);
-      row.cpuSeconds = usageAfter.cpuSeconds - usageBefore.cpuSeconds;
-      recorder.step(row);
-    }
-    if (total - k <= static_cast<int64_t>(kTracedIterations)) {
-      traced.push_back(exec.spans());
-      tracedWarmup.push_back(r.warmup);
-      optimizerStart.push_back(optStart);
-      optimizerEnd.push_back(optEnd);
-    }
-    if (lead) {
-      std::cout << fmt::format("step {}/{}: loss {:.6f}, {:.2f} ms{}\n", it + 1, first + total, r.loss, seconds * 1e3,
-                               r.warmup ? " (warm-up)" : "")
-                << std::flush;
-      if (metrics.is_open()) {
-        ojson line = {{"step", it + 1}, {"loss", r.loss}, {"seconds", r.seconds},
-                      {"samples_per_second", samples / r.seconds}, {"warmup", r.warmup}};
-        if (!std::isnan(r.gradNorm)) line["grad_norm"] = r.gradNorm;  // with --clip-norm only
-        metrics << line.dump() << "\n" << std::flush;
-      }
-    }
-    if (o.stop && o.stop->load() != 0)
-      throw RuntimeError(fmt::format("{}: stopped by signal {} after step {}", who, o.stop->load(), it + 1));
-    const bool last = k + 1 == total;
-    if (!o.checkpointDir.empty() && ((o.checkpointEvery > 0 && (it + 1) % o.checkpointEvery == 0) || last)) {
-      std::error_code ec;
-      fs::create_directories(o.checkpointDir, ec);
-      const std::string path = (fs::path(o.checkpointDir) / fmt::format("step-{}.pt", it + 1)).string();
-      // Every machine holds the same state: machine 0's ranks write it, the others wait.
-      if (machine == 0) saveCheckpoint(program, path, params, optimizer, it + 1, exec.buffers());
-      if (machineComm) comm->barrier();
-      if (lead) std::cout << fmt::format("checkpoint: {}\n", path) << std::flush;
-    }
+    t.stepEnd = exec.now();
+    const StepRecord r{it, lossValue, seconds, norm, k < o_.warmup};
+    records_.push_back(r);
+    if (recorder_->enabled()) recordStep(r, t, usageBefore);
+    if (total() - k <= static_cast<int64_t>(kTracedIterations)) traceStep(r, t);
+    if (lead_) printStep(r);
+    if (o_.stop && o_.stop->load() != 0)
+      throw RuntimeError(
+          fmt::format("{}: stopped by signal {} after step {}", who_, o_.stop->load(), it + 1));
+    checkpoint(it, k + 1 == total());
   }
+}
 
-  if (recorder.enabled()) {
-    // The per-stage split of the last measured steps (kTracedIterations at most; the warm-up
-    // steps only when none was measured), averaged.
-    const int group = plan.devices.empty() ? 0 : plan.devices[static_cast<size_t>(programRank)].group;
-    std::vector<std::vector<TimedSpan>> iterations;
-    for (const std::vector<Executor::Span>& spans : traced) {
-      std::vector<TimedSpan>& timed = iterations.emplace_back();
-      for (const Executor::Span& s : spans) timed.push_back({s.name, s.communication, s.start, s.end});
-    }
-    recorder.finish(stageRecords(plan, env.rank, group, spanned, iterations, tracedWarmup));
-    if (lead) std::cout << recorder.summary() << "\n" << std::flush;
+// The step's row in the profile store: the executor's spans, the cross-machine gradient sums,
+// the optimizer (clipping included) and the loss's all-reduce, split by the TimeSplit rule.
+void WorkerRun::recordStep(const StepRecord& r, const StepTimes& t,
+                           const ProcessUsage& usageBefore) {
+  Intervals compute, communication;
+  for (const Executor::Span& sp : exec_->spans())
+    (sp.communication ? communication : compute).emplace_back(sp.start, sp.end);
+  if (peers_) communication.emplace_back(t.peersStart, t.optimizerStart);
+  compute.emplace_back(t.optimizerStart, t.optimizerEnd);
+  communication.emplace_back(t.lossStart, t.stepEnd);
+  const TimeSplit split = splitTime(merged(std::move(compute)), merged(std::move(communication)),
+                                    t.stepStart, t.stepEnd);
+  const ProcessUsage usageAfter = processUsage();
+  db::StepRecord row;
+  row.rank = env_.rank;
+  row.step = r.iteration + 1;
+  row.warmup = r.warmup;
+  row.seconds = r.seconds;
+  row.computeSeconds = split.compute;
+  row.communicationSeconds = split.communication;
+  row.loss = r.loss;
+  row.peakMemoryBytes = peakMemoryBytes(executorOptions_.device, usageAfter);
+  row.cpuSeconds = usageAfter.cpuSeconds - usageBefore.cpuSeconds;
+  recorder_->step(row);
+}
+
+// Keeps the step's spans for the trace and the per-stage split (the last kTracedIterations).
+void WorkerRun::traceStep(const StepRecord& r, const StepTimes& t) {
+  traced_.push_back(exec_->spans());
+  tracedWarmup_.push_back(r.warmup);
+  optimizerStart_.push_back(t.optimizerStart);
+  optimizerEnd_.push_back(t.optimizerEnd);
+}
+
+// The step's line on stdout and in the metrics file (rank 0).
+void WorkerRun::printStep(const StepRecord& r) {
+  std::cout << fmt::format("step {}/{}: loss {:.6f}, {:.2f} ms{}\n", r.iteration + 1,
+                           first_ + total(), r.loss, r.seconds * 1e3, r.warmup ? " (warm-up)" : "")
+            << std::flush;
+  if (metrics_.is_open()) {
+    ojson line = {{"step", r.iteration + 1},
+                  {"loss", r.loss},
+                  {"seconds", r.seconds},
+                  {"samples_per_second", samples_ / r.seconds},
+                  {"warmup", r.warmup}};
+    if (!std::isnan(r.gradNorm)) line["grad_norm"] = r.gradNorm;  // with --clip-norm only
+    metrics_ << line.dump() << "\n" << std::flush;
   }
+}
 
-  // Every rank's CPU time and minor page faults per measured step (what a throttled rank spends,
-  // and whether its heap has settled: runtime/core/heap_policy.h), gathered on every rank.
-  const ProcessUsage usageEnd = processUsage();
-  at::Tensor usage = at::zeros({2, env.worldSize}, at::kDouble);
-  if (o.steps > 0) {
-    usage[0][env.rank] = (usageEnd.cpuSeconds - usageStart.cpuSeconds) / static_cast<double>(o.steps);
-    usage[1][env.rank] = (usageEnd.minorFaults - usageStart.minorFaults) / static_cast<double>(o.steps);
+// A consolidated checkpoint after iteration `it` when one is due (every checkpointEvery steps,
+// and after the last).
+void WorkerRun::checkpoint(int64_t it, bool last) {
+  if (o_.checkpointDir.empty() ||
+      !((o_.checkpointEvery > 0 && (it + 1) % o_.checkpointEvery == 0) || last))
+    return;
+  std::error_code ec;
+  fs::create_directories(o_.checkpointDir, ec);
+  const std::string path =
+      (fs::path(o_.checkpointDir) / fmt::format("step-{}.pt", it + 1)).string();
+  // Every machine holds the same state: machine 0's ranks write it, the others wait.
+  if (machine_ == 0)
+    saveCheckpoint(program(), path, params(), *optimizer_, it + 1, exec_->buffers());
+  if (machineComm_) comm_->barrier();
+  if (lead_) std::cout << fmt::format("checkpoint: {}\n", path) << std::flush;
+}
+
+int WorkerRun::report() {
+  recordStages();
+  const Timing measured = timing();
+  printSummary(measured);
+  if (!o_.tracePath.empty()) writeTrace(measured);
+  if (!o_.exportPath.empty()) exportTrained();
+  if (!check_) return 0;
+  return check_->finish(who_, total(), params(), peers_.get()) ? 0 : 1;
+}
+
+// The per-stage split of the last measured steps (kTracedIterations at most; the warm-up steps
+// only when none was measured), averaged, into the profile store.
+void WorkerRun::recordStages() {
+  if (!recorder_->enabled()) return;
+  const int group = opened_.plan.devices.empty()
+                        ? 0
+                        : opened_.plan.devices[static_cast<size_t>(programRank_)].group;
+  std::vector<std::vector<TimedSpan>> iterations;
+  for (const std::vector<Executor::Span>& spans : traced_) {
+    std::vector<TimedSpan>& timed = iterations.emplace_back();
+    for (const Executor::Span& s : spans)
+      timed.push_back({s.name, s.communication, s.start, s.end});
   }
-  comm->allReduce(usage);  // in place on the CPU, also under NCCL
-  std::vector<double> rankCpu(usage[0].data_ptr<double>(), usage[0].data_ptr<double>() + env.worldSize);
-  std::vector<double> rankFaults(usage[1].data_ptr<double>(), usage[1].data_ptr<double>() + env.worldSize);
+  recorder_->finish(
+      stageRecords(opened_.plan, env_.rank, group, spanned_, iterations, tracedWarmup_));
+  if (lead_) std::cout << recorder_->summary() << "\n" << std::flush;
+}
 
-  // Timing statistics over the measured steps.
+WorkerRun::Timing WorkerRun::timing() const {
   std::vector<double> measured;
-  for (const StepRecord& r : records)
+  for (const StepRecord& r : records_)
     if (!r.warmup) measured.push_back(r.seconds);
   double mean = 0, var = 0;
   for (double s : measured) mean += s;
   if (!measured.empty()) mean /= static_cast<double>(measured.size());
   for (double s : measured) var += (s - mean) * (s - mean);
-  const double stdev = measured.size() > 1 ? std::sqrt(var / static_cast<double>(measured.size() - 1)) : 0;
-  if (lead) {
-    const Communicator::AllReduceCounts counts = program.allReduceCounts();
-    // No step run (--steps 0 --warmup 0, e.g. to export a checkpoint): no figures to report.
-    const std::string summary =
-        records.empty()
-            ? std::string("0 steps run: no timing and no loss")
-            : fmt::format("{} steps: {:.3f} ± {:.3f} ms per iteration, {:.1f} samples/s, final loss {:.6f}",
-                          measured.size(), mean * 1e3, stdev * 1e3, mean > 0 ? samples / mean : 0.0,
-                          records.back().loss);
-    std::cout << summary << "\n";
-    if (o.steps > 0) {
-      std::string line = "per measured step:";
-      for (int r = 0; r < env.worldSize; ++r)
-        line += fmt::format("{} rank {} {:.1f} ms CPU, {:.0f} page faults", r == 0 ? "" : ";", r,
-                            rankCpu[static_cast<size_t>(r)] * 1e3, rankFaults[static_cast<size_t>(r)]);
-      std::cout << line << "\n";
-    }
-    std::cout << allReduceLine(counts) << "\n";
-    if (peers)
-      std::cout << fmt::format("replicated on {} machines of {} ranks: {} gradient all-reduces across machines\n",
-                               replication.machines, programRanks, peers->allReduceCounts().flat);
-    std::cout << std::flush;
-    if (metrics.is_open())
-      metrics << ojson{{"summary", true},
-                       {"steps", measured.size()},
-                       {"mean_seconds", mean},
-                       {"std_seconds", stdev},
-                       {"samples_per_second", mean > 0 ? samples / mean : 0.0},
-                       {"final_loss", records.empty() ? ojson(nullptr) : ojson(records.back().loss)},
-                       {"predicted_seconds", plan.estimate.iterationSeconds},
-                       {"rank_cpu_seconds", rankCpu},
-                       {"rank_minor_faults", rankFaults},
-                       {"all_reduces", {{"flat", counts.flat}, {"hierarchical", counts.hierarchical}}}}
-                     .dump()
-              << "\n";
-  }
+  const double stdev =
+      measured.size() > 1 ? std::sqrt(var / static_cast<double>(measured.size() - 1)) : 0;
+  return {measured.size(), mean, stdev};
+}
 
-  if (!o.tracePath.empty()) {
-    const std::vector<std::string> parts =
-        gatherText(*comm, traceOfRank(traced, optimizerStart, optimizerEnd, origin, env.rank));
-    if (lead) {
-      ojson events = ojson::array();
-      for (const plan::PlanDevice& d : world) {
-        const int pid = d.rank + 1;
-        events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid},
-                          {"args", {{"name", fmt::format("rank {}: {} on {} (measured)", d.rank, d.type, d.machine)}}}});
-        events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"args", {{"sort_index", d.rank}}}});
-        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 1}, {"args", {{"name", "computation"}}}});
-        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 2}, {"args", {{"name", "communication"}}}});
-      }
-      for (const std::string& part : parts)
-        for (ojson& e : ojson::parse(part)) events.push_back(std::move(e));
-      ojson doc = {{"traceEvents", std::move(events)},
-                   {"displayTimeUnit", "ms"},
-                   {"otherData", {{"source", "measured by hap-worker"}, {"model", plan.modelPath},
-                                  {"cluster", plan.cluster.name}, {"mean_iteration_seconds", mean}}}};
-      hap::writeTextFile(o.tracePath, doc.dump(1) + "\n");
-      std::cout << fmt::format("trace: {}\n", o.tracePath) << std::flush;
-    }
+// The run's summary on stdout and as the metrics file's last line (rank 0), with every rank's
+// CPU time and minor page faults per measured step (what a throttled rank spends, and whether
+// its heap has settled: runtime/core/heap_policy.h), gathered on every rank.
+void WorkerRun::printSummary(const Timing& timing) {
+  const ProcessUsage usageEnd = processUsage();
+  at::Tensor usage = at::zeros({2, env_.worldSize}, at::kDouble);
+  if (o_.steps > 0) {
+    usage[0][env_.rank] =
+        (usageEnd.cpuSeconds - usageStart_.cpuSeconds) / static_cast<double>(o_.steps);
+    usage[1][env_.rank] =
+        (usageEnd.minorFaults - usageStart_.minorFaults) / static_cast<double>(o_.steps);
   }
+  comm_->allReduce(usage);  // in place on the CPU, also under NCCL
+  std::vector<double> rankCpu(usage[0].data_ptr<double>(),
+                              usage[0].data_ptr<double>() + env_.worldSize);
+  std::vector<double> rankFaults(usage[1].data_ptr<double>(),
+                                 usage[1].data_ptr<double>() + env_.worldSize);
+  if (!lead_) return;
 
-  if (!o.exportPath.empty()) {
-    if (lead) {  // its folder, as the checkpoints' (an error shows when the file cannot be written)
-      std::error_code ec;
-      fs::create_directories(fs::path(o.exportPath).parent_path(), ec);
-    }
-    if (machine == 0) exportModel(program, modelPath, o.exportPath, params, exec.buffers());  // every machine holds the same
-    if (machineComm) comm->barrier();
-    if (lead) std::cout << fmt::format("exported: {}\n", o.exportPath) << std::flush;
+  const double mean = timing.mean;
+  const Communicator::AllReduceCounts counts = program().allReduceCounts();
+  // No step run (--steps 0 --warmup 0, e.g. to export a checkpoint): no figures to report.
+  const std::string summary =
+      records_.empty()
+          ? std::string("0 steps run: no timing and no loss")
+          : fmt::format(
+                "{} steps: {:.3f} ± {:.3f} ms per iteration, {:.1f} samples/s, final loss {:.6f}",
+                timing.steps, mean * 1e3, timing.stdev * 1e3, mean > 0 ? samples_ / mean : 0.0,
+                records_.back().loss);
+  std::cout << summary << "\n";
+  if (o_.steps > 0) {
+    std::string line = "per measured step:";
+    for (int r = 0; r < env_.worldSize; ++r)
+      line +=
+          fmt::format("{} rank {} {:.1f} ms CPU, {:.0f} page faults", r == 0 ? "" : ";", r,
+                      rankCpu[static_cast<size_t>(r)] * 1e3, rankFaults[static_cast<size_t>(r)]);
+    std::cout << line << "\n";
   }
+  std::cout << allReduceLine(counts) << "\n";
+  if (peers_)
+    std::cout << fmt::format(
+        "replicated on {} machines of {} ranks: {} gradient all-reduces across machines\n",
+        opened_.plan.replication.machines, opened_.plan.devices.size(),
+        peers_->allReduceCounts().flat);
+  std::cout << std::flush;
+  if (metrics_.is_open())
+    metrics_
+        << ojson{{"summary", true},
+                 {"steps", timing.steps},
+                 {"mean_seconds", mean},
+                 {"std_seconds", timing.stdev},
+                 {"samples_per_second", mean > 0 ? samples_ / mean : 0.0},
+                 {"final_loss", records_.empty() ? ojson(nullptr) : ojson(records_.back().loss)},
+                 {"predicted_seconds", opened_.plan.estimate.iterationSeconds},
+                 {"rank_cpu_seconds", rankCpu},
+                 {"rank_minor_faults", rankFaults},
+                 {"all_reduces", {{"flat", counts.flat}, {"hierarchical", counts.hierarchical}}}}
+               .dump()
+        << "\n";
+}
 
-  if (!check) return 0;
-  return check->finish(who, total, params, peers.get()) ? 0 : 1;
+// Every rank's traced steps, merged into one Chrome trace by rank 0.
+void WorkerRun::writeTrace(const Timing& timing) {
+  const std::vector<std::string> parts =
+      gatherText(*comm_, traceOfRank(traced_, optimizerStart_, optimizerEnd_, origin_, env_.rank));
+  if (!lead_) return;
+  ojson events = ojson::array();
+  for (const plan::PlanDevice& d : world_) {
+    const int pid = d.rank + 1;
+    events.push_back(
+        {{"name", "process_name"},
+         {"ph", "M"},
+         {"pid", pid},
+         {"args",
+          {{"name", fmt::format("rank {}: {} on {} (measured)", d.rank, d.type, d.machine)}}}});
+    events.push_back({{"name", "process_sort_index"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"args", {{"sort_index", d.rank}}}});
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"tid", 1},
+                      {"args", {{"name", "computation"}}}});
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"tid", 2},
+                      {"args", {{"name", "communication"}}}});
+  }
+  for (const std::string& part : parts)
+    for (ojson& e : ojson::parse(part)) events.push_back(std::move(e));
+  ojson doc = {{"traceEvents", std::move(events)},
+               {"displayTimeUnit", "ms"},
+               {"otherData",
+                {{"source", "measured by hap-worker"},
+                 {"model", opened_.plan.modelPath},
+                 {"cluster", opened_.plan.cluster.name},
+                 {"mean_iteration_seconds", timing.mean}}}};
+  hap::writeTextFile(o_.tracePath, doc.dump(1) + "\n");
+  std::cout << fmt::format("trace: {}\n", o_.tracePath) << std::flush;
+}
+
+// The trained model as a TorchScript file: machine 0's ranks write it (every machine holds the
+// same), rank 0 creating its folder as for the checkpoints (an error shows when the file cannot be
+// written).
+void WorkerRun::exportTrained() {
+  if (lead_) {
+    std::error_code ec;
+    fs::create_directories(fs::path(o_.exportPath).parent_path(), ec);
+  }
+  if (machine_ == 0)
+    exportModel(program(), opened_.modelPath, o_.exportPath, params(), exec_->buffers());
+  if (machineComm_) comm_->barrier();
+  if (lead_) std::cout << fmt::format("exported: {}\n", o_.exportPath) << std::flush;
+}
+
+}  // namespace
+
+int runWorker(const WorkerOptions& options, const WorkerEnv& env) {
+  WorkerRun run(options, env);
+  run.load();
+  run.build();
+  run.train();
+  return run.report();
 }
 
 }  // namespace hap::runtime
