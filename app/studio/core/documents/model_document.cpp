@@ -7,9 +7,8 @@
 
 #include "engine/base/error.h"
 #include "engine/import/importer.h"
-#include "engine/plan/plan_json.h"
+#include "engine/plan/open_plan.h"
 #include "engine/plan/planner.h"
-#include "engine/plan/verifier.h"
 
 namespace hap::studio {
 namespace {
@@ -65,40 +64,26 @@ ImportResult importDocument(const std::string& path, const std::vector<import::I
 PlanResult openPlan(const std::string& planPath, const std::string& modelPath, const std::atomic<bool>* cancel,
                     std::function<void(int, int)> progress) {
   PlanResult r;
-  auto fail = [&](std::string message) {
-    r.error = {OpenError::Kind::Failed, std::move(message), {}};
-    return r;
-  };
   try {
-    auto p = std::make_shared<plan::Plan>(plan::readPlan(planPath));
-    const std::string model = modelPath.empty() ? p->modelPath : modelPath;
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(model, ec))
-      return fail(fmt::format("{}: its model {} is not there; open the model the plan was made for first", planPath,
-                              model));
-    if (plan::sha256File(model) != p->modelSha256)
-      return fail(fmt::format("{}: {} is not the model this plan was made for (its SHA-256 differs from the plan's "
-                              "model.sha256); open the right model or re-plan",
-                              planPath, model));
-    import::ImportOptions options = plan::importOptionsFor(*p);
-    options.metaWeights = true;
+    plan::OpenPlanOptions options;
+    options.modelPath = modelPath;
+    options.metaWeights = true;  // the app shows shapes; weights stay unread where the importer can do without
     options.cancel = cancel;
     options.progress = std::move(progress);
-    const auto start = std::chrono::steady_clock::now();
-    auto g = std::make_shared<const ir::Graph>(import::importModel(model, options));
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (const std::vector<std::string> problems = plan::verifyPlan(*g, *p); !problems.empty())
-      return fail(fmt::format("{}: the plan does not verify against {} ({} problems; first: {})", planPath, model,
-                              problems.size(), problems.front()));
-    r.plan = makePlanDocument(std::move(*p), g, planPath, std::filesystem::path(planPath).filename().string());
-    r.model = makeDocument(model, options.inputOverrides, std::move(g), seconds);
+    plan::OpenedPlan opened = plan::openPlan(planPath, options);
+    auto g = std::make_shared<const ir::Graph>(std::move(opened.imported));
+    r.plan = makePlanDocument(std::move(opened.plan), g, planPath, std::filesystem::path(planPath).filename().string());
+    r.model = makeDocument(opened.modelPath, plan::importOptionsFor(r.plan->p()).inputOverrides, std::move(g),
+                           opened.importSeconds);
     return r;
   } catch (const Error& e) {
+    // A plan names its inputs: a missing input specification is the plan's fault, not a question.
     r.error = importError(e);
     if (r.error.kind == OpenError::Kind::InputsMissing) r.error.kind = OpenError::Kind::Failed;
     return r;
   } catch (const std::exception& e) {
-    return fail(fmt::format("{}: {}", planPath, e.what()));
+    r.error = {OpenError::Kind::Failed, fmt::format("{}: {}", planPath, e.what()), {}};
+    return r;
   }
 }
 

@@ -50,10 +50,11 @@ ImportResult importDocument(const std::string& path, const std::vector<import::I
                             const std::atomic<bool>* cancel = nullptr,
                             std::function<void(int, int)> progress = {});
 
-// Opens a plan: reads it, checks that the model file (`modelPath`, or the plan's own model path
-// when empty) is the one it was made for (SHA-256), imports that model with the plan's input
-// shapes and verifies the plan against it (plan::verifyPlan), as a worker does before it runs.
-// Blocking; call off the GUI thread. Failures are returned, naming the file and the problem.
+// Opens a plan for the app through plan::openPlan (engine/plan/open_plan.h), as a worker does
+// before it runs: reads it, locates the model (`modelPath`, else the plan's own model path or the
+// file of that name beside the plan), checks its SHA-256, imports it with the plan's input shapes
+// (shapes only) and verifies the plan against it. Blocking; call off the GUI thread. Failures are
+// returned, classified (Cancelled, else Failed), with openPlan's message naming the plan file.
 struct PlanResult {
   std::shared_ptr<const PlanDocument> plan;       // null on failure
   std::shared_ptr<const ModelDocument> model;     // the model as planned
