@@ -1,17 +1,20 @@
 // PlanOverlay on a real plan (bert-tiny on 2 A100 + 2 P100): every imported node's variant,
 // segment, output form and per-device time equal its Compute step's; every Convert step lies on
-// exactly one read; the plan-mode colourings; the pin patterns of "Compute under variant".
+// exactly one read; the graph view's edge annotations and edge key; the plan-mode colourings; the
+// pin patterns of "Compute under variant".
 #include <QtTest>
 
 #include <QElapsedTimer>
+#include <QRegularExpression>
 
 #include <cmath>
 #include <map>
 #include <memory>
 #include <set>
 
-#include "app/studio/core/graph/plan_overlay.h"
 #include "app/studio/core/display/units.h"
+#include "app/studio/core/graph/graph_layout.h"
+#include "app/studio/core/graph/plan_overlay.h"
 #include "engine/ir/segments.h"
 #include "engine/synth/search.h"
 #include "tests/studio/plan_fixture.h"
@@ -254,6 +257,97 @@ class TestPlanOverlay : public QObject {
       QCOMPARE(cost0.nodeValue(n.id), m_overlay->nodeSeconds(n.id, 0));
     }
     QVERIFY(cost.legend().maxLabel.endsWith(QStringLiteral("s")));
+  }
+
+  // The graph view's edge annotations, computed without a view: on the expanded graph each edge's
+  // label, tooltip, dash and pill say the conversions before the reads its target box draws; on
+  // the collapsed graph a bundle of reads is summed up; the legend's edge key lists the forms the
+  // drawn edges carry. A plan for another graph annotates nothing.
+  void edgeAnnotations() {
+    const ir::Graph& g = *m_doc->imported;
+    const plan::Plan& p = m_doc->p();
+    CollapseState expanded(*m_tree);
+    expanded.expandAll();
+    const Layout l = layoutGraph(g, *m_tree, expanded);
+    const std::vector<EdgeAnnotation> notes = annotateEdges(*m_overlay, g, *m_tree, expanded, l);
+    QCOMPARE(notes.size(), l.edges.size());
+    const QRegularExpression labelForm(
+        QStringLiteral("^[A-Z0-9]+(×\\d+)?( [A-Z0-9]+(×\\d+)?)?…?$"));
+    int converted = 0, collective = 0, allReduces = 0, single = 0;
+    for (size_t i = 0; i < l.edges.size(); ++i) {
+      const LayoutEdge& e = l.edges[i];
+      const EdgeAnnotation& note = notes[i];
+      QStringList expected;
+      bool communicates = false;
+      int reads = 0;
+      for (ir::ValueId v : e.values)
+        for (const PlanEdgeInfo* r : m_overlay->readsOf(v)) {
+          if (l.boxOfNode(*m_tree, expanded, r->consumer) != e.to) continue;
+          ++reads;
+          for (int c : r->conversions) {
+            const plan::PlanStep& s = p.steps[static_cast<size_t>(c)];
+            if (conversionGlyph(s).isEmpty()) continue;
+            expected << conversionText(s);
+            communicates = communicates || isCollective(s);
+          }
+        }
+      QVERIFY(note.stroke.isValid());  // every drawn value has a producer's form
+      QCOMPARE(note.converted, !expected.isEmpty());
+      QCOMPARE(note.collective, communicates);
+      QCOMPARE(note.label.isEmpty(), expected.isEmpty());
+      if (reads == 1) {
+        ++single;
+        QVERIFY2(note.toolTip.contains(QStringLiteral("read by ")), qPrintable(note.toolTip));
+      }
+      if (expected.isEmpty()) continue;
+      ++converted;
+      collective += communicates;
+      QVERIFY2(labelForm.match(note.label).hasMatch(), qPrintable(note.label));
+      for (const QString& text : expected)
+        QVERIFY2(note.toolTip.contains(text), qPrintable(note.toolTip));
+      if (expected.contains(QStringLiteral("all-reduce"))) {
+        ++allReduces;
+        QVERIFY2(note.label.contains(QStringLiteral("AR")), qPrintable(note.label));
+      }
+    }
+    QVERIFY(converted >= 3);
+    QVERIFY(collective >= 1);
+    QVERIFY(allReduces >= 1);
+    QVERIFY(single > 0);
+
+    // The edge key: categories in order, each with its stroke colour; this plan's drawn values
+    // come in more than one form.
+    const std::vector<std::pair<QString, QColor>> key = edgeFormLegend(*m_overlay, l);
+    QVERIFY(key.size() >= 2);
+    const int maxDim = m_overlay->maxShardedDim();
+    const std::vector<QString> labels = formCategoryLabels(maxDim);
+    size_t at = 0;
+    for (const auto& [label, colour] : key) {
+      while (at < labels.size() && labels[at] != label) ++at;
+      QVERIFY2(at < labels.size(), qPrintable(label));  // a category, in category order
+      const rules::Rel r = at == 0                   ? rules::kIdentity
+                           : at == labels.size() - 1 ? rules::kReduce
+                                                     : rules::gather(static_cast<int>(at) - 1);
+      QCOMPARE(colour, formStrokeColour(r));
+    }
+
+    // Collapsed: edges between scopes sum up their reads.
+    const CollapseState collapsed(*m_tree);
+    const Layout c = layoutGraph(g, *m_tree, collapsed);
+    const std::vector<EdgeAnnotation> bundled = annotateEdges(*m_overlay, g, *m_tree, collapsed, c);
+    QCOMPARE(bundled.size(), c.edges.size());
+    int aggregated = 0;
+    for (const EdgeAnnotation& note : bundled)
+      aggregated += note.toolTip.contains(
+          QRegularExpression(QStringLiteral("^\\d+ read\\(s\\) of \\d+ value")));
+    QVERIFY(aggregated > 0);
+
+    // No plan for this graph: nothing to annotate.
+    QVERIFY(annotateEdges(PlanOverlay(), g, *m_tree, expanded, l).empty());
+    QVERIFY(edgeFormLegend(PlanOverlay(), l).empty());
+    ir::Graph other = g;
+    other.nodes.pop_back();
+    QVERIFY(annotateEdges(*m_overlay, other, *m_tree, expanded, l).empty());
   }
 
   // Pin patterns select exactly what was clicked where the glob can.

@@ -19,9 +19,7 @@
 #include <set>
 
 #include "app/studio/core/jobs/layout_job.h"
-#include "app/studio/core/display/units.h"
 #include "app/studio/widgets/graph_scene_item.h"
-#include "engine/ir/summary.h"
 
 namespace hap::studio {
 
@@ -773,109 +771,13 @@ bool GraphView::edgeConverted(int edgeIndex) const {
 
 void GraphView::annotateEdges() {
   m_edgeNotes.clear();
-  const bool show = m_overlay && m_layout && m_graph &&
-                    m_overlay->nodeCount() == static_cast<int>(m_graph->nodes.size());
-  if (!show) {
-    for (GraphEdgeItem* e : m_edgeItems) {
-      e->setPlanStyle({}, false, {}, false);
-      e->setToolTip({});
-    }
-    refreshLegend();
-    return;
-  }
-  const plan::Plan& p = m_overlay->plan();
-  m_edgeNotes.resize(m_edgeItems.size());
-  for (size_t i = 0; i < m_edgeItems.size() && i < m_layout->edges.size(); ++i) {
-    const LayoutEdge& le = m_layout->edges[i];
-    std::map<QString, int> collectiveGlyphs, localGlyphs, kinds;
-    std::map<rules::Rel, int> forms;
-    int reads = 0, collectives = 0, local = 0;
-    const PlanEdgeInfo* only = nullptr;
-    for (ir::ValueId v : le.values) {
-      if (v < 0 || v >= static_cast<int>(m_graph->values.size())) continue;
-      std::set<ir::NodeId> users(m_graph->value(v).users.begin(), m_graph->value(v).users.end());
-      for (ir::NodeId u : users) {
-        if (boxOfNode(u) != le.to) continue;
-        const PlanEdgeInfo* r = m_overlay->edge(v, u);
-        if (!r) continue;
-        ++reads;
-        only = r;
-        if (r->hasValueForm) ++forms[r->valueForm];
-        for (int c : r->conversions) {
-          const plan::PlanStep& s = p.steps[static_cast<size_t>(c)];
-          const QString glyph = conversionGlyph(s);
-          if (glyph.isEmpty()) continue;  // a reshard that moves nothing
-          if (isCollective(s))
-            ++collectiveGlyphs[glyph], ++collectives;
-          else
-            ++localGlyphs[glyph], ++local;
-          ++kinds[conversionText(s)];
-        }
-      }
-    }
-    EdgeNote& note = m_edgeNotes[i];
-    note.converted = collectives + local > 0;
-    // The label: the commonest kinds, communication first ("AG", "AG×2 RS", "A2A SL…").
-    const auto& glyphs = collectives > 0 ? collectiveGlyphs : localGlyphs;
-    std::vector<std::pair<QString, int>> sorted(glyphs.begin(), glyphs.end());
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    QStringList parts;
-    for (size_t k = 0; k < sorted.size() && k < 2; ++k)
-      parts << (sorted[k].second > 1
-                    ? QStringLiteral("%1×%2").arg(sorted[k].first).arg(sorted[k].second)
-                    : sorted[k].first);
-    note.label =
-        parts.join(QLatin1Char(' ')) + (sorted.size() > 2 ? QStringLiteral("…") : QString());
-    // The tooltip: one read in full; an aggregate for a bundle of reads.
-    QStringList lines;
-    if (reads == 1 && only) {
-      const ir::Value& v = m_graph->value(only->value);
-      lines << QStringLiteral("%1 %2").arg(QString::fromStdString(v.name),
-                                           QString::fromStdString(ir::formatShape(v.shape)));
-      if (const plan::Form* produced = m_overlay->producedForm(only->value))
-        lines << tr("produced as %1").arg(formText(*produced));
-      else if (only->hasValueForm)
-        lines << tr("held as %1").arg(relText(only->valueForm));
-      for (int c : only->conversions) {
-        const plan::PlanStep& s = p.steps[static_cast<size_t>(c)];
-        if (s.kind == plan::PlanStep::Kind::Convert)
-          lines << tr("%1: %2 → %3 · %4")
-                       .arg(conversionText(s), relText(s.from.rel), relText(s.to.rel),
-                            s.seconds() > 0 ? formatDuration(s.seconds()) : tr("free"));
-        else
-          lines << tr("%1 into segment %2 · %3")
-                       .arg(conversionText(s), m_overlay->segmentName(s.segment),
-                            isCollective(s)
-                                ? formatDuration(s.forwardCommunication + s.backwardCommunication)
-                                : tr("free"));
-      }
-      if (only->hasReadForm)
-        lines << tr("read by %1 #%2 as %3")
-                     .arg(QString::fromStdString(m_graph->node(only->consumer).op))
-                     .arg(only->consumer)
-                     .arg(formText(only->read));
-    } else if (reads > 1) {
-      lines << tr("%n read(s) of %1 value(s)", nullptr, reads).arg(le.values.size());
-      if (collectives > 0) {
-        lines << tr("%n collective(s):", nullptr, collectives);
-      }
-      if (note.converted)
-        for (const auto& [kind, count] : kinds)
-          lines << QStringLiteral("  %1× %2").arg(count).arg(kind);
-      if (!note.converted) lines << tr("no conversions");
-    }
-    note.toolTip = lines.join(QLatin1Char('\n'));
-    QColor stroke;
-    if (!forms.empty()) {
-      auto best = std::max_element(forms.begin(), forms.end(), [](const auto& a, const auto& b) {
-        return a.second < b.second;
-      });
-      stroke = formStrokeColour(best->first);
-    }
-    GraphEdgeItem* item = m_edgeItems[i];
-    item->setPlanStyle(stroke, note.converted, note.label, collectives > 0);
-    item->setToolTip(note.toolTip);
+  if (m_overlay && m_layout && m_graph && m_tree)
+    m_edgeNotes = studio::annotateEdges(*m_overlay, *m_graph, *m_tree, m_layoutState, *m_layout);
+  for (size_t i = 0; i < m_edgeItems.size(); ++i) {
+    static const EdgeAnnotation kNone;  // without a plan: the plain style
+    const EdgeAnnotation& note = i < m_edgeNotes.size() ? m_edgeNotes[i] : kNone;
+    m_edgeItems[i]->setPlanStyle(note.stroke, note.converted, note.label, note.collective);
+    m_edgeItems[i]->setToolTip(note.toolTip);
   }
   refreshLegend();
 }
@@ -972,28 +874,8 @@ void GraphView::recolour() {
 
 void GraphView::refreshLegend() {
   std::vector<std::pair<QString, QColor>> edgeForms;
-  if (m_layout && m_graph && m_overlay && !m_edgeNotes.empty()) {
-    // The forms the drawn edges carry, in category order.
-    const int maxDim = m_overlay->maxShardedDim();
-    std::vector<bool> seen(static_cast<size_t>(maxDim + 3), false);
-    for (const LayoutEdge& le : m_layout->edges)
-      for (ir::ValueId v : le.values)
-        for (const PlanEdgeInfo* r : m_overlay->readsOf(v))
-          if (r->hasValueForm) {
-            const int c = formCategory(r->valueForm, maxDim);
-            if (c >= 0) seen[static_cast<size_t>(c)] = true;
-            break;
-          }
-    const std::vector<QString> labels = formCategoryLabels(maxDim);
-    for (size_t c = 0; c < labels.size(); ++c) {
-      if (!seen[c]) continue;
-      const rules::Rel r =
-          c == 0
-              ? rules::kIdentity
-              : (c == labels.size() - 1 ? rules::kReduce : rules::gather(static_cast<int>(c) - 1));
-      edgeForms.emplace_back(labels[c], formStrokeColour(r));
-    }
-  }
+  if (m_layout && m_graph && m_overlay && !m_edgeNotes.empty())
+    edgeForms = edgeFormLegend(*m_overlay, *m_layout);
   m_legend->setLegend(m_layout && m_graph ? m_colouring.legend(*m_layout) : ColourLegend{},
                       std::move(edgeForms));
   positionOverlays();

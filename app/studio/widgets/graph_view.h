@@ -9,6 +9,8 @@
 // With a plan (setPlan, issue 18 item 3) the plan colour modes become available, edges take the
 // colour of the form their value is produced in, and an edge whose consumer reads the value after
 // a conversion is dashed and labelled ("AG", "RS", "A2A", ...; the full text in its tooltip).
+// What each edge shows is computed in core (annotateEdges and edgeFormLegend, plan_overlay.h);
+// the view only draws it.
 // The context menu of a node or scope offers "Compute under variant", which emits pinRequested.
 #pragma once
 
@@ -28,7 +30,6 @@
 #include "app/studio/core/graph/plan_overlay.h"
 #include "app/studio/core/graph/scope_tree.h"
 #include "app/studio/core/documents/selection.h"
-#include "engine/ir/graph.h"
 
 class QLabel;
 class QMenu;
@@ -193,7 +194,7 @@ class GraphView : public QGraphicsView {
   void setSelectionInternal(Selection s, bool emitSignal);
   void recolour();
   void rebuildColouring();  // m_colouring from the mode, the plan and the partial program
-  void annotateEdges();     // forms and conversions on the drawn edges
+  void annotateEdges();     // the plan's edge annotations (plan_overlay.h) on the drawn edges
   void applyMarks();        // highlightNodes' outlines on the drawn boxes
   void startRuleVariants();
   void addPinMenu(QMenu& menu, ir::NodeId node, ScopeId scope);
@@ -240,11 +241,7 @@ class GraphView : public QGraphicsView {
   int m_costRank = -1;
   std::vector<std::string> m_partialVariants;
   std::vector<ir::NodeId> m_highlightedNodes;
-  struct EdgeNote {
-    QString label, toolTip;
-    bool converted = false;
-  };
-  std::vector<EdgeNote> m_edgeNotes;  // by edge index; empty without a plan
+  std::vector<EdgeAnnotation> m_edgeNotes;  // by edge index (annotateEdges); empty without a plan
   using VariantNames = std::vector<std::vector<std::string>>;
   std::shared_ptr<const VariantNames> m_ruleVariants;
   QFutureWatcher<std::shared_ptr<const VariantNames>>* m_variantWatcher;

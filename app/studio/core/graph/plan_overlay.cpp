@@ -1,12 +1,17 @@
 #include "app/studio/core/graph/plan_overlay.h"
 
+#include <QObject>
+#include <QStringList>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <unordered_map>
 
+#include "app/studio/core/display/units.h"
 #include "engine/ir/segments.h"
 #include "engine/plan/simulator.h"
 #include "engine/synth/search.h"
@@ -483,6 +488,143 @@ NodeColouring planColouring(const PlanOverlay& overlay, const ir::Graph& g, cons
       break;
   }
   return NodeColouring(g, tree, mode);
+}
+
+// ---- drawn edges --------------------------------------------------------------------------------
+
+std::vector<EdgeAnnotation> annotateEdges(const PlanOverlay& overlay, const ir::Graph& g,
+                                          const ScopeTree& tree, const CollapseState& state,
+                                          const Layout& layout) {
+  if (overlay.empty() || overlay.nodeCount() != static_cast<int>(g.nodes.size())) return {};
+  const plan::Plan& p = overlay.plan();
+  // The box drawing each node (itself or its collapsed scope), once for all edges.
+  std::unordered_map<uint64_t, int> boxByKey;
+  auto key = [](LayoutBox::Kind kind, int id) {
+    return (static_cast<uint64_t>(kind) << 32) | static_cast<uint32_t>(id);
+  };
+  for (size_t b = 0; b < layout.boxes.size(); ++b)
+    boxByKey.emplace(key(layout.boxes[b].kind, layout.boxes[b].id), static_cast<int>(b));
+  std::vector<int> boxOfNode(g.nodes.size(), -1);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const ScopeId rep = state.representative(tree, static_cast<ir::NodeId>(n));
+    const auto it = boxByKey.find(rep < 0 ? key(LayoutBox::Kind::Op, static_cast<int>(n))
+                                          : key(LayoutBox::Kind::CollapsedScope, rep));
+    if (it != boxByKey.end()) boxOfNode[n] = it->second;
+  }
+
+  std::vector<EdgeAnnotation> notes(layout.edges.size());
+  for (size_t i = 0; i < layout.edges.size(); ++i) {
+    const LayoutEdge& le = layout.edges[i];
+    std::map<QString, int> collectiveGlyphs, localGlyphs, kinds;
+    std::map<rules::Rel, int> forms;
+    int reads = 0, collectives = 0, local = 0;
+    const PlanEdgeInfo* only = nullptr;
+    for (ir::ValueId v : le.values) {
+      if (v < 0 || v >= static_cast<int>(g.values.size())) continue;
+      const std::set<ir::NodeId> users(g.value(v).users.begin(), g.value(v).users.end());
+      for (ir::NodeId u : users) {
+        if (boxOfNode[static_cast<size_t>(u)] != le.to) continue;
+        const PlanEdgeInfo* r = overlay.edge(v, u);
+        if (!r) continue;
+        ++reads;
+        only = r;
+        if (r->hasValueForm) ++forms[r->valueForm];
+        for (int c : r->conversions) {
+          const plan::PlanStep& s = p.steps[static_cast<size_t>(c)];
+          const QString glyph = conversionGlyph(s);
+          if (glyph.isEmpty()) continue;  // a reshard that moves nothing
+          if (isCollective(s))
+            ++collectiveGlyphs[glyph], ++collectives;
+          else
+            ++localGlyphs[glyph], ++local;
+          ++kinds[conversionText(s)];
+        }
+      }
+    }
+    EdgeAnnotation& note = notes[i];
+    note.converted = collectives + local > 0;
+    note.collective = collectives > 0;
+    // The label: the commonest kinds, communication first ("AG", "AG×2 RS", "A2A SL…").
+    const auto& glyphs = collectives > 0 ? collectiveGlyphs : localGlyphs;
+    std::vector<std::pair<QString, int>> sorted(glyphs.begin(), glyphs.end());
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    QStringList parts;
+    for (size_t k = 0; k < sorted.size() && k < 2; ++k)
+      parts << (sorted[k].second > 1
+                    ? QStringLiteral("%1×%2").arg(sorted[k].first).arg(sorted[k].second)
+                    : sorted[k].first);
+    note.label =
+        parts.join(QLatin1Char(' ')) + (sorted.size() > 2 ? QStringLiteral("…") : QString());
+    // The tooltip: one read in full; an aggregate for a bundle of reads.
+    QStringList lines;
+    if (reads == 1 && only) {
+      const ir::Value& v = g.value(only->value);
+      lines << QStringLiteral("%1 %2").arg(qs(v.name), qs(ir::formatShape(v.shape)));
+      if (const plan::Form* produced = overlay.producedForm(only->value))
+        lines << QObject::tr("produced as %1").arg(formText(*produced));
+      else if (only->hasValueForm)
+        lines << QObject::tr("held as %1").arg(relText(only->valueForm));
+      for (int c : only->conversions) {
+        const plan::PlanStep& s = p.steps[static_cast<size_t>(c)];
+        if (s.kind == plan::PlanStep::Kind::Convert)
+          lines << QObject::tr("%1: %2 → %3 · %4")
+                       .arg(conversionText(s), relText(s.from.rel), relText(s.to.rel),
+                            s.seconds() > 0 ? formatDuration(s.seconds()) : QObject::tr("free"));
+        else
+          lines << QObject::tr("%1 into segment %2 · %3")
+                       .arg(conversionText(s), overlay.segmentName(s.segment),
+                            isCollective(s)
+                                ? formatDuration(s.forwardCommunication + s.backwardCommunication)
+                                : QObject::tr("free"));
+      }
+      if (only->hasReadForm)
+        lines << QObject::tr("read by %1 #%2 as %3")
+                     .arg(qs(g.node(only->consumer).op))
+                     .arg(only->consumer)
+                     .arg(formText(only->read));
+    } else if (reads > 1) {
+      lines << QObject::tr("%n read(s) of %1 value(s)", nullptr, reads).arg(le.values.size());
+      if (collectives > 0) lines << QObject::tr("%n collective(s):", nullptr, collectives);
+      if (note.converted)
+        for (const auto& [kind, count] : kinds)
+          lines << QStringLiteral("  %1× %2").arg(count).arg(kind);
+      if (!note.converted) lines << QObject::tr("no conversions");
+    }
+    note.toolTip = lines.join(QLatin1Char('\n'));
+    if (!forms.empty()) {
+      const auto best =
+          std::max_element(forms.begin(), forms.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
+      note.stroke = formStrokeColour(best->first);
+    }
+  }
+  return notes;
+}
+
+std::vector<std::pair<QString, QColor>> edgeFormLegend(const PlanOverlay& overlay,
+                                                       const Layout& layout) {
+  std::vector<std::pair<QString, QColor>> out;
+  if (overlay.empty()) return out;
+  const int maxDim = overlay.maxShardedDim();
+  std::vector<bool> seen(static_cast<size_t>(maxDim + 3), false);
+  for (const LayoutEdge& le : layout.edges)
+    for (ir::ValueId v : le.values)
+      for (const PlanEdgeInfo* r : overlay.readsOf(v))
+        if (r->hasValueForm) {
+          const int c = formCategory(r->valueForm, maxDim);
+          if (c >= 0) seen[static_cast<size_t>(c)] = true;
+          break;
+        }
+  const std::vector<QString> labels = formCategoryLabels(maxDim);
+  for (size_t c = 0; c < labels.size(); ++c) {
+    if (!seen[c]) continue;
+    const rules::Rel r =
+        c == 0 ? rules::kIdentity
+               : (c == labels.size() - 1 ? rules::kReduce : rules::gather(static_cast<int>(c) - 1));
+    out.emplace_back(labels[c], formStrokeColour(r));
+  }
+  return out;
 }
 
 // ---- pins ---------------------------------------------------------------------------------------

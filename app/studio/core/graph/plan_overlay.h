@@ -20,10 +20,12 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "app/studio/core/graph/colouring.h"
 #include "app/studio/core/documents/plan_document.h"
+#include "app/studio/core/graph/colouring.h"
+#include "app/studio/core/graph/graph_layout.h"
 #include "app/studio/core/graph/scope_tree.h"
 #include "engine/ir/graph.h"
 #include "engine/plan/plan.h"
@@ -143,6 +145,33 @@ NodeColouring planColouring(const PlanOverlay& overlay, const ir::Graph& g, cons
 NodeColouring variantColouring(const ir::Graph& g, const ScopeTree& tree,
                                const std::vector<std::string>& variantByNode,
                                QString title = QString());
+
+// ---- drawn edges --------------------------------------------------------------------------------
+
+// What the graph view draws on one edge of a Layout over a plan: the edge bundles the reads of the
+// values it carries by the consumers its target box draws (the node, or a collapsed scope).
+struct EdgeAnnotation {
+  // The commonest kinds of conversion before those reads, communication first: "AG", "AG×2 RS",
+  // "A2A SL…" (two kinds at most); "" when nothing a reader sees changes.
+  QString label;
+  // One read in full (the value, how it is produced, each conversion with its time, how it is
+  // read); a bundle of reads in aggregate ("5 reads of 3 values", the conversions by kind).
+  QString toolTip;
+  bool converted = false;   // a read goes through a conversion: drawn dashed
+  bool collective = false;  // a conversion communicates: the label is drawn as a dark pill
+  QColor stroke;            // the form most of its reads' values are produced in; invalid: none
+};
+
+// Per edge of `layout` (laid out from `g`, `tree` and `state`), its annotation; empty when the
+// overlay is empty or is not for `g` (another node count). Pure: the graph view draws the result.
+std::vector<EdgeAnnotation> annotateEdges(const PlanOverlay& overlay, const ir::Graph& g,
+                                          const ScopeTree& tree, const CollapseState& state,
+                                          const Layout& layout);
+
+// The edge key of the legend: (formCategoryLabels entry, formStrokeColour) for each form category
+// the values on `layout`'s edges are produced in, in category order; empty when none is known.
+std::vector<std::pair<QString, QColor>> edgeFormLegend(const PlanOverlay& overlay,
+                                                       const Layout& layout);
 
 // ---- pins ---------------------------------------------------------------------------------------
 
