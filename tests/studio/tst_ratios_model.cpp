@@ -1,5 +1,6 @@
 // RatiosModel: a plan's per-segment shares as a table, per device and per device group, equal to
-// Plan::segments' ratios (a real, uneven plan: BERT-tiny on 2 A100 + 2 P100).
+// Plan::segments' ratios (a real, uneven plan: BERT-tiny on 2 A100 + 2 P100); the words the Ratios
+// view shows about the plan (RatiosSummary).
 #include <QAbstractItemModelTester>
 #include <QtTest>
 
@@ -7,6 +8,7 @@
 #include <memory>
 
 #include "app/studio/core/models/ratios_model.h"
+#include "app/studio/core/models/ratios_summary.h"
 #include "tests/studio/plan_fixture.h"
 
 using namespace hap;
@@ -137,6 +139,60 @@ class TestRatiosModel : public QObject {
     QCOMPARE(model.columnCount(), 0);
     model.setPlan(m_doc);
     QCOMPARE(model.columnCount(), 3);
+  }
+
+  // The Ratios view's words (ratios_summary.h): the headline's counts and text, the Memory page's
+  // title, the solver counts, from the plan alone.
+  void summary() {
+    const plan::Plan& p = m_doc->p();
+    RatiosSummary s = ratiosSummary(p);
+    QCOMPARE(s.segments, int(p.segments.size()));
+    QCOMPARE(s.devices, 4);
+    QCOMPARE(s.deviceTypes, 2);
+    QCOMPARE(s.machines, 1);
+    QCOMPARE(s.overCapacity, 0);
+    QCOMPARE(s.lpSolves, p.lpSolves);
+    QCOMPARE(s.milpSolves, 0);
+    QCOMPARE(s.policy, QStringLiteral("Ratios by LP"));
+    QCOMPARE(s.headline(), QStringLiteral("<b>Ratios by LP</b> · segmentation <i>%1</i> · %2 segments on 4 "
+                                          "devices of 2 types")
+                               .arg(QString::fromStdString(p.segmentation))
+                               .arg(p.segments.size()));
+    QCOMPARE(s.memoryPageTitle(), QStringLiteral("Memory per device"));
+    QCOMPARE(s.solves(),
+             QStringLiteral("%1 LP solve%2, %3 ms")
+                 .arg(p.lpSolves)
+                 .arg(p.lpSolves == 1 ? "" : "s")
+                 .arg(p.lpSeconds * 1e3, 0, 'f', 1));
+
+    // Whole lengths by MILP; devices over their capacity.
+    plan::Plan q = p;
+    q.ratioPolicy = "milp";
+    q.milpSolves = 1;
+    q.milpSeconds = 0.25;
+    q.lpSolves = 3;
+    q.lpSeconds = 0.0012;
+    q.devices[1].memoryBytes = q.devices[1].capacityBytes * 2;
+    s = ratiosSummary(q);
+    QCOMPARE(s.policy, QStringLiteral("Whole lengths by MILP"));
+    QCOMPARE(s.overCapacity, 1);
+    QVERIFY2(s.headline().contains(QStringLiteral("<b>1 device does not fit in memory</b>")), qPrintable(s.headline()));
+    QCOMPARE(s.memoryPageTitle(), QStringLiteral("Memory per device (1 does not fit)"));
+    QCOMPARE(s.solves(), QStringLiteral("3 LP solves, 1.2 ms; 1 MILP solve, 250.0 ms"));
+    q.devices[3].memoryBytes = q.devices[3].capacityBytes + 1;
+    s = ratiosSummary(q);
+    QCOMPARE(s.overCapacity, 2);
+    QVERIFY2(s.headline().contains(QStringLiteral("<b>2 devices do not fit in memory</b>")), qPrintable(s.headline()));
+    QCOMPARE(s.memoryPageTitle(), QStringLiteral("Memory per device (2 do not fit)"));
+    QVERIFY(!s.headline().contains(QStringLiteral("replicated")));
+    // One machine's program replicated on 2 machines.
+    q.replication.machines = 2;
+    s = ratiosSummary(q);
+    QCOMPARE(s.machines, 2);
+    QVERIFY2(s.headline().contains(QStringLiteral(" (one machine's program, replicated on 2 machines)")),
+             qPrintable(s.headline()));
+    q.ratioPolicy = "even";
+    QCOMPARE(ratiosSummary(q).policy, QStringLiteral("Ratios: even"));
   }
 
  private:

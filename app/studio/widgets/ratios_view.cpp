@@ -1,4 +1,3 @@
-#include "app/studio/widgets/chart_style.h"
 #include "app/studio/widgets/ratios_view.h"
 
 #include <QBoxLayout>
@@ -30,15 +29,13 @@
 #include <map>
 #include <set>
 
+#include "app/studio/core/models/ratios_summary.h"
+#include "app/studio/widgets/chart_style.h"
+
 namespace hap::studio {
 namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
-
-// "1 segment", "4 segments".
-QString counted(int n, const QString& one, const QString& many) {
-  return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? one : many);
-}
 
 // A qualitative palette without red (red means "does not fit" in this view).
 QColor typeColour(int type) {
@@ -232,29 +229,11 @@ void RatiosView::setPlan(std::shared_ptr<const PlanDocument> plan) {
   m_scaleToCapacity->setEnabled(m_plan != nullptr);
 
   if (m_plan) {
-    const plan::Plan& p = m_plan->p();
-    std::set<std::string> types;
-    for (const plan::PlanDevice& d : p.devices) types.insert(d.type);
-    const QString policy = p.ratioPolicy == "lp"     ? tr("Ratios by LP")
-                           : p.ratioPolicy == "milp" ? tr("Whole lengths by MILP")
-                                                     : tr("Ratios: %1").arg(qs(p.ratioPolicy));
-    QString line = tr("<b>%1</b> · segmentation <i>%2</i> · %3 on %4 of %5")
-                       .arg(policy.toHtmlEscaped(), qs(p.segmentation).toHtmlEscaped(),
-                            counted(static_cast<int>(p.segments.size()), tr("segment"), tr("segments")),
-                            counted(static_cast<int>(p.devices.size()), tr("device"), tr("devices")),
-                            counted(static_cast<int>(types.size()), tr("type"), tr("types")));
-    if (p.replication.replicated())
-      line += tr(" (one machine's program, replicated on %1 machines)").arg(p.replication.machines);
-    const int over = m_memory->overCapacity();
-    if (over > 0)
-      line += QStringLiteral(" · <span style=\"color:%1\"><b>%2</b></span>")
-                  .arg(MemoryModel::overCapacityForeground().name(),
-                       over == 1 ? tr("1 device does not fit in memory") : tr("%1 devices do not fit in memory").arg(over));
-    m_headline->setText(line);
-    m_pages->setTabText(1, over == 0   ? tr("Memory per device")
-                           : over == 1 ? tr("Memory per device (1 does not fit)")
-                                       : tr("Memory per device (%1 do not fit)").arg(over));
-    m_pages->tabBar()->setTabTextColor(1, over > 0 ? MemoryModel::overCapacityForeground() : palette().color(QPalette::WindowText));
+    const RatiosSummary summary = ratiosSummary(m_plan->p());
+    m_headline->setText(summary.headline());
+    m_pages->setTabText(1, summary.memoryPageTitle());
+    m_pages->tabBar()->setTabTextColor(1, summary.overCapacity > 0 ? MemoryModel::overCapacityForeground()
+                                                                   : palette().color(QPalette::WindowText));
   } else {
     m_headline->setText(tr("<i>No plan: plan the model to see how each segment is divided among the devices.</i>"));
     m_pages->setTabText(1, tr("Memory per device"));
@@ -634,13 +613,8 @@ void RatiosView::rebuildHistoryChart() {
   chart->legend()->setFont(smallFont(font(), 0.85));
   m_historySeries = line;
   m_historyMisfits = misfits;
-  QString solves = tr("%1, %2 ms").arg(counted(p.lpSolves, tr("LP solve"), tr("LP solves"))).arg(p.lpSeconds * 1e3, 0, 'f', 1);
-  if (p.milpSolves)
-    solves += tr("; %1, %2 ms")
-                  .arg(counted(p.milpSolves, tr("MILP solve"), tr("MILP solves")))
-                  .arg(p.milpSeconds * 1e3, 0, 'f', 1);
   m_historyText->setText(steps.join(QStringLiteral(" → ")) + QStringLiteral("<br><span style=\"color:gray\">") +
-                         solves + QStringLiteral("</span>"));
+                         ratiosSummary(p).solves() + QStringLiteral("</span>"));
 }
 
 }  // namespace hap::studio

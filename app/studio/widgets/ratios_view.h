@@ -11,7 +11,9 @@
 //           by kind against its capacity (a dashed line across the bar; the axis reaches the
 //           capacities on demand, "Scale to capacity"), devices that do not fit in red; the
 //           MemoryModel table below.
-// Clicking a segment's bar or its table row emits segmentActivated(segment).
+// Clicking a segment's bar or its table row emits segmentActivated(segment). The headline above
+// the pages and the solver counts under the history are core's (RatiosSummary,
+// core/models/ratios_summary.h); the view draws what the models and the summary give it.
 #pragma once
 
 #include <QWidget>
