@@ -1,11 +1,16 @@
 // ClusterModel: the cluster inventory as an editable tree, validated by the YAML loader's rules;
-// add/remove/rename, the modified flag, the summary and the bundled templates.
+// add/remove/rename, the modified flag, the summary and the bundled templates; cluster files
+// opened and saved as the app does (cluster_document.h).
 #include <QAbstractItemModelTester>
+#include <QFile>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QtTest>
 
+#include "app/studio/core/documents/cluster_document.h"
 #include "app/studio/core/models/cluster_model.h"
 #include "engine/cost/cluster.h"
+#include "engine/cost/cluster_yaml.h"
 
 using namespace hap;
 using hap::studio::ClusterModel;
@@ -333,6 +338,51 @@ class TestClusterModel : public QObject {
     QVERIFY_THROWS_EXCEPTION(cost::ClusterError,
                              ClusterModel::loadTemplate(":/studio/clusters/none.yaml"));
     QVERIFY(ClusterModel::templatePaths(":/no/such/dir").isEmpty());
+  }
+
+  // Cluster files as the app opens and saves them (cluster_document.h): the loader's cluster, or
+  // its message naming the file, line and field; nothing throws.
+  void files() {
+    const QString source = qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/clusters/";
+    studio::ClusterFile file = studio::openClusterFile(source + "a100-p100-4.yaml");
+    QVERIFY2(file.ok(), qPrintable(file.error));
+    QCOMPARE(file.cluster.name, bundled("a100-p100-4.yaml").name);
+    QCOMPARE(file.cluster.devices.size(), size_t(4));
+    QCOMPARE(QString::fromStdString(file.cluster.source), source + "a100-p100-4.yaml");
+
+    file = studio::openClusterFile(source + "no-such-cluster.yaml");
+    QVERIFY(!file.ok());
+    QVERIFY2(file.error.startsWith(source + "no-such-cluster.yaml: cannot open the cluster file"),
+             qPrintable(file.error));
+
+    QTemporaryDir dir;
+    const QString bad = dir.filePath("bad.yaml");
+    {
+      QFile f(bad);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("name: bad\ndevice_types:\n  X:\n    memory: 80Gb\n");
+    }
+    file = studio::openClusterFile(bad);
+    QVERIFY(!file.ok());
+    QVERIFY2(file.error.startsWith(bad + ":"), qPrintable(file.error));  // FILE:LINE: FIELD: ...
+
+    file = studio::openClusterTemplate(":/studio/clusters/paper-testbed-64.yaml");
+    QVERIFY2(file.ok(), qPrintable(file.error));
+    QCOMPARE(file.cluster.devices.size(), size_t(64));
+    file = studio::openClusterTemplate(":/studio/clusters/none.yaml");
+    QVERIFY(!file.ok());
+    QVERIFY2(file.error.contains("cannot open the cluster template"), qPrintable(file.error));
+
+    // Saved and opened again: the same cluster.
+    const cost::Cluster original = bundled("a100-p100-4.yaml");
+    const QString saved = dir.filePath("saved.yaml");
+    QCOMPARE(studio::saveClusterFile(original, saved), QString());
+    file = studio::openClusterFile(saved);
+    QVERIFY2(file.ok(), qPrintable(file.error));
+    QCOMPARE(cost::formatClusterYaml(file.cluster), cost::formatClusterYaml(original));
+    const QString unwritable = dir.filePath("no/such/folder/c.yaml");
+    QVERIFY(studio::saveClusterFile(original, unwritable)
+                .startsWith(unwritable + ": cannot write the cluster file"));
   }
 };
 

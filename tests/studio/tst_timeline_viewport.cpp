@@ -1,5 +1,6 @@
 // The stages view's time navigation on its own: zoom about an anchor, pan, fit, zoom to a range,
-// the clamps at both ends and at the deepest zoom, pixel conversion and the ruler's ticks.
+// the clamps at both ends and at the deepest zoom, pixel conversion and the ruler's ticks; the
+// app's formatting of times, sizes and counts (units.h).
 #include <QtTest>
 
 #include <cmath>
@@ -191,6 +192,11 @@ class TestTimelineViewport : public QObject {
     QCOMPARE(TimelineViewport::formatTick(29.02e-3, 20e-6, 29.2e-3), QStringLiteral("29.02 ms"));
     QCOMPARE(TimelineViewport::formatTick(0.95, 0.05, 1.2), QStringLiteral("0.95 s"));
     QCOMPARE(TimelineViewport::formatTick(1.0005e-3, 5e-7, 1.001e-3), QStringLiteral("1000.5 \u00b5s"));
+    // Sizes and counts as the engine prints them.
+    QCOMPARE(hap::studio::formatBytes(1536), QStringLiteral("1.50 KiB"));
+    QCOMPARE(hap::studio::formatBytes(1.5 * (1 << 30)), QStringLiteral("1.50 GiB"));
+    QCOMPARE(hap::studio::formatCount(1234567), QStringLiteral("1.23M"));
+    QCOMPARE(hap::studio::formatCount(12), QStringLiteral("12"));
   }
 };
 

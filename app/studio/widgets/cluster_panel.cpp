@@ -14,7 +14,7 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
-#include "engine/cost/cluster_yaml.h"
+#include "app/studio/core/documents/cluster_document.h"
 
 // The bundled templates live in studio.qrc, compiled into this static library: register them
 // (Q_INIT_RESOURCE must be called outside any namespace; calling it twice is harmless).
@@ -102,11 +102,9 @@ ClusterPanel::ClusterPanel(QWidget* parent) : QWidget(parent) {
   for (const QString& path : ClusterModel::templatePaths()) {
     QAction* a = m_templateMenu->addAction(ClusterModel::templateName(path));
     a->setData(path);
-    try {
-      a->setToolTip(QString::fromStdString(ClusterModel::loadTemplate(path).description));
-    } catch (const cost::ClusterError&) {
-      // Shown when chosen.
-    }
+    // A template that does not load says why when chosen.
+    if (const ClusterFile t = openClusterTemplate(path); t.ok())
+      a->setToolTip(QString::fromStdString(t.cluster.description));
     connect(a, &QAction::triggered, this, [this, path] { newFromTemplate(path); });
   }
   m_templateMenu->setToolTipsVisible(true);
@@ -217,13 +215,12 @@ QList<QAction*> ClusterPanel::templateActions() const {
 
 bool ClusterPanel::newFromTemplate(const QString& resourcePath) {
   if (m_model->isModified() && m_discardGuard && !m_discardGuard()) return false;
-  cost::Cluster c;
-  try {
-    c = ClusterModel::loadTemplate(resourcePath);
-  } catch (const cost::ClusterError& e) {
-    showMessage(QString::fromStdString(e.what()));
+  ClusterFile file = openClusterTemplate(resourcePath);
+  if (!file.ok()) {
+    showMessage(file.error);
     return false;
   }
+  cost::Cluster c = std::move(file.cluster);
   c.source.clear();
   setCluster(c, QString());
   m_model->markSaved(false);  // saved nowhere yet
@@ -245,10 +242,8 @@ bool ClusterPanel::saveAsDialog() {
 }
 
 bool ClusterPanel::saveAs(const QString& path) {
-  try {
-    cost::saveCluster(m_model->cluster(), path.toStdString());
-  } catch (const cost::ClusterError& e) {
-    showMessage(QString::fromStdString(e.what()));
+  if (const QString error = saveClusterFile(m_model->cluster(), path); !error.isEmpty()) {
+    showMessage(error);
     return false;
   }
   m_model->markSaved();

@@ -25,6 +25,8 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include "app/studio/core/display/units.h"
+#include "app/studio/core/documents/cluster_document.h"
 #include "app/studio/core/graph/colouring.h"
 #include "app/studio/core/jobs/open_job.h"
 #include "app/studio/core/documents/plan_export.h"
@@ -45,10 +47,6 @@
 #include "app/studio/widgets/inputs_dialog.h"
 #include "app/studio/widgets/properties_panel.h"
 #include "app/studio/widgets/summary_panel.h"
-#include "engine/base/error.h"
-#include "engine/cost/cluster.h"
-#include "engine/ir/summary.h"
-#include "engine/plan/simulator.h"
 
 namespace hap::studio {
 namespace {
@@ -518,17 +516,16 @@ void MainWindow::openModel(const QString& path, const std::vector<import::InputS
 
 bool MainWindow::openCluster(const QString& path) {
   if (!confirmDiscardCluster()) return false;
-  try {
-    const cost::Cluster c = cost::loadCluster(path.toStdString());
-    m_cluster->setCluster(c, path);
-    addRecent(path);
-    m_errorBar->hide();
-    updateTitle();
-    return true;
-  } catch (const Error& e) {
-    showError(QString::fromStdString(e.what()));
+  const ClusterFile file = openClusterFile(path);
+  if (!file.ok()) {
+    showError(file.error);
     return false;
   }
+  m_cluster->setCluster(file.cluster, path);
+  addRecent(path);
+  m_errorBar->hide();
+  updateTitle();
+  return true;
 }
 
 void MainWindow::openPlan(const QString& path, const QString& modelPath) {
@@ -583,7 +580,7 @@ void MainWindow::setModel(std::shared_ptr<const ModelDocument> model) {
   m_statusModel->setText(tr("%1 — %2 ops, %3 parameters, imported in %4 s")
                              .arg(QFileInfo(QString::fromStdString(m_model->path)).fileName())
                              .arg(g.nodes.size())
-                             .arg(QString::fromStdString(ir::formatCount(static_cast<double>(g.parameterCount()))))
+                             .arg(formatCount(static_cast<double>(g.parameterCount())))
                              .arg(m_model->importSeconds, 0, 'f', 2));
   updateProblems();
   updateTitle();

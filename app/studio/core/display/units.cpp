@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "engine/ir/summary.h"
+
 namespace hap::studio {
 
 TimeUnit timeUnitFor(double seconds) {
@@ -41,6 +43,14 @@ QString formatMilliseconds(double seconds) {
   if (std::isinf(seconds) && seconds > 0) return QStringLiteral("∞");
   if (!(seconds >= 0)) return QStringLiteral("—");
   return QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'f', 3);
+}
+
+QString formatBytes(double bytes) {
+  return QString::fromStdString(ir::formatBytes(static_cast<int64_t>(std::llround(bytes))));
+}
+
+QString formatCount(double n) {
+  return QString::fromStdString(ir::formatCount(n));
 }
 
 }  // namespace hap::studio

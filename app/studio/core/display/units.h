@@ -1,4 +1,4 @@
-// How the app writes times: one place, so that every view reads alike.
+// How the app writes times, sizes and counts: one place, so that every view reads alike.
 #pragma once
 
 #include <QString>
@@ -22,5 +22,11 @@ QString formatDuration(double seconds);
 // A time in milliseconds with three decimals, as `hap plan` prints it ("4.937 ms"), for tables
 // read beside the CLI's; "∞" for +infinity (no completion), "—" for none (negative or NaN).
 QString formatMilliseconds(double seconds);
+
+// Bytes as the engine prints them (ir::formatBytes, rounded to a whole byte): "1.50 GiB".
+QString formatBytes(double bytes);
+
+// A count as the engine prints it (ir::formatCount): "124.4M".
+QString formatCount(double n);
 
 }  // namespace hap::studio
