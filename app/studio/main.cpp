@@ -8,10 +8,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "app/studio/core/documents/model_inputs.h"
 #include "app/studio/widgets/graph_view.h"
 #include "app/studio/widgets/main_window.h"
-#include "engine/base/error.h"
-#include "engine/import/input_spec.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -43,14 +42,10 @@ int main(int argc, char** argv) {
   parser.addOptions({cluster, plan, input, screenshot});
   parser.process(app);
 
-  std::vector<hap::import::InputSpec> inputs;
-  for (const QString& arg : parser.values(input)) {
-    try {
-      inputs.push_back(hap::import::parseInputArg(arg.toStdString()));
-    } catch (const hap::Error& e) {
-      std::fprintf(stderr, "hap-studio: %s\n", e.what());
-      return 2;
-    }
+  const hap::studio::ParsedInputs inputs = hap::studio::parseInputArgs(parser.values(input));
+  if (!inputs.ok()) {
+    std::fprintf(stderr, "hap-studio: %s\n", qPrintable(inputs.error));
+    return 2;
   }
   if (parser.positionalArguments().size() > 1) {
     std::fprintf(stderr, "hap-studio: give at most one model (got %lld files)\n",
@@ -65,7 +60,7 @@ int main(int argc, char** argv) {
   if (parser.isSet(plan))
     window.openPlan(parser.value(plan), model);
   else if (!model.isEmpty())
-    window.openModel(model, inputs);
+    window.openModel(model, inputs.inputs);
 
   if (parser.isSet(screenshot)) {
     // The picture is taken once the graph is laid out, or once a file has failed (the window then

@@ -1,7 +1,7 @@
 // ExplainModel and ExplainFilterModel: the Explain view's program table on a real plan (bert-tiny
 // on the heterogeneous a100-p100-4 cluster). Every row is the plan's step (stage, variant or
 // instruction, forms with each rank's lengths, times); the filter narrows by text and kind; the
-// proxy sorts by the raw times.
+// proxy sorts by the raw times; the text beside the table is hap plan --explain's.
 #include <QAbstractItemModelTester>
 #include <QtTest>
 
@@ -10,6 +10,7 @@
 
 #include "app/studio/core/models/explain_filter.h"
 #include "app/studio/core/models/explain_model.h"
+#include "engine/plan/explain.h"
 #include "engine/rules/relation.h"
 #include "tests/studio/plan_fixture.h"
 #include "tests/studio/view_helpers.h"
@@ -50,6 +51,13 @@ class TestExplainModel : public QObject {
     QCOMPARE(model.rowCount(), int(m_plan->p().steps.size()));
     model.setPlan(nullptr);
     QCOMPARE(model.rowCount(), 0);
+  }
+
+  // The text beside the table is `hap plan --explain`'s.
+  void text() {
+    const QString text = explainText(*m_plan);
+    QCOMPARE(text, QString::fromStdString(plan::formatExplain(*m_plan->imported, m_plan->p())));
+    QVERIFY(!text.startsWith(QStringLiteral("Cannot explain")));
   }
 
   void rowsAreTheSteps() {

@@ -3,7 +3,8 @@
 // the prediction times known factors; the table's figures are recomputed here from the plan's
 // stages and the steps, ratios outside [0.8, 1.25] coloured; a run without a plan, a missing run,
 // a missing store and stage records of another plan are error values; the run chooser filters
-// by model; isPlanOf recognises the stored plan by file and by JSON.
+// by model; isPlanOf recognises the stored plan by file and by JSON; measuredTrace offers the
+// measured timeline only where there is one.
 #include <QAbstractItemModelTester>
 #include <QColor>
 #include <QFile>
@@ -129,6 +130,11 @@ class TestMeasuredComparisonModel : public QObject {
     QVERIFY(close(m.measured.timeline.totalSeconds, m.predicted.totalSeconds));
     QVERIFY(isPlanOf(*m_doc, *m.planRecord));
     QVERIFY(!isPlanOf(*m_other, *m.planRecord));
+    // The trace the Stages view is offered: the same timeline, labelled from the shown plan.
+    const std::optional<plan::Timeline> trace = measuredTrace(*m_doc, m);
+    QVERIFY(trace);
+    QVERIFY(close(trace->totalSeconds, m.measured.timeline.totalSeconds));
+    QCOMPARE(trace->stages.size(), m.measured.timeline.stages.size());
   }
 
   void isPlanOfRecognisesTheFile() {
@@ -233,6 +239,7 @@ class TestMeasuredComparisonModel : public QObject {
   void errorsAreValues() {
     MeasuredRun m = loadMeasuredRun(m_path, m_noPlan);
     QVERIFY(!m.ok());
+    QVERIFY(!measuredTrace(*m_doc, m));
     QVERIFY2(m.error.contains(QStringLiteral("Run %1 has no stored plan").arg(m_noPlan)), qPrintable(m.error));
     M model;
     model.setRun(m);
@@ -255,6 +262,7 @@ class TestMeasuredComparisonModel : public QObject {
     QVERIFY2(m.ok(), qPrintable(m.error));
     QVERIFY(!m.measured.ok());
     QVERIFY2(QString::fromStdString(m.measured.error).contains("a run of another plan"), m.measured.error.c_str());
+    QVERIFY(!measuredTrace(*m_doc, m));
     model.setRun(m);
     QCOMPARE(model.rowCount(), 4);
   }

@@ -13,7 +13,7 @@
 
 #include <memory>
 
-#include "db/store_calibration.h"
+#include "app/studio/core/jobs/calibrate_job.h"
 
 class QCheckBox;
 class QComboBox;

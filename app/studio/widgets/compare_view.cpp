@@ -15,12 +15,9 @@
 #include <cmath>
 
 #include "app/studio/core/display/units.h"
-#include "engine/ir/summary.h"
 
 namespace hap::studio {
 namespace {
-
-QString bytes(double b) { return QString::fromStdString(ir::formatBytes(static_cast<int64_t>(b))); }
 
 QLabel* valueLabel(QWidget* parent, const char* name) {
   auto* l = new QLabel(parent);
@@ -252,8 +249,8 @@ void CompareView::updateHeader() {
   m_speedup->setStyleSheet(both && c.speedup > 1 + 5e-4   ? QStringLiteral("color: #1b7f3a; font-weight: bold;")
                            : both && c.speedup < 1 - 5e-4 ? QStringLiteral("color: #b3261e; font-weight: bold;")
                                                            : QString());
-  m_memoryA->setText(a ? bytes(c.a.maxMemoryBytes) : none);
-  m_memoryB->setText(b ? bytes(c.b.maxMemoryBytes) : none);
+  m_memoryA->setText(a ? formatBytes(c.a.maxMemoryBytes) : none);
+  m_memoryB->setText(b ? formatBytes(c.b.maxMemoryBytes) : none);
   if (both && c.a.maxMemoryBytes > 0) {
     const double change = (c.b.maxMemoryBytes - c.a.maxMemoryBytes) / c.a.maxMemoryBytes * 100;
     m_memoryChange->setText(std::abs(change) < 0.05 ? tr("same memory")

@@ -14,8 +14,6 @@
 
 #include <algorithm>
 
-#include "engine/plan/explain.h"
-
 namespace hap::studio {
 
 ExplainView::ExplainView(QWidget* parent) : QTabWidget(parent) {
@@ -106,13 +104,7 @@ ExplainView::ExplainView(QWidget* parent) : QTabWidget(parent) {
 void ExplainView::setPlan(std::shared_ptr<const PlanDocument> plan) {
   m_model->setPlan(plan);
   if (plan && plan->imported) {
-    QString text;
-    try {
-      text = QString::fromStdString(plan::formatExplain(*plan->imported, *plan->plan));
-    } catch (const std::exception& e) {
-      text = tr("Cannot explain this plan: %1").arg(QString::fromUtf8(e.what()));
-    }
-    m_text->setPlainText(text);
+    m_text->setPlainText(explainText(*plan));
   } else {
     m_text->clear();
   }

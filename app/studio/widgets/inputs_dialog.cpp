@@ -9,28 +9,16 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
-#include "engine/base/error.h"
-#include "engine/import/input_spec.h"
-#include "engine/ir/dtype.h"
-
 namespace hap::studio {
 namespace {
 
 enum Column { Name, Type, Shape, DType, Range, ColumnCount };
 
-QString shapeText(const ir::Shape& s) {
-  QStringList parts;
-  for (int64_t d : s) parts << QString::number(d);
-  return parts.join('x');
-}
-
-const char* const kDtypes[] = {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool"};
-
 }  // namespace
 
 InputsDialog::InputsDialog(const QString& modelPath, const std::vector<import::ForwardArgument>& arguments,
                            const std::vector<import::InputSpec>& given, QWidget* parent)
-    : QDialog(parent), m_arguments(arguments) {
+    : QDialog(parent) {
   setWindowTitle(tr("Input shapes — %1").arg(QFileInfo(modelPath).fileName()));
   auto* layout = new QVBoxLayout(this);
   auto* intro = new QLabel(
@@ -47,29 +35,22 @@ InputsDialog::InputsDialog(const QString& modelPath, const std::vector<import::F
   m_table->setHorizontalHeaderLabels({tr("Argument"), tr("Type"), tr("Shape"), tr("Dtype"), tr("Values in")});
   m_table->verticalHeader()->hide();
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  // What the file or the command line already says for each argument.
+  const std::vector<InputRow> rows = inputRows(arguments, given);
   for (int r = 0; r < m_table->rowCount(); ++r) {
-    const import::ForwardArgument& a = arguments[static_cast<size_t>(r)];
-    auto* name = new QTableWidgetItem(QString::fromStdString(a.name));
+    const InputRow& row = rows[static_cast<size_t>(r)];
+    auto* name = new QTableWidgetItem(row.name);
     name->setFlags(Qt::ItemIsEnabled);
-    auto* type = new QTableWidgetItem(QString::fromStdString(a.type));
+    auto* type = new QTableWidgetItem(row.type);
     type->setFlags(Qt::ItemIsEnabled);
     m_table->setItem(r, Name, name);
     m_table->setItem(r, Type, type);
-    m_table->setItem(r, Shape, new QTableWidgetItem);
-    m_table->setItem(r, Range, new QTableWidgetItem);
+    m_table->setItem(r, Shape, new QTableWidgetItem(row.shape));
+    m_table->setItem(r, Range, new QTableWidgetItem(row.range));
     auto* dtype = new QComboBox(m_table);
-    for (const char* d : kDtypes) dtype->addItem(QString::fromLatin1(d));
+    dtype->addItems(inputDtypeNames());
+    dtype->setCurrentText(row.dtype);
     m_table->setCellWidget(r, DType, dtype);
-    // What the file or the command line already says for this argument.
-    std::optional<import::InputSpec> known = a.spec;
-    for (const import::InputSpec& s : given)
-      if (s.name == a.name) known = s;
-    if (known) {
-      m_table->item(r, Shape)->setText(shapeText(known->shape));
-      dtype->setCurrentText(QString::fromStdString(std::string(ir::dtypeName(known->dtype))));
-      if (known->low && known->high)
-        m_table->item(r, Range)->setText(QStringLiteral("%1..%2").arg(*known->low).arg(*known->high));
-    }
   }
   layout->addWidget(m_table);
 
@@ -98,23 +79,19 @@ void InputsDialog::setRow(const QString& name, const QString& shape, const QStri
 }
 
 QString InputsDialog::validate() {
-  std::vector<import::InputSpec> specs;
+  std::vector<InputRow> rows;
   for (int r = 0; r < m_table->rowCount(); ++r) {
-    const QString name = m_table->item(r, Name)->text();
-    const QString shape = m_table->item(r, Shape)->text().trimmed();
-    const QString dtype = static_cast<QComboBox*>(m_table->cellWidget(r, DType))->currentText();
-    const QString range = m_table->item(r, Range)->text().trimmed();
-    if (shape.isEmpty() && !m_arguments[static_cast<size_t>(r)].type.starts_with("Tensor"))
-      continue;  // a non-tensor argument: the importer says what it needs
-    QString arg = QStringLiteral("%1=%2:%3").arg(name, shape, dtype);
-    if (!range.isEmpty()) arg += QStringLiteral(":") + range;
-    try {
-      specs.push_back(import::parseInputArg(arg.toStdString()));
-    } catch (const Error& e) {
-      return QString::fromStdString(e.what());
-    }
+    InputRow row;
+    row.name = m_table->item(r, Name)->text();
+    row.type = m_table->item(r, Type)->text();
+    row.shape = m_table->item(r, Shape)->text();
+    row.dtype = static_cast<QComboBox*>(m_table->cellWidget(r, DType))->currentText();
+    row.range = m_table->item(r, Range)->text();
+    rows.push_back(std::move(row));
   }
-  m_inputs = std::move(specs);
+  ParsedInputs parsed = parseInputRows(rows);
+  if (!parsed.ok()) return parsed.error;
+  m_inputs = std::move(parsed.inputs);
   return {};
 }
 

@@ -1,13 +1,13 @@
 // Asks for the shapes and dtypes of forward's arguments when a model file does not give them
 // (most users' own torch.jit.save files have no hap/inputs.json). One row per argument, named as
 // forward names it; each row is checked with the CLI's --input parser, so the rules and the
-// messages are the CLI's.
+// messages are the CLI's (core/documents/model_inputs.h fills the rows and parses them).
 #pragma once
 
 #include <QDialog>
 #include <vector>
 
-#include "engine/import/importer.h"
+#include "app/studio/core/documents/model_inputs.h"
 
 class QLabel;
 class QTableWidget;
@@ -34,7 +34,6 @@ class InputsDialog : public QDialog {
   QTableWidget* m_table = nullptr;
   QLabel* m_error = nullptr;
   QDialogButtonBox* m_buttons = nullptr;
-  std::vector<import::ForwardArgument> m_arguments;
   std::vector<import::InputSpec> m_inputs;
 };
 

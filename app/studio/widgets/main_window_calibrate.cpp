@@ -17,7 +17,6 @@
 #include "app/studio/widgets/compare_view.h"
 #include "app/studio/widgets/main_window.h"
 #include "app/studio/widgets/profiles_view.h"
-#include "db/store.h"
 
 namespace hap::studio {
 
@@ -65,11 +64,11 @@ void MainWindow::openCalibrateDialog() {
     connect(m_calibrateDialog, &CalibrateDialog::replanRequested, this,
             [this](const QString& profile, const QString& store) { replanWithProfile(profile, store); });
   }
-  // The store the Profiles dock shows (db::defaultPath() unless another was opened there), read again
+  // The store the Profiles dock shows (the default store unless another was opened there), read again
   // each time the dialog is opened: runs may have been recorded since.
   auto* profiles = findChild<ProfilesView*>();
-  const QString store = profiles && !profiles->storePath().isEmpty() ? profiles->storePath()
-                                                                     : QString::fromStdString(db::defaultPath());
+  const QString store =
+      profiles && !profiles->storePath().isEmpty() ? profiles->storePath() : StoreReader::defaultPath();
   m_calibrateDialog->setStorePath(store);
   m_calibrateDialog->show();
   m_calibrateDialog->raise();

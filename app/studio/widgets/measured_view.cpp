@@ -16,7 +16,6 @@
 
 #include "app/studio/core/models/profile_store_models.h"
 #include "app/studio/core/display/units.h"
-#include "engine/plan/measured_timeline.h"
 
 namespace hap::studio {
 namespace {
@@ -280,10 +279,7 @@ void MeasuredView::updatePlanMatch() {
   const bool offered = m_traceOffered;
   m_showsRunPlan = m_plan && m_run.planRecord && identity().matches(m_run.planRecord->sha256);
   m_trace.reset();
-  if (m_showsRunPlan && m_run.ok()) {
-    plan::MeasuredTimeline mt = plan::measuredTimeline(m_plan->p(), m_plan->timeline, m_run.stages);
-    if (mt.ok()) m_trace = std::move(mt.timeline);
-  }
+  if (m_showsRunPlan) m_trace = studio::measuredTrace(*m_plan, m_run);
 
   if (!m_run.ok()) {
     m_planLine->hide();

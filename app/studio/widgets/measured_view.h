@@ -8,8 +8,8 @@
 //
 // The run's plan and the shown plan: the table always compares the run with its own plan (the
 // one stored with it). When the app shows that very plan (core: planIdentity), the run's
-// measured timeline (engine/plan/measured_timeline.h, labelled from the shown plan) is offered to
-// the stages view through traceReady; when it does not, the plan line says so and "Open the Run's
+// measured timeline (core: measuredTrace, labelled from the shown plan) is offered to the stages
+// view through traceReady; when it does not, the plan line says so and "Open the Run's
 // Plan" writes the stored plan to a file (the temporary folder's hap-studio-runs/) and asks for it
 // to be opened (openPlanRequested). A trace offered earlier is withdrawn (traceCleared) when the
 // run or the plan changes so that it no longer applies.
@@ -26,7 +26,6 @@
 
 #include "app/studio/core/models/measured_comparison_model.h"
 #include "app/studio/core/documents/plan_document.h"
-#include "engine/plan/simulator.h"
 
 class QComboBox;
 class QLabel;

@@ -6,7 +6,7 @@
 
 #include <QWidget>
 
-#include "engine/plan/plan_request.h"
+#include "app/studio/core/jobs/plan_job.h"
 
 class QCheckBox;
 class QComboBox;

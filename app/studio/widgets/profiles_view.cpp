@@ -35,8 +35,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "db/store.h"
-
 namespace hap::studio {
 namespace {
 
@@ -298,7 +296,7 @@ ProfilesView::ProfilesView(QWidget* parent) : QWidget(parent) {
     if (const int64_t id = m_runs->runId(index.row())) Q_EMIT showMeasuredRequested(m_storePath, id);
   });
 
-  m_storePath = QString::fromStdString(db::defaultPath());
+  m_storePath = StoreReader::defaultPath();
   m_pathEdit->setText(m_storePath);
   updateHints();
 }

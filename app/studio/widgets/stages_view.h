@@ -32,8 +32,6 @@
 
 #include "app/studio/core/documents/plan_document.h"
 #include "app/studio/core/display/timeline_viewport.h"
-#include "engine/ir/graph.h"
-#include "engine/plan/simulator.h"
 
 namespace hap::studio {
 

@@ -4,6 +4,7 @@
 #include <QFont>
 #include <QFontDatabase>
 
+#include "engine/plan/explain.h"
 #include "engine/rules/relation.h"
 
 namespace hap::studio {
@@ -246,6 +247,14 @@ QVariant ExplainModel::headerData(int section, Qt::Orientation orientation, int 
   if (role == Qt::TextAlignmentRole)
     return QVariant::fromValue((isNumberColumn(section) ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
   return {};
+}
+
+QString explainText(const PlanDocument& plan) {
+  try {
+    return QString::fromStdString(plan::formatExplain(*plan.imported, *plan.plan));
+  } catch (const std::exception& e) {
+    return QObject::tr("Cannot explain this plan: %1").arg(QString::fromUtf8(e.what()));
+  }
 }
 
 }  // namespace hap::studio

@@ -4,7 +4,7 @@
 //
 // Forms print as rules::formatRel with, for G(d), each rank's exact length: "x G(0)[3,3,2,0]".
 // Times are the slowest device's (PlanStep::forwardSeconds / backwardSeconds, communication
-// included), shown in ms; SortRole gives them in seconds.
+// included), shown in ms; SortRole gives them in seconds. explainText() is that text itself.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -77,5 +77,9 @@ class ExplainModel : public QAbstractTableModel {
   std::shared_ptr<const PlanDocument> m_plan;
   std::vector<Row> m_rows;  // one per step, derived once in setPlan
 };
+
+// The text of `hap plan --explain` for `plan` (plan::formatExplain over its imported graph), shown
+// beside the table; "Cannot explain this plan: WHY" when the plan does not fit its graph.
+QString explainText(const PlanDocument& plan);
 
 }  // namespace hap::studio

@@ -136,6 +136,13 @@ std::vector<RunChoice> listRuns(const QString& storePath, const std::string& mod
   return out;
 }
 
+std::optional<plan::Timeline> measuredTrace(const PlanDocument& shown, const MeasuredRun& run) {
+  if (!run.ok()) return std::nullopt;
+  plan::MeasuredTimeline mt = plan::measuredTimeline(shown.p(), shown.timeline, run.stages);
+  if (!mt.ok()) return std::nullopt;
+  return std::move(mt.timeline);
+}
+
 // ---- the model ------------------------------------------------------------------------------
 
 double MeasuredComparisonModel::Figure::ratio() const {

@@ -69,6 +69,12 @@ PlanIdentity planIdentity(const PlanDocument& doc);  // never throws
 // Whether `doc` is the plan `record` stores.
 bool isPlanOf(const PlanDocument& doc, const db::PlanRecord& record);
 
+// The run's measured timeline with `shown`'s step labels (plan::measuredTimeline over the run's
+// stage records), for the Stages view to draw beside the prediction. `shown` must be the run's
+// own plan (planIdentity matches its record); nullopt when the run has nothing to compare or its
+// stage records make no timeline.
+std::optional<plan::Timeline> measuredTrace(const PlanDocument& shown, const MeasuredRun& run);
+
 // A run as the Measured view's chooser lists it.
 struct RunChoice {
   int64_t id = 0;

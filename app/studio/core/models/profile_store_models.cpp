@@ -60,6 +60,10 @@ QString formatStoreTime(const std::string& iso) {
 // ---------------------------------------------------------------------------------------------
 // StoreReader
 
+QString StoreReader::defaultPath() {
+  return QString::fromStdString(db::defaultPath());
+}
+
 StoreReader::StoreReader(QString path) : m_path(std::move(path)) {
   if (m_path.isEmpty() || !QFileInfo::exists(m_path)) {
     m_missing = true;

@@ -33,6 +33,10 @@ class StoreReader {
   explicit StoreReader(QString path);
   ~StoreReader();
 
+  // Where the store lives unless the user names another (db::defaultPath: $HAP_DB, else the
+  // user's data folder).
+  static QString defaultPath();
+
   const QString& path() const { return m_path; }
   const QString& error() const { return m_error; }
   bool ok() const { return m_store != nullptr; }
