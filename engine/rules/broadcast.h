@@ -22,7 +22,7 @@ std::vector<rules::Rel> broadcastInputs(const ir::Graph& g, const ir::Node& n,
 // Appends, for every shardable dimension d of the node's first output, the variant with the inputs
 // as broadcastInputs(d) and every output G(d): exact for any op that computes each output element
 // from the input elements at the same (broadcast) position. All outputs must have the first
-// output's shape.
+// output's shape. A node without tensor inputs gets Execution::FactoryPiece on each.
 void appendPointwiseShards(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out,
                            std::string_view note = {});
 

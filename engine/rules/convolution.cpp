@@ -53,8 +53,9 @@ void convolutionRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>
   } else if (groups == x.shape[static_cast<size_t>(c)] &&
              groups == y.shape[static_cast<size_t>(c)] && shardable(x, c)) {
     // Weight dimension 0 has the C channels in both layouts ([C, 1, k...]).
-    add("depthwise", gather(c), gather(0), gather(0), gather(c)).note =
-        "groups = local channel count";
+    Variant& v = add("depthwise", gather(c), gather(0), gather(0), gather(c));
+    v.note = "groups = local channel count";
+    v.execution = Execution::DepthwiseGroups;
   }
   add("partial", kReduce, kIdentity, kReduce, kReduce);
 }

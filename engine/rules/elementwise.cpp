@@ -37,6 +37,8 @@ void appendPointwiseShards(const ir::Graph& g, const ir::Node& n, std::vector<Va
     out.push_back(makeVariant("shard", broadcastInputs(g, n, result.shape, d),
                               std::vector<rules::Rel>(n.outputs.size(), rules::gather(d)),
                               std::string(note)));
+    // Without tensor inputs nothing gives the piece's shape: made full size, the piece kept.
+    if (n.tensorInputs().empty()) out.back().execution = Execution::FactoryPiece;
   }
 }
 

@@ -28,10 +28,11 @@ void embeddingRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& 
   // to be translated into the local range, and scale_grad_by_freq would count the other ranks'
   // ids as lookups of local row 0: only without either.
   if (intArg(n, "padding_idx", -1) < 0 && intArg(n, "scale_grad_by_freq", 0) == 0 && shardable(weight, 0)) {
-    out.push_back(makeVariant("vocab", {rules::gather(0), rules::kIdentity}, {rules::kReduce},
-                              "vocabulary parallel: look up only the ids in this rank's row range "
-                              "(shifted to local rows); other ids give zero rows; the output is a "
-                              "partial sum"));
+    Variant& v = out.emplace_back(makeVariant(
+        "vocab", {rules::gather(0), rules::kIdentity}, {rules::kReduce},
+        "vocabulary parallel: look up only the ids in this rank's row range (shifted to local "
+        "rows); other ids give zero rows; the output is a partial sum"));
+    v.execution = Execution::VocabOffset;
   }
 }
 

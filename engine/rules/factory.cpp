@@ -15,8 +15,11 @@ void factoryRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& ou
   std::vector<rules::Rel> ins(n.tensorInputs().size(), rules::kIdentity);
   const ir::Value& result = output(g, n);
   for (int d = 0; d < result.rank(); ++d)
-    if (shardable(result, d))
+    if (shardable(result, d)) {
+      // Made full size from the reference's arguments, this rank's piece kept.
       out.push_back(makeVariant("local", ins, {rules::gather(d)}, kLocalNote));
+      out.back().execution = Execution::FactoryPiece;
+    }
 }
 
 // *_like(self) uses only the shape (and dtype) of self: a sharded self gives the piece of the

@@ -12,6 +12,10 @@ std::span<const RuleEntry> elementwiseRules();    // elementwise.cpp: unary, bin
 std::span<const RuleEntry> randomRules();         // random.cpp: dropout and other random ops
 // Whether `op` draws random numbers (listed in randomRules(), in-place variants included).
 bool isRandomOp(std::string_view op);
+// The execution of every variant of random op `op`, the replicate variant included (a replicated
+// plan's random op draws the global batch's numbers): DropoutMask for dropout (an element-wise
+// mask of the input's shape), RandomDraws for the others; Plain for an op that draws nothing.
+Execution randomExecution(std::string_view op);
 std::span<const RuleEntry> reductionRules();      // reduction.cpp: sum, mean, amax, ...
 std::span<const RuleEntry> normalizationRules();  // normalization.cpp: layer_norm, batch_norm
 std::span<const RuleEntry> softmaxRules();        // softmax.cpp: softmax, log_softmax
@@ -23,6 +27,9 @@ LossKind lossKind(std::string_view op);
 std::span<const RuleEntry> embeddingRules();      // embedding.cpp
 std::span<const RuleEntry> factoryRules();        // factory.cpp: arange, zeros, full, *_like
 std::span<const RuleEntry> shapeRules();          // shape.cpp: views, permutes, cat, split, ...
+// Whether `op` is a view-like op of shapeRules() (view, reshape, flatten, squeeze, ...; the
+// in-place forms included): its output holds its first input's elements in the same order.
+bool isViewOp(std::string_view op);
 std::span<const RuleEntry> matmulRules();         // matmul.cpp: linear, matmul, bmm, einsum, ...
 std::span<const RuleEntry> convolutionRules();    // convolution.cpp: convolutions and pooling
 std::span<const RuleEntry> indexingRules();       // indexing.cpp: topk, one_hot, cumsum, gather

@@ -51,11 +51,13 @@ void classLossRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& 
       if (a.name == "target") r = rules::gather(probabilities ? d : position);
       ins.insert(ins.end(), a.values.size(), r);
     }
-    out.push_back(makeVariant(reduction == kNoReduction ? "shard" : "reduce", std::move(ins),
-                              {reducedOutput(reduction, position)},
-                              reduction != kMean ? ""
-                              : probabilities    ? kProbabilityMeanNote
-                                                 : kClassMeanNote));
+    Variant& v = out.emplace_back(makeVariant(reduction == kNoReduction ? "shard" : "reduce",
+                                              std::move(ins), {reducedOutput(reduction, position)},
+                                              reduction != kMean ? ""
+                                              : probabilities    ? kProbabilityMeanNote
+                                                                 : kClassMeanNote));
+    if (reduction == kMean)
+      v.execution = probabilities ? Execution::ProbabilityLossMean : Execution::ClassLossMean;
   }
 }
 
@@ -87,6 +89,7 @@ void pointwiseLossRule(const ir::Graph& g, const ir::Node& n, std::vector<Varian
     out.push_back(makeVariant(reduction == kNoReduction ? "shard" : "reduce",
                               broadcastInputs(g, n, shape, d), {reducedOutput(reduction, d)},
                               reduction == kMean ? kPointwiseMeanNote : ""));
+    if (reduction == kMean) out.back().execution = Execution::PointwiseLossMean;
   }
 }
 

@@ -80,6 +80,7 @@ void appendSynchronised(const ir::Graph& g, const ir::Node& n, std::vector<Varia
     outs[0] = rules::gather(d);
     Variant v = makeVariant("sync", inputsAs(n, rules::gather(d), rules::kIdentity), outs, kSyncNote);
     v.syncBytes = 2 * x.shape[1] * static_cast<int64_t>(sizeof(double));  // sums and sums of squares
+    v.execution = Execution::SyncStatistics;
     out.push_back(std::move(v));
   }
 }

@@ -16,25 +16,40 @@ constexpr char kPieceNote[] =
 constexpr char kSameMaskNote[] =
     "random: every rank draws the same full-size mask from the shared seed";
 
+// Ops whose draws are an element-wise mask of the input's shape (the runtime draws that mask).
+constexpr std::string_view kElementMaskOps[] = {"aten::dropout", "aten::dropout_",
+                                                "aten::native_dropout"};
+
+// Every variant the rule appended from `first` on draws as the op does (randomExecution).
+void drawing(const ir::Node& n, std::vector<Variant>& out, size_t first) {
+  for (size_t i = first; i < out.size(); ++i) out[i].execution = randomExecution(n.op);
+}
+
 // Each output element is drawn from the input elements at its position (or from nothing).
 void randomRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const size_t first = out.size();
   appendPointwiseShards(g, n, out, kPieceNote);
+  drawing(n, out, first);
 }
 
 // dropout(x) = mask·x / (1 − p) is linear in x for a fixed mask: with every rank drawing the same
 // full-size mask, partial sums stay partial sums. native_dropout also returns that mask.
 void dropoutRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const size_t first = out.size();
   appendPointwiseShards(g, n, out, kPieceNote);
   std::vector<rules::Rel> outs(n.outputs.size(), rules::kIdentity);
   outs[0] = rules::kReduce;
   out.push_back(makeVariant("partial", {rules::kReduce}, std::move(outs), kSameMaskNote));
+  drawing(n, out, first);
 }
 
 // rand_like(x) uses only the shape of x: a full-size input, replicated or partial, gives the same
 // full-size values on every rank.
 void randomLikeRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const size_t first = out.size();
   appendPointwiseShards(g, n, out, kPieceNote);
   out.push_back(makeVariant("like", {rules::kReduce}, {rules::kIdentity}));
+  drawing(n, out, first);
 }
 
 constexpr RuleEntry kRules[] = {
@@ -71,6 +86,13 @@ bool isRandomOp(std::string_view op) {
   for (const RuleEntry& e : kRules)
     if (e.op == op) return true;
   return false;
+}
+
+Execution randomExecution(std::string_view op) {
+  if (!isRandomOp(op)) return Execution::Plain;
+  for (std::string_view mask : kElementMaskOps)
+    if (mask == op) return Execution::DropoutMask;
+  return Execution::RandomDraws;
 }
 
 }  // namespace hap::rules

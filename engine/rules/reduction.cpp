@@ -43,6 +43,7 @@ void reduce(const ir::Graph& g, const ir::Node& n, Kind kind, std::vector<Varian
       out.push_back(makeVariant("reduce", {rules::gather(d)},
                                 std::vector(n.outputs.size(), rules::kReduce),
                                 kind == Kind::kMean ? kMeanNote : ""));
+      if (kind == Kind::kMean) out.back().execution = Execution::MeanOverCut;
     }
     kept += isReduced ? 0 : 1;
   }

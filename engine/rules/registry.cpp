@@ -4,6 +4,7 @@
 #include <cassert>
 #include <unordered_map>
 
+#include "engine/ir/segments.h"
 #include "engine/rules/families.h"
 
 namespace hap::rules {
@@ -47,6 +48,10 @@ std::vector<Variant> variantsFor(const ir::Graph& g, const ir::Node& n, bool* ha
   replicate.name = "replicate";
   replicate.inputs.assign(n.tensorInputs().size(), rules::kIdentity);
   replicate.outputs.assign(n.outputs.size(), rules::kIdentity);
+  // Whole forms need no adjustment, but for two ops: a random op draws as its other variants do
+  // (in a replicated plan, the global batch's numbers), and hap::reshard is no JIT operator.
+  if (isRandomOp(n.op)) replicate.execution = randomExecution(n.op);
+  if (n.op == ir::kReshardOp) replicate.execution = Execution::Reshard;
   out.push_back(std::move(replicate));
   RuleFn rule = findRule(n.op);
   if (hasRule) *hasRule = rule != nullptr;
@@ -70,6 +75,7 @@ std::string_view executionName(Execution e) {
     case Execution::ReshapeToPiece: return "reshape-to-piece";
     case Execution::ExpandToPiece: return "expand-to-piece";
     case Execution::FactoryPiece: return "factory-piece";
+    case Execution::DropoutMask: return "dropout-mask";
     case Execution::RandomDraws: return "random-draws";
     case Execution::MeanOverCut: return "mean-over-cut";
     case Execution::ClassLossMean: return "class-loss-mean";

@@ -10,12 +10,18 @@
 namespace hap::rules {
 namespace {
 
+// Every variant is Execution::Reshard: the op is no JIT operator, the runtime moves the elements
+// (G) or passes the value on (R; the replicate variant, registry.cpp, too).
 void reshardRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   const int rank = tensorInput(g, n, 0).rank();
-  for (int d = 0; d < rank && d < rules::kMaxShardedRank; ++d)
-    out.push_back(makeVariant("reshard", {rules::gather(d)}, {rules::gather(d)},
-                              "all-to-all from the input segment's lengths to the output segment's"));
+  for (int d = 0; d < rank && d < rules::kMaxShardedRank; ++d) {
+    Variant& v = out.emplace_back(
+        makeVariant("reshard", {rules::gather(d)}, {rules::gather(d)},
+                    "all-to-all from the input segment's lengths to the output segment's"));
+    v.execution = Execution::Reshard;
+  }
   out.push_back(makeVariant("partial", {rules::kReduce}, {rules::kReduce}));
+  out.back().execution = Execution::Reshard;
 }
 
 const RuleEntry kRules[] = {{ir::kReshardOp, reshardRule}};

@@ -55,6 +55,7 @@ void viewRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) 
     if (!shardable(x, l.in) || !shardable(y, l.out)) continue;
     Variant v = makeVariant(dimName(l.in), {gather(l.in)}, {gather(l.out)}, note);
     if (like) v.inputs.push_back(gather(l.out));
+    v.execution = Execution::ReshapeToPiece;
     out.push_back(std::move(v));
   }
   Variant partial = makeVariant("partial", {kReduce}, {kReduce});
@@ -142,6 +143,7 @@ void expandRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out
       v.inputs.push_back(gather(o));
     else
       v.note = kLocalSizes;
+    v.execution = Execution::ExpandToPiece;
     out.push_back(std::move(v));
   }
   Variant partial = makeVariant("partial", {kReduce}, {kReduce});
@@ -196,7 +198,10 @@ void sliceRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out)
     const bool whole = x.shape[static_cast<size_t>(d)] == y.shape[static_cast<size_t>(d)];
     if (d == k && !whole) continue;
     Variant v = makeVariant(dimName(d), {gather(d)}, {gather(d)});
-    if (d == k) v.note = "slice keeps the sharded dimension whole: take each local range whole";
+    if (d == k) {
+      v.note = "slice keeps the sharded dimension whole: take each local range whole";
+      v.execution = Execution::WholeCutPiece;
+    }
     out.push_back(std::move(v));
   }
   appendPartial(n, out);
@@ -313,5 +318,11 @@ constexpr RuleEntry kRules[] = {
 }  // namespace
 
 std::span<const RuleEntry> shapeRules() { return kRules; }
+
+bool isViewOp(std::string_view op) {
+  for (const RuleEntry& e : kRules)
+    if (e.op == op) return e.rule == viewRule;
+  return false;
+}
 
 }  // namespace hap::rules

@@ -71,4 +71,14 @@ inline QStringList variantLines(const ir::Graph& g, ir::NodeId n) {
   return lines;
 }
 
+// The node's variants' executions (rules::executionName: "plain", "mean-over-cut", ...), in the
+// order of variantLines().
+inline QStringList executionNames(const ir::Graph& g, ir::NodeId n) {
+  QStringList names;
+  for (const rules::Variant& v : rules::variantsFor(g, g.node(n)))
+    names << QString::fromUtf8(rules::executionName(v.execution).data(),
+                               static_cast<int>(rules::executionName(v.execution).size()));
+  return names;
+}
+
 }  // namespace hap::test

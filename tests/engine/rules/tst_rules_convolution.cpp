@@ -101,6 +101,8 @@ class TestRulesConvolution : public QObject {
                                    }));
     QCOMPARE(hap::rules::variantsFor(b.g, b.g.node(n))[2].note,
              std::string("groups = local channel count"));
+    QCOMPARE(hap::test::executionNames(b.g, n),
+             (QStringList{"plain", "plain", "depthwise-groups", "plain"}));
   }
 
   // Two groups of 4 channels: a cut inside a group would split its sum.

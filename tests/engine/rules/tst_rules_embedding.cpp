@@ -43,6 +43,9 @@ class TstRulesEmbedding : public QObject {
                                    }));
     std::string note = hap::rules::variantsFor(b.g, b.g.node(n)).back().note;
     QVERIFY(note.find("zero rows") != std::string::npos);
+    // Only the vocabulary cut shifts the ids by the rank's first row.
+    QCOMPARE(hap::test::executionNames(b.g, n),
+             (QStringList{"plain", "plain", "plain", "plain", "vocab-offset"}));
   }
 
   // A padding row would have to be translated into each rank's vocabulary range.

@@ -44,6 +44,7 @@ class TstRulesLoss : public QObject {
     auto n = classLoss(b, "aten::cross_entropy_loss", {64, 128}, {64}, 1, {});
     QCOMPARE(variantLines(b.g, n), (QStringList{"replicate: I I -> I", "reduce: G(0) G(0) -> R"}));
     QVERIFY(noteOf(b, n, 1).find("global number of non-ignored targets") != std::string::npos);
+    QCOMPARE(hap::test::executionNames(b.g, n), (QStringList{"plain", "class-loss-mean"}));
   }
 
   void crossEntropySumHasNoNote() {
@@ -51,6 +52,7 @@ class TstRulesLoss : public QObject {
     auto n = classLoss(b, "aten::cross_entropy_loss", {64, 128}, {64}, 2, {});
     QCOMPARE(variantLines(b.g, n), (QStringList{"replicate: I I -> I", "reduce: G(0) G(0) -> R"}));
     QVERIFY(noteOf(b, n, 1).empty());
+    QCOMPARE(hap::test::executionNames(b.g, n), (QStringList{"plain", "plain"}));  // sums add up
   }
 
   // Spatial positions: self dimension k+2 goes with target dimension k+1.
@@ -102,6 +104,8 @@ class TstRulesLoss : public QObject {
                                        "reduce: G(2) G(2) -> R",
                                    }));
     QVERIFY(noteOf(b, n, 1).find("global number of positions") != std::string::npos);
+    QCOMPARE(hap::test::executionNames(b.g, n),
+             (QStringList{"plain", "probability-loss-mean", "probability-loss-mean"}));
   }
 
   // Unbatched scores [C]: only the class dimension, which does not shard.
@@ -125,6 +129,8 @@ class TstRulesLoss : public QObject {
                                        "reduce: G(1) G(1) -> R",
                                    }));
     QVERIFY(noteOf(b, n, 1).find("global number of elements") != std::string::npos);
+    QCOMPARE(hap::test::executionNames(b.g, n),
+             (QStringList{"plain", "pointwise-loss-mean", "pointwise-loss-mean"}));
   }
 
   // pos_weight [C] broadcasts along the last dimension.

@@ -99,6 +99,9 @@ class TstRulesNormalization : public QObject {
                                    }));
     for (const hap::rules::Variant& v : hap::rules::variantsFor(b.g, b.g.node(n)))
       QCOMPARE(v.syncBytes, v.name == "sync" ? int64_t{2 * 4 * 8} : int64_t{0});
+    QCOMPARE(
+        hap::test::executionNames(b.g, n),
+        (QStringList{"plain", "plain", "sync-statistics", "sync-statistics", "sync-statistics"}));
   }
 
   // _batch_norm_impl_index's extra outputs have no synchronised form: channels only.

@@ -41,6 +41,11 @@ class TstRulesRandomFactory : public QObject {
     QVERIFY(vs[1].note.find("full-size values from the shared seed") != std::string::npos);
     QVERIFY(vs[4].note.find("same full-size mask") != std::string::npos);
     QVERIFY(hap::rules::findRule("aten::dropout_") != nullptr);
+    // Every variant draws the single-device mask, the replicate one too (in a replicated plan,
+    // the global batch's).
+    QCOMPARE(hap::test::executionNames(b.g, n),
+             (QStringList{"dropout-mask", "dropout-mask", "dropout-mask", "dropout-mask",
+                          "dropout-mask"}));
   }
 
   // native_dropout also returns the mask: full on every rank for a partial input.
@@ -80,6 +85,10 @@ class TstRulesRandomFactory : public QObject {
                                           "shard: G(1) -> G(1)",
                                           "like: R -> I",
                                       }));
+    QCOMPARE(hap::test::executionNames(b.g, rand),
+             (QStringList{"random-draws", "random-draws", "random-draws"}));
+    QCOMPARE(hap::test::executionNames(b.g, like),
+             (QStringList{"random-draws", "random-draws", "random-draws", "random-draws"}));
   }
 
   void factoriesCreateTheirPiece() {
@@ -100,6 +109,8 @@ class TstRulesRandomFactory : public QObject {
                            {{2, 3}});
     QCOMPARE(variantLines(b.g, newZeros),
              (QStringList{"replicate: I -> I", "local: I -> G(0)", "local: I -> G(1)"}));
+    QCOMPARE(hap::test::executionNames(b.g, newZeros),
+             (QStringList{"plain", "factory-piece", "factory-piece"}));
     bool hasRule = false;
     NodeId scalar = b.op("aten::scalar_tensor", {GraphBuilder::constant("s", 1.0)}, {{}});
     hap::rules::variantsFor(b.g, b.g.node(scalar), &hasRule);

@@ -84,6 +84,17 @@ class TstRulesReduction : public QObject {
     QVERIFY(vs[1].note.find("global reduced size") != std::string::npos);
     QVERIFY(vs[2].note.empty());
     QVERIFY(vs[4].note.empty());  // the mean of partial sums is the partial sum of means
+    // The runtime divides by the global count only where the cut dimension is reduced.
+    QCOMPARE(hap::test::executionNames(b.g, n),
+             (QStringList{"plain", "mean-over-cut", "plain", "mean-over-cut", "plain"}));
+  }
+
+  // A sum over a cut dimension is a partial sum as it is: no adjustment.
+  void sumOverCutIsPlain() {
+    GraphBuilder b;
+    auto n = reduction(b, "aten::sum", std::vector<int64_t>{0, 2}, false, {{3}});
+    QCOMPARE(hap::test::executionNames(b.g, n),
+             (QStringList{"plain", "plain", "plain", "plain", "plain"}));
   }
 
   // A max is not a sum: only the kept dimensions shard.

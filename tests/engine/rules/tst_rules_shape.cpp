@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "engine/rules/families.h"
 #include "engine/rules/view_algebra.h"
 #include "tests/engine/rules/rule_test_util.h"
 
@@ -78,6 +79,11 @@ class TestRulesShape : public QObject {
     const auto variants = hap::rules::variantsFor(b.g, b.g.node(n));
     QCOMPARE(variants[3].note, std::string("size arguments use local lengths"));
     QCOMPARE(variants[4].note, std::string());
+    QCOMPARE(hap::test::executionNames(b.g, n),
+             (QStringList{"plain", "reshape-to-piece", "reshape-to-piece", "reshape-to-piece",
+                          "plain"}));
+    QVERIFY(hap::rules::isViewOp("aten::view") && hap::rules::isViewOp("aten::squeeze_"));
+    QVERIFY(!hap::rules::isViewOp("aten::permute") && !hap::rules::isViewOp("aten::expand"));
 
     NodeId back = unary(b, "aten::reshape", b.out(n), {ints("shape", {-1, 16, 32})}, {{4, 16, 32}});
     QCOMPARE(variantLines(b.g, back), (QStringList{
@@ -220,6 +226,7 @@ class TestRulesShape : public QObject {
                                        "dim2: G(2) -> G(2)",
                                        "partial: R -> R",
                                    }));
+    QCOMPARE(hap::test::executionNames(b.g, n), (QStringList{"plain", "expand-to-piece", "plain"}));
     ValueId mask = b.input("mask", {4, 1});
     ValueId scores = b.input("scores", {2, 4, 8});
     NodeId as =
@@ -269,6 +276,8 @@ class TestRulesShape : public QObject {
     const auto variants = hap::rules::variantsFor(b.g, b.g.node(whole));
     QVERIFY(!variants[1].note.empty());  // the sliced dimension itself
     QVERIFY(variants[2].note.empty());
+    QCOMPARE(hap::test::executionNames(b.g, whole),
+             (QStringList{"plain", "whole-cut-piece", "plain", "plain", "plain"}));
     NodeId tokens =
         unary(b, "aten::slice", x,
               {num("dim", 1), num("start", 1), num("end", kEnd), num("step", 1)}, {{4, 16, 32}});
