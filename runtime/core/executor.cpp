@@ -244,7 +244,7 @@ void Executor::Impl::plant(const std::vector<plan::PlanStep>& planSteps, const i
     if (s.kind == plan::PlanStep::Kind::Compute) {
       CompiledStep c;
       c.step = &s;
-      c.kernel.emplace(g, s, kernelContext);
+      c.kernel.emplace(g, s, kernelContext);  // s.execution: the rule's (planner, plan::openPlan)
       c.label = c.kernel->label();
       c.communication = c.kernel->communication();
       for (const plan::Form& f : s.inputs) c.inputs.push_back(operand(f));

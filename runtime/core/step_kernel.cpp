@@ -1,14 +1,13 @@
 #include "runtime/core/step_kernel.h"
 
-#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <fmt/format.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
-#include <unordered_set>
+#include <optional>
 
 #include "engine/import/model_tensors.h"
-#include "engine/ir/segments.h"
 #include "engine/rules/families.h"
 #include "engine/rules/relation.h"
 #include "runtime/comm/collectives.h"
@@ -18,9 +17,8 @@
 namespace hap::runtime {
 namespace {
 
+using rules::Execution;
 using rules::Rel;
-
-int normalizeDim(int64_t d, int rank) { return static_cast<int>(d < 0 ? d + rank : d); }
 
 int64_t offsetOf(const std::vector<int64_t>& lengths, int rank) {
   int64_t offset = 0;
@@ -28,32 +26,31 @@ int64_t offsetOf(const std::vector<int64_t>& lengths, int rank) {
   return offset;
 }
 
-// How a compute step departs from calling the node's operator with the reference arguments.
+// What run() does beyond calling the node's operator with the reference arguments: the step's
+// execution (and sfb) as it applies to this step's forms and this run (a random op's draws
+// depend on whether its forms are cut and on whether the plan is replicated).
 enum class Adjust : uint8_t {
   None,
-  Identity,     // the op keeps the cut dimension whole (a slice of all of it): the piece itself
-  Reshape,      // view-like op with a sharded output: reshape the input to the local output shape
-  Expand,       // expand-like op with a sharded output: expand to the local output shape
-  FullPiece,    // no sharded input (a factory or random factory): run full size, keep the piece
-  Dropout,      // sharded input: draw the full-size mask, keep this rank's piece of it
-  RandomPadded,  // another random op on a cut input (or in a replicated plan): run it on full-size
-                 // inputs, this rank's pieces in place and zeros elsewhere, and keep the output's
-                 // piece (the op's own draws, exactly; its values elsewhere are discarded)
-  MeanSharded,  // mean over a sharded dimension: local sum / global count
-  ClassLossMean,      // nll / cross-entropy, mean over sharded positions: sum / global target count
-  PointwiseLossMean,  // pointwise loss, mean over sharded positions: sum / global element count
+  Identity,   // WholeCutPiece: the op keeps the cut dimension whole, the piece itself
+  Reshape,    // ReshapeToPiece: reshape the input to the local output shape
+  Expand,     // ExpandToPiece: expand to the local output shape
+  FullPiece,  // FactoryPiece, or RandomDraws without tensor inputs: run full size, keep the piece
+  Dropout,    // DropoutMask with a cut input (or in a replicated plan): draw the full-size mask,
+              // keep this rank's piece of it
+  RandomPadded,   // RandomDraws with a cut input (or in a replicated plan): run the op on full-size
+                  // inputs, this rank's pieces in place and zeros elsewhere, and keep the output's
+                  // piece (the op's own draws, exactly; its values elsewhere are discarded)
+  MeanSharded,    // MeanOverCut: local sum / global count
+  ClassLossMean,  // nll / cross-entropy, mean over cut positions: sum / global target count
+  PointwiseLossMean,    // pointwise loss, mean over cut positions: sum / global element count
   ProbabilityLossMean,  // cross-entropy with class probabilities: sum / global position count
-  Depthwise,    // depthwise convolution on a channel cut: groups = local channels
-  VocabEmbedding,  // embedding with the table's rows cut: look up local ids, zeros elsewhere
-  Reshard,      // hap::reshard: all-to-all between the segments' cuts (G), identity otherwise
-  SfbLinear,    // linear whose weight gradient is formed by sufficient-factor broadcasting
-  SyncBatchNorm,  // batch norm in training on a cut other than the channels: statistics all-reduced
+  Depthwise,            // DepthwiseGroups: groups = local channels
+  VocabEmbedding,       // VocabOffset: look up local ids, zeros elsewhere
+  Reshard,        // hap::reshard: all-to-all between the segments' cuts (G), identity otherwise
+  SfbLinear,      // sfb: a linear whose weight gradient is formed by sufficient-factor broadcasting
+  SyncBatchNorm,  // SyncStatistics: batch norm whose statistics are all-reduced
 };
 
-const std::unordered_set<std::string> kReshapeOps = {
-    "aten::view",    "aten::reshape",   "aten::_unsafe_view", "aten::flatten",   "aten::unflatten",
-    "aten::squeeze", "aten::unsqueeze", "aten::view_as",      "aten::reshape_as"};
-const std::unordered_set<std::string> kExpandOps = {"aten::expand", "aten::broadcast_to", "aten::expand_as"};
 // "aten::relu_" -> "aten::relu" (not "aten::__and__").
 std::string baseOp(std::string op) {
   if (op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_') op.pop_back();
@@ -77,7 +74,8 @@ c10::IValue constantValue(const ir::Arg& a) {
         } else if constexpr (std::is_same_v<T, double>) {
           return c10::IValue(c);
         } else if constexpr (std::is_same_v<T, std::string>) {
-          if (type.find("Device") != std::string::npos) return c10::IValue(c10::Device(c));  // Device, Optional[Device]
+          if (type.find("Device") != std::string::npos)
+            return c10::IValue(c10::Device(c));  // Device, Optional[Device]
           return c10::IValue(c);
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           return c10::IValue(c);
@@ -92,14 +90,59 @@ c10::IValue constantValue(const ir::Arg& a) {
       a.constant);
 }
 
-std::shared_ptr<torch::jit::Operator> findOperator(const std::string& op, const std::string& overload) {
+std::shared_ptr<torch::jit::Operator> findOperator(const std::string& op,
+                                                   const std::string& overload) {
   for (const auto& candidate : torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(op)))
     if (candidate->schema().overload_name() == overload) return candidate;
   return nullptr;
 }
 
+// Whether two schemas take the same arguments, by name and type.
+bool sameArguments(const c10::FunctionSchema& a, const c10::FunctionSchema& b) {
+  const auto& x = a.arguments();
+  const auto& y = b.arguments();
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i].name() != y[i].name() ||
+        x[i].type()->annotation_str() != y[i].type()->annotation_str())
+      return false;
+  return true;
+}
+
 bool anyEmpty(const std::vector<at::Tensor>& tensors) {
-  return std::any_of(tensors.begin(), tensors.end(), [](const at::Tensor& t) { return t.numel() == 0; });
+  return std::any_of(tensors.begin(), tensors.end(),
+                     [](const at::Tensor& t) { return t.numel() == 0; });
+}
+
+// The index of n's argument `name`, or -1.
+int argIndex(const ir::Node& n, std::string_view name) {
+  for (size_t i = 0; i < n.args.size(); ++i)
+    if (n.args[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+// n's constant integer argument `name`, or `fallback`.
+int64_t intConstant(const ir::Node& n, std::string_view name, int64_t fallback) {
+  const ir::Arg* a = n.arg(name);
+  if (!a || a->kind != ir::Arg::Kind::Constant) return fallback;
+  if (const int64_t* i = std::get_if<int64_t>(&a->constant)) return *i;
+  return fallback;
+}
+
+// n's constant number argument `name` (a float or an int), or nullopt.
+std::optional<double> numberConstant(const ir::Node& n, std::string_view name) {
+  const ir::Arg* a = n.arg(name);
+  if (!a) return std::nullopt;
+  if (const double* d = std::get_if<double>(&a->constant)) return *d;
+  if (const int64_t* i = std::get_if<int64_t>(&a->constant)) return static_cast<double>(*i);
+  return std::nullopt;
+}
+
+// n's constant bool argument `name`, or `fallback`.
+bool boolConstant(const ir::Node& n, std::string_view name, bool fallback) {
+  if (const ir::Arg* a = n.arg(name))
+    if (const bool* b = std::get_if<bool>(&a->constant)) return *b;
+  return fallback;
 }
 
 struct Operand {
@@ -116,19 +159,25 @@ struct StepKernel::Impl {
   KernelContext context;
   std::string label;
   bool communication = false;
-  std::shared_ptr<torch::jit::Operator> op;
-  std::vector<c10::IValue> stack;       // the arguments with constants filled in
-  std::vector<int> argTensorSlot;       // per argument: first operand index, or -1 (constant)
-  std::vector<int> argTensorCount;      // per argument: operands it takes (a list: several)
-  std::vector<bool> optionalList;       // per argument: a list of optional tensors (Tensor?[])
   std::vector<Operand> inputs, outputs;
   std::vector<std::vector<int64_t>> outputShapes;  // local
+
+  // The operator and its arguments (findOperators, buildStack).
+  std::shared_ptr<torch::jit::Operator> op;
+  std::shared_ptr<torch::jit::Operator> inplaceOp;  // the in-place form itself (in-place nodes)
+  bool inplaceOnCopy = false;       // an in-place op without an out-of-place form: run on a copy
+  std::vector<c10::IValue> stack;   // the arguments with constants filled in
+  std::vector<int> argTensorSlot;   // per argument: first operand index, or -1 (constant)
+  std::vector<int> argTensorCount;  // per argument: operands it takes (a list: several)
+  std::vector<bool> optionalList;   // per argument: a list of optional tensors (Tensor?[])
+
+  // The adjustment and its parameters (chooseAdjustment).
   Adjust adjust = Adjust::None;
-  int64_t globalCount = 0;   // MeanSharded / PointwiseLossMean / ProbabilityLossMean denominators;
-                             // ClassLossMean: the static target count (0: all-reduced per step)
-  int64_t vocabOffset = 0;   // VocabEmbedding: first row of this rank
-  int reductionArg = -1;     // loss means: the `reduction` argument's index
-  int groupsArg = -1;        // Depthwise
+  int64_t globalCount = 0;  // MeanSharded / PointwiseLossMean / ProbabilityLossMean denominators;
+                            // ClassLossMean: the static target count (0: all-reduced per step)
+  int64_t vocabOffset = 0;  // VocabEmbedding: first row of this rank
+  int reductionArg = -1;    // loss means: the `reduction` argument's index
+  int groupsArg = -1;       // Depthwise
   double dropoutP = 0;
   bool dropoutTrain = true;
   std::vector<int64_t> meanDims;  // MeanSharded
@@ -138,15 +187,14 @@ struct StepKernel::Impl {
   // Random ops of a replicated plan: the output dimension the machines split (-1: none). The op
   // draws the global batch's numbers and keeps this machine's rows.
   int replicaDim = -1;
-  bool inplaceOnCopy = false;  // an in-place op without an out-of-place form: run on a copy
-  std::shared_ptr<torch::jit::Operator> inplaceOp;  // the in-place form itself (in-place nodes)
   // SyncBatchNorm: the operands' places among the tensor inputs (-1: absent), the global count
   // of elements per channel, momentum and eps.
   int weightAt = -1, biasAt = -1, runningMeanAt = -1, runningVarAt = -1;
   int64_t perChannel = 0;
   double momentum = 0, eps = 0;
 
-  Impl(const ir::Graph& graph, const plan::PlanStep& s, const KernelContext& c) : g(graph), step(s), context(c) {}
+  Impl(const ir::Graph& graph, const plan::PlanStep& s, const KernelContext& c)
+      : g(graph), step(s), context(c) {}
 
   [[noreturn]] void fail(const std::string& what) const {
     throw RuntimeError(fmt::format("rank {}: {}: {}", context.rank, g.describe(step.node), what));
@@ -155,13 +203,20 @@ struct StepKernel::Impl {
   // The dtype value v has in this run (KernelContext::floating for floating values).
   at::ScalarType typeOf(ir::ValueId v) const {
     const at::ScalarType type = import::toScalarType(g.value(v).dtype);
-    return context.floating != at::ScalarType::Undefined && at::isFloatingType(type) ? context.floating : type;
+    return context.floating != at::ScalarType::Undefined && at::isFloatingType(type)
+               ? context.floating
+               : type;
   }
   int machines() const { return replicated() ? context.replication->machines : 1; }
+  static bool anyCut(const std::vector<Operand>& operands) {
+    return std::any_of(operands.begin(), operands.end(),
+                       [](const Operand& o) { return rules::isGather(o.rel); });
+  }
 
   ir::Shape localShape(const Operand& o) const {
     ir::Shape shape = g.value(o.value).shape;
-    if (rules::isGather(o.rel)) shape[static_cast<size_t>(o.rel)] = o.lengths[static_cast<size_t>(context.rank)];
+    if (rules::isGather(o.rel))
+      shape[static_cast<size_t>(o.rel)] = o.lengths[static_cast<size_t>(context.rank)];
     return shape;
   }
   // A replicated plan's cut of this random node's output across machines (RuntimeError when the
@@ -183,163 +238,133 @@ struct StepKernel::Impl {
     const int64_t rows = full.size(dim) / machines();
     return full.narrow(dim, context.machine * rows, rows);
   }
+  at::Tensor fullSize(const at::Tensor& piece, const Operand& o) const;
 
-  // `piece` (this rank's piece of operand o) embedded in zeros of the operand's full size: the
-  // machine's shape, and in a replicated plan the global batch's along the dimension aligned with
-  // the output's cut across machines.
-  at::Tensor fullSize(const at::Tensor& piece, const Operand& o) const {
-    auto embed = [](const at::Tensor& t, int64_t d, int64_t before, int64_t after) {
-      if (before == 0 && after == 0) return t;
-      std::vector<int64_t> shape = t.sizes().vec();
-      std::vector<at::Tensor> parts;
-      shape[static_cast<size_t>(d)] = before;
-      if (before > 0) parts.push_back(at::zeros(shape, t.options().requires_grad(false)));
-      parts.push_back(t);
-      shape[static_cast<size_t>(d)] = after;
-      if (after > 0) parts.push_back(at::zeros(shape, t.options().requires_grad(false)));
-      return at::cat(parts, d);
-    };
-    const ir::Value& v = g.value(o.value);
-    at::Tensor full = piece;
-    if (rules::isGather(o.rel)) {
-      const int64_t before = offsetOf(o.lengths, context.rank);
-      full = embed(full, o.rel, before, v.shape[static_cast<size_t>(o.rel)] - before - piece.size(o.rel));
-    }
-    if (replicaDim >= 0) {
-      const ir::Value& out = g.value(outputs[0].value);
-      const int64_t d = replicaDim - (out.rank() - v.rank());
-      if (d >= 0 && v.shape[static_cast<size_t>(d)] == out.shape[static_cast<size_t>(replicaDim)]) {
-        const int64_t rows = v.shape[static_cast<size_t>(d)];
-        full = embed(full, d, context.machine * rows, (machines() - 1 - context.machine) * rows);
-      }
-    }
-    return full;
-  }
-
+  // Construction, by concern: the operator, its argument stack, the adjustment and its
+  // parameters per execution.
   void compile();
+  void findOperators(const ir::Node& n);
+  void buildStack(const ir::Node& n);
+  void chooseAdjustment(const ir::Node& n);
+  void compileRandom(const ir::Node& n);
+  void compileMean(const ir::Node& n);
+  void compileLossMean(const ir::Node& n);
+  void compileClassLoss(const ir::Node& n);
+  void compileSyncBatchNorm(const ir::Node& n);
+
+  // A run, by concern: the adjustments that replace the operator, the operator's call (its
+  // arguments, then the adjustments of its results), and the check of the outputs.
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& in, Communicator& comm);
-  bool emptyOutputs() const;
+  std::vector<at::Tensor> compute(const std::vector<at::Tensor>& in, Communicator& comm);
+  std::vector<at::Tensor> reshard(const std::vector<at::Tensor>& in, Communicator& comm) const;
+  std::vector<at::Tensor> meanOverCut(const std::vector<at::Tensor>& in) const;
+  std::vector<at::Tensor> syncBatchNorm(const std::vector<at::Tensor>& in,
+                                        Communicator& comm) const;
+  std::vector<at::Tensor> dropout(const std::vector<at::Tensor>& in) const;
+  std::vector<at::Tensor> vocabEmbedding(const std::vector<at::Tensor>& in) const;
+  std::vector<at::Tensor> callOperator(const std::vector<at::Tensor>& in, Communicator& comm);
+  std::vector<c10::IValue> operatorArgs(const std::vector<at::Tensor>& in) const;
+  void adjustResults(std::vector<at::Tensor>& out, const std::vector<at::Tensor>& in,
+                     Communicator& comm) const;
+  at::Tensor classLossMean(const at::Tensor& sum, const std::vector<at::Tensor>& in,
+                           Communicator& comm) const;
+  void checkOutputs(std::vector<at::Tensor>& out, const std::vector<at::Tensor>& in) const;
+
   // Runs the operator on `args` and returns its tensor results (lists flattened).
-  std::vector<at::Tensor> call(std::vector<c10::IValue> args) const {
-    op->getOperation()(args);
-    std::vector<at::Tensor> result;
-    for (const c10::IValue& v : args) {
-      if (v.isTensor()) result.push_back(v.toTensor());
-      else if (v.isTensorList())
-        for (const at::Tensor& t : v.toTensorVector()) result.push_back(t);
-    }
-    return result;
-  }
-  // The argument stack with the operands filled in. A list of optional tensors (aten::index's
-  // indices) keeps its Nones in their places.
-  std::vector<c10::IValue> stackWith(const std::vector<at::Tensor>& in) const {
-    std::vector<c10::IValue> args = stack;
-    const ir::Node& n = g.node(step.node);  // (its args only where a list keeps Nones)
-    for (size_t a = 0; a < args.size(); ++a) {
-      const int slot = argTensorSlot[a];
-      if (slot < 0) continue;
-      if (argTensorCount[a] < 0) {
-        args[a] = in[static_cast<size_t>(slot)];
-        continue;
-      }
-      const ir::Arg& arg = n.args[a];
-      if (!optionalList[a]) {
-        c10::List<at::Tensor> list;
-        for (int k = 0; k < argTensorCount[a]; ++k) list.push_back(in[static_cast<size_t>(slot + k)]);
-        args[a] = list;
-        continue;
-      }
-      c10::List<c10::optional<at::Tensor>> list;
-      int next = 0;
-      const int size = argTensorCount[a] + static_cast<int>(arg.noneAt.size());
-      for (int k = 0; k < size; ++k) {
-        if (std::find(arg.noneAt.begin(), arg.noneAt.end(), k) != arg.noneAt.end()) list.push_back(c10::nullopt);
-        else list.push_back(in[static_cast<size_t>(slot + next++)]);
-      }
-      args[a] = list;
-    }
-    return args;
-  }
-  bool shapesMatch(const std::vector<at::Tensor>& out) const {
-    if (out.size() != outputShapes.size()) return false;
-    for (size_t k = 0; k < out.size(); ++k)
-      if (!out[k].sizes().equals(outputShapes[k])) return false;
-    return true;
-  }
-  // The result of a step some of whose pieces are empty, where the kernel cannot take them. A
-  // piece empty along a dimension the op sums over (a convolution's input channels, a matmul's
-  // inner dimension) contributes nothing but the rest of the op (a partial bias): the op runs
-  // with such pieces as one zero slice, still on the autograd graph. Where that does not give
-  // the local shapes, the contribution is zeros.
-  std::vector<at::Tensor> emptyPieces(std::vector<c10::IValue> args, const std::vector<at::Tensor>& in) const {
-    for (size_t a = 0; a < args.size(); ++a) {
-      const int slot = argTensorSlot[a];
-      if (slot < 0 || argTensorCount[a] >= 0) continue;
-      const at::Tensor& t = in[static_cast<size_t>(slot)];
-      const Rel r = inputs[static_cast<size_t>(slot)].rel;
-      if (!rules::isGather(r) || t.size(r) != 0) continue;
-      std::vector<int64_t> shape = t.sizes().vec();
-      shape[static_cast<size_t>(r)] = 1;
-      args[a] = at::cat({t, at::zeros(shape, t.options().requires_grad(false))}, r);
-    }
-    try {
-      std::vector<at::Tensor> out = call(std::move(args));
-      if (shapesMatch(out)) return out;
-    } catch (const c10::Error&) {
-    }
-    return zerosOnGraph(in);
-  }
-  at::Tensor classLossMean(const at::Tensor& sum, const std::vector<at::Tensor>& in, Communicator& comm);
+  std::vector<at::Tensor> call(std::vector<c10::IValue> args) const;
+  std::vector<c10::IValue> stackWith(const std::vector<at::Tensor>& in) const;
+  bool emptyOutputs() const;
+  bool shapesMatch(const std::vector<at::Tensor>& out) const;
+  std::vector<at::Tensor> emptyPieces(std::vector<c10::IValue> args,
+                                      const std::vector<at::Tensor>& in) const;
   std::vector<at::Tensor> zerosOnGraph(const std::vector<at::Tensor>& in) const;
 };
 
+// `piece` (this rank's piece of operand o) embedded in zeros of the operand's full size: the
+// machine's shape, and in a replicated plan the global batch's along the dimension aligned with
+// the output's cut across machines.
+at::Tensor StepKernel::Impl::fullSize(const at::Tensor& piece, const Operand& o) const {
+  auto embed = [](const at::Tensor& t, int64_t d, int64_t before, int64_t after) {
+    if (before == 0 && after == 0) return t;
+    std::vector<int64_t> shape = t.sizes().vec();
+    std::vector<at::Tensor> parts;
+    shape[static_cast<size_t>(d)] = before;
+    if (before > 0) parts.push_back(at::zeros(shape, t.options().requires_grad(false)));
+    parts.push_back(t);
+    shape[static_cast<size_t>(d)] = after;
+    if (after > 0) parts.push_back(at::zeros(shape, t.options().requires_grad(false)));
+    return at::cat(parts, d);
+  };
+  const ir::Value& v = g.value(o.value);
+  at::Tensor full = piece;
+  if (rules::isGather(o.rel)) {
+    const int64_t before = offsetOf(o.lengths, context.rank);
+    full = embed(full, o.rel, before,
+                 v.shape[static_cast<size_t>(o.rel)] - before - piece.size(o.rel));
+  }
+  if (replicaDim >= 0) {
+    const ir::Value& out = g.value(outputs[0].value);
+    const int64_t d = replicaDim - (out.rank() - v.rank());
+    if (d >= 0 && v.shape[static_cast<size_t>(d)] == out.shape[static_cast<size_t>(replicaDim)]) {
+      const int64_t rows = v.shape[static_cast<size_t>(d)];
+      full = embed(full, d, context.machine * rows, (machines() - 1 - context.machine) * rows);
+    }
+  }
+  return full;
+}
+
 void StepKernel::Impl::compile() {
   const ir::Node& n = g.node(step.node);
-  const plan::PlanStep& s = step;
   label = n.op.substr(n.op.find("::") + 2);
-  for (const plan::Form& f : s.inputs) inputs.push_back({f.value, f.rel, f.lengths});
-  for (const plan::Form& f : s.outputs) outputs.push_back({f.value, f.rel, f.lengths});
+  for (const plan::Form& f : step.inputs) inputs.push_back({f.value, f.rel, f.lengths});
+  for (const plan::Form& f : step.outputs) outputs.push_back({f.value, f.rel, f.lengths});
   for (const Operand& o : outputs) outputShapes.push_back(localShape(o));
-  if (n.op == ir::kReshardOp) {
+  if (step.execution == Execution::Reshard) {  // no operator: a collective, or the value itself
     adjust = Adjust::Reshard;
     communication = true;
     label = "reshard";
     return;
   }
   if (inputs.size() != n.tensorInputs().size() || outputs.size() != n.outputs.size())
-    fail("the plan's step lists other inputs or outputs than the model's node (was the plan made for this model?)");
-  // In-place ops run out of place, where the op has an out-of-place form with the same overload
-  // that returns the target's dtype: the importer rebinds later readers to the op's output, so the
-  // old value is never read again, and autograd keeps what it saved. Otherwise (transpose_.int,
-  // bernoulli_.float, pow_.Scalar; eq_ and logical_and_ on floats, whose out-of-place forms
-  // return bools) the in-place op runs on a copy of its target, so that values and gradients are
-  // the single-device op's.
-  const std::string name = n.inplace ? baseOp(n.op) : n.op;
-  op = findOperator(name, n.overload);
+    fail(
+        "the plan's step lists other inputs or outputs than the model's node (was the plan made "
+        "for this model?)");
+  findOperators(n);
+  buildStack(n);
+  chooseAdjustment(n);
+}
+
+// In-place ops run out of place, where the op has an out-of-place form with the same overload
+// that returns the target's dtype: the importer rebinds later readers to the op's output, so the
+// old value is never read again, and autograd keeps what it saved. Otherwise (transpose_.int,
+// bernoulli_.float, pow_.Scalar; eq_ and logical_and_ on floats, whose out-of-place forms return
+// bools) the in-place op runs on a copy of its target, so that values and gradients are the
+// single-device op's.
+void StepKernel::Impl::findOperators(const ir::Node& n) {
+  op = findOperator(n.inplace ? baseOp(n.op) : n.op, n.overload);
   if (n.inplace) inplaceOp = findOperator(n.op, n.overload);
-  if (op && n.inplace) {
-    // The same overload name may be another signature (pow_.Scalar(Tensor self, Scalar exponent)
-    // against pow.Scalar(Scalar self, Tensor exponent)): the arguments must match by name and type.
-    const auto& a = op->schema().arguments();
-    const auto& b = inplaceOp ? inplaceOp->schema().arguments() : a;
-    bool same = a.size() == b.size();
-    for (size_t i = 0; same && i < a.size(); ++i)
-      same = a[i].name() == b[i].name() && a[i].type()->annotation_str() == b[i].type()->annotation_str();
-    if (!same) op = nullptr;
-  }
+  // The same overload name may be another signature (pow_.Scalar(Tensor self, Scalar exponent)
+  // against pow.Scalar(Scalar self, Tensor exponent)): the arguments must match by name and type.
+  if (op && n.inplace && inplaceOp && !sameArguments(op->schema(), inplaceOp->schema()))
+    op = nullptr;
   if (!op) {
     op = inplaceOp ? inplaceOp : findOperator(n.op, n.overload);
     inplaceOnCopy = n.inplace;
   }
   if (!op) fail(fmt::format("no operator {}.{} in this LibTorch", n.op, n.overload));
-  // The argument stack with constants filled in, and where the operands go.
+}
+
+// The argument stack with constants filled in, and where the operands go.
+void StepKernel::Impl::buildStack(const ir::Node& n) {
   int next = 0;
   optionalList.assign(n.args.size(), false);
   for (const ir::Arg& a : n.args) {
     if (a.kind == ir::Arg::Kind::Constant) {
       // Off the CPU, a device argument (a traced "cpu", a factory's None) names this device.
-      const bool deviceArg = a.type.find("Device") != std::string::npos;  // Device, Optional[Device]
-      stack.push_back(deviceArg && !context.device.is_cpu() ? c10::IValue(context.device) : constantValue(a));
+      const bool deviceArg =
+          a.type.find("Device") != std::string::npos;  // Device, Optional[Device]
+      stack.push_back(deviceArg && !context.device.is_cpu() ? c10::IValue(context.device)
+                                                            : constantValue(a));
       // A floating dtype argument (to(x, float32), zeros(..., dtype=float32)) names the run's.
       if (context.floating != at::ScalarType::Undefined && a.name == "dtype")
         if (const int64_t* code = std::get_if<int64_t>(&a.constant);
@@ -349,151 +374,384 @@ void StepKernel::Impl::compile() {
       argTensorCount.push_back(0);
     } else {
       stack.emplace_back();
-      optionalList[stack.size() - 1] = a.kind == ir::Arg::Kind::TensorList && (a.type.find("Optional") != std::string::npos ||
-                                                                               a.type.find('?') != std::string::npos);
+      optionalList[stack.size() - 1] =
+          a.kind == ir::Arg::Kind::TensorList &&
+          (a.type.find("Optional") != std::string::npos || a.type.find('?') != std::string::npos);
       argTensorSlot.push_back(next);
-      argTensorCount.push_back(a.kind == ir::Arg::Kind::TensorList ? static_cast<int>(a.values.size()) : -1);
+      argTensorCount.push_back(
+          a.kind == ir::Arg::Kind::TensorList ? static_cast<int>(a.values.size()) : -1);
       next += static_cast<int>(a.values.size());
     }
   }
-  auto argIndex = [&](std::string_view argName) {
-    for (size_t i = 0; i < n.args.size(); ++i)
-      if (n.args[i].name == argName) return static_cast<int>(i);
-    return -1;
-  };
-  auto intConstant = [&](std::string_view argName, int64_t fallback) {
-    const ir::Arg* a = n.arg(argName);
-    if (!a || a->kind != ir::Arg::Kind::Constant) return fallback;
-    if (const int64_t* i = std::get_if<int64_t>(&a->constant)) return *i;
-    return fallback;
-  };
-  bool shardedIn = false, shardedOut = false;
-  for (const Operand& o : inputs) shardedIn = shardedIn || rules::isGather(o.rel);
-  for (const Operand& o : outputs) shardedOut = shardedOut || rules::isGather(o.rel);
-  const std::string base = baseOp(n.op);
+}
 
-  if (s.sfb) {
-    if (base != "aten::linear") fail("sufficient-factor broadcasting is implemented for linear only");
+// The adjustment is the one the rule declared for the variant (plan::PlanStep::execution, and
+// sfb); the kernel compares no op or variant name. Its parameters come from the node's arguments
+// and the step's forms.
+void StepKernel::Impl::chooseAdjustment(const ir::Node& n) {
+  if (step.sfb) {
+    // Only linear(input, weight, bias?) has SFB variants (rules/matmul.cpp): the weight is I*.
+    if (inputs.size() < 2 || inputs.size() > 3 || inputs[1].rel != rules::kIdentitySfb)
+      fail("sufficient-factor broadcasting is implemented for linear only");
     adjust = Adjust::SfbLinear;
-  } else if ((base == "aten::batch_norm" || base == "aten::native_batch_norm") && s.variant == "sync") {
-    adjust = Adjust::SyncBatchNorm;
-    int at = 0;
-    for (const ir::Arg& a : n.args) {
-      if (a.kind == ir::Arg::Kind::Constant) continue;
-      if (a.name == "weight") weightAt = at;
-      if (a.name == "bias") biasAt = at;
-      if (a.name == "running_mean") runningMeanAt = at;
-      if (a.name == "running_var") runningVarAt = at;
-      at += static_cast<int>(a.values.size());
-    }
-    const ir::Value& x = g.value(inputs[0].value);
-    perChannel = x.numel() / std::max<int64_t>(x.shape[1], 1);
-    auto number = [&](std::string_view argName) {
-      const ir::Arg* a = n.arg(argName);
-      if (a)
-        if (const double* d = std::get_if<double>(&a->constant)) return *d;
-      if (a)
-        if (const int64_t* i = std::get_if<int64_t>(&a->constant)) return static_cast<double>(*i);
-      fail(fmt::format("batch norm without a constant '{}'", argName));
-    };
-    momentum = number("momentum");
-    eps = number("eps");
-  } else if (rules::isRandomOp(n.op)) {
-    // Every rank draws the single-device op's numbers: full size (the global batch's in a
-    // replicated plan), keeping its piece. Where no input is cut and the plan is not replicated,
-    // the op itself does that (a partial's pieces share the draws, so dropout of a partial sum is
-    // the partial of the dropout).
-    replicaDim = replicated() ? randomCut() : -1;
-    if (n.tensorInputs().empty()) {
-      if (replicaDim >= 0)
-        fail(fmt::format("{} draws batch-sized numbers from constant sizes, which a replicated plan does not "
-                         "support; plan the model with hap plan instead",
-                         base));
-      adjust = shardedOut ? Adjust::FullPiece : Adjust::None;
-    } else if (shardedIn || replicaDim >= 0) {
-      adjust = base == "aten::dropout" || base == "aten::native_dropout" ? Adjust::Dropout : Adjust::RandomPadded;
-      const ir::Arg* p = n.arg("p");
-      if (p) {
-        if (const double* d = std::get_if<double>(&p->constant)) dropoutP = *d;
-        else if (const int64_t* i = std::get_if<int64_t>(&p->constant)) dropoutP = static_cast<double>(*i);
-      }
-      // native_dropout's train is optional: None means training.
-      if (const ir::Arg* train = n.arg("train"))
-        if (const bool* b = std::get_if<bool>(&train->constant)) dropoutTrain = *b;
-    }
-  } else if ((base == "aten::slice" || base == "aten::narrow") && shardedIn &&
-             normalizeDim(intConstant("dim", 0), g.value(inputs[0].value).rank()) == inputs[0].rel) {
-    adjust = Adjust::Identity;  // the rule cuts the sliced dimension only where the slice keeps it whole
-  } else if (kReshapeOps.count(base)) {
-    if (shardedOut) adjust = Adjust::Reshape;
-  } else if (kExpandOps.count(base)) {
-    if (shardedOut) adjust = Adjust::Expand;
-  } else if (base == "aten::mean" && shardedIn) {
-    const ir::Value& x = g.value(inputs[0].value);
-    std::vector<int64_t> dims;
-    const ir::Arg* dim = n.arg("dim");
-    if (dim && dim->kind == ir::Arg::Kind::Constant) {
-      if (const auto* l = std::get_if<std::vector<int64_t>>(&dim->constant)) dims = *l;
-      else if (const int64_t* i = std::get_if<int64_t>(&dim->constant)) dims = {*i};
-    }
-    if (dims.empty())
-      for (int d = 0; d < x.rank(); ++d) dims.push_back(d);
-    bool cutReduced = false;
-    int64_t count = 1;
-    for (int64_t d : dims) {
-      const int64_t nd = d < 0 ? d + x.rank() : d;
-      count *= x.shape[static_cast<size_t>(nd)];
-      cutReduced = cutReduced || nd == inputs[0].rel;
-    }
-    if (cutReduced) {
-      adjust = Adjust::MeanSharded;
-      globalCount = count;
-      meanDims = dims;
-      if (const ir::Arg* keep = n.arg("keepdim"))
-        if (const bool* b = std::get_if<bool>(&keep->constant)) keepdim = *b;
-    }
-  } else if (rules::lossKind(base) != rules::LossKind::None && shardedIn &&
-             intConstant("reduction", 1) == 1) {
-    reductionArg = argIndex("reduction");
-    if (reductionArg < 0) fail("a mean loss without a reduction argument");
-    const ir::Value& self = g.value(inputs[0].value);
-    if (rules::lossKind(base) == rules::LossKind::Pointwise) {
-      adjust = Adjust::PointwiseLossMean;
-      globalCount = self.numel();
-    } else if (g.value(inputs[1].value).rank() == self.rank()) {
-      adjust = Adjust::ProbabilityLossMean;  // class probabilities: every position counts
-      globalCount = self.numel() / self.shape[1];
-    } else {
-      adjust = Adjust::ClassLossMean;
-      ignoreIndex = intConstant("ignore_index", -100);
-      weighted = n.tensorInputs().size() > 2;
-      // When the targets are a model input (or a view of one) whose declared range excludes
-      // ignore_index, every target counts: the global count is static, and the loss needs no
-      // all-reduce (a synchronisation point in the middle of forward). run() asserts the range
-      // on every piece.
-      ir::ValueId t = inputs[1].value;
-      while (g.value(t).kind == ir::ValueKind::Activation && g.value(t).producer != ir::kNone) {
-        const ir::Node& producer = g.node(g.value(t).producer);
-        if (!kReshapeOps.count(baseOp(producer.op)) || producer.tensorInputs().empty()) break;
-        t = producer.tensorInputs().front();
-      }
-      const ir::Value& targets = g.value(t);
-      if (!weighted && targets.kind == ir::ValueKind::Input && targets.low && targets.high &&
-          (ignoreIndex < *targets.low || ignoreIndex >= *targets.high))
-        globalCount = g.value(inputs[1].value).numel();
-    }
-  } else if ((base == "aten::_convolution" || base == "aten::convolution" || base.starts_with("aten::conv")) &&
-             s.variant == "depthwise") {
-    adjust = Adjust::Depthwise;
-    groupsArg = argIndex("groups");
-    if (groupsArg < 0) fail("a depthwise convolution without a groups argument");
-  } else if (base == "aten::embedding" && s.variant == "vocab") {
-    adjust = Adjust::VocabEmbedding;
-    vocabOffset = offsetOf(inputs[0].lengths, context.rank);
-  } else if (shardedOut && (n.tensorInputs().empty() || base.rfind("aten::new_", 0) == 0)) {
-    adjust = Adjust::FullPiece;  // a factory (new_*: self gives the dtype only): made full size, piece kept
+    return;
   }
-  // (A non-random *_like of a piece is already the piece of the output.)
+  switch (step.execution) {
+    case Execution::Plain:    // (a non-random *_like of a piece is already the output's piece)
+    case Execution::Reshard:  // (compile() took it)
+      return;
+    case Execution::WholeCutPiece:
+      adjust = Adjust::Identity;
+      return;
+    case Execution::ReshapeToPiece:
+      adjust = Adjust::Reshape;
+      return;
+    case Execution::ExpandToPiece:
+      adjust = Adjust::Expand;
+      return;
+    case Execution::FactoryPiece:  // new_*: self gives the dtype only
+      adjust = Adjust::FullPiece;
+      return;
+    case Execution::RandomDraws:
+    case Execution::DropoutMask:
+      return compileRandom(n);
+    case Execution::MeanOverCut:
+      return compileMean(n);
+    case Execution::ClassLossMean:
+    case Execution::PointwiseLossMean:
+    case Execution::ProbabilityLossMean:
+      return compileLossMean(n);
+    case Execution::SyncStatistics:
+      return compileSyncBatchNorm(n);
+    case Execution::DepthwiseGroups:
+      adjust = Adjust::Depthwise;
+      groupsArg = argIndex(n, "groups");
+      if (groupsArg < 0) fail("a depthwise convolution without a groups argument");
+      return;
+    case Execution::VocabOffset:
+      adjust = Adjust::VocabEmbedding;
+      vocabOffset = offsetOf(inputs[0].lengths, context.rank);
+      return;
+  }
+}
+
+// Every rank draws the single-device op's numbers: full size (the global batch's in a replicated
+// plan), keeping its piece. Where no input is cut and the plan is not replicated, the op itself
+// does that (a partial's pieces share the draws, so dropout of a partial sum is the partial of
+// the dropout).
+void StepKernel::Impl::compileRandom(const ir::Node& n) {
+  replicaDim = replicated() ? randomCut() : -1;
+  if (n.tensorInputs().empty()) {
+    if (replicaDim >= 0)
+      fail(
+          fmt::format("{} draws batch-sized numbers from constant sizes, which a replicated plan "
+                      "does not support; plan the model with hap plan instead",
+                      baseOp(n.op)));
+    adjust = anyCut(outputs) ? Adjust::FullPiece : Adjust::None;
+    return;
+  }
+  if (!anyCut(inputs) && replicaDim < 0) return;
+  adjust = step.execution == Execution::DropoutMask ? Adjust::Dropout : Adjust::RandomPadded;
+  dropoutP = numberConstant(n, "p").value_or(0);
+  dropoutTrain = boolConstant(n, "train", true);  // native_dropout's is optional: None trains
+}
+
+// The local sum over the global count of the reduced dimensions (the rule declares it where the
+// cut dimension is among them).
+void StepKernel::Impl::compileMean(const ir::Node& n) {
+  adjust = Adjust::MeanSharded;
+  const ir::Value& x = g.value(inputs[0].value);
+  const ir::Arg* dim = n.arg("dim");
+  if (dim && dim->kind == ir::Arg::Kind::Constant) {
+    if (const auto* l = std::get_if<std::vector<int64_t>>(&dim->constant))
+      meanDims = *l;
+    else if (const int64_t* i = std::get_if<int64_t>(&dim->constant))
+      meanDims = {*i};
+  }
+  if (meanDims.empty())
+    for (int d = 0; d < x.rank(); ++d) meanDims.push_back(d);
+  globalCount = 1;
+  for (int64_t d : meanDims) globalCount *= x.shape[static_cast<size_t>(d < 0 ? d + x.rank() : d)];
+  keepdim = boolConstant(n, "keepdim", false);
+}
+
+// A loss's mean over cut positions: the op sums, and run() divides by the global denominator.
+void StepKernel::Impl::compileLossMean(const ir::Node& n) {
+  reductionArg = argIndex(n, "reduction");
+  if (reductionArg < 0) fail("a mean loss without a reduction argument");
+  const ir::Value& self = g.value(inputs[0].value);
+  if (step.execution == Execution::PointwiseLossMean) {
+    adjust = Adjust::PointwiseLossMean;
+    globalCount = self.numel();
+  } else if (step.execution == Execution::ProbabilityLossMean) {
+    adjust = Adjust::ProbabilityLossMean;  // class probabilities: every position counts
+    globalCount = self.numel() / self.shape[1];
+  } else {
+    compileClassLoss(n);
+  }
+}
+
+// When the targets are a model input (or a view of one) whose declared range excludes
+// ignore_index, every target counts: the global count is static, and the loss needs no all-reduce
+// (a synchronisation point in the middle of forward). run() asserts the range on every piece.
+void StepKernel::Impl::compileClassLoss(const ir::Node& n) {
+  adjust = Adjust::ClassLossMean;
+  ignoreIndex = intConstant(n, "ignore_index", -100);
+  weighted = n.tensorInputs().size() > 2;
+  ir::ValueId t = inputs[1].value;
+  while (g.value(t).kind == ir::ValueKind::Activation && g.value(t).producer != ir::kNone) {
+    const ir::Node& producer = g.node(g.value(t).producer);
+    if (!rules::isViewOp(baseOp(producer.op)) || producer.tensorInputs().empty()) break;
+    t = producer.tensorInputs().front();
+  }
+  const ir::Value& targets = g.value(t);
+  if (!weighted && targets.kind == ir::ValueKind::Input && targets.low && targets.high &&
+      (ignoreIndex < *targets.low || ignoreIndex >= *targets.high))
+    globalCount = g.value(inputs[1].value).numel();
+}
+
+// Batch norm with the statistics summed over the ranks: where its operands are, the global count
+// per channel, momentum and eps.
+void StepKernel::Impl::compileSyncBatchNorm(const ir::Node& n) {
+  adjust = Adjust::SyncBatchNorm;
+  int at = 0;
+  for (const ir::Arg& a : n.args) {
+    if (a.kind == ir::Arg::Kind::Constant) continue;
+    if (a.name == "weight") weightAt = at;
+    if (a.name == "bias") biasAt = at;
+    if (a.name == "running_mean") runningMeanAt = at;
+    if (a.name == "running_var") runningVarAt = at;
+    at += static_cast<int>(a.values.size());
+  }
+  const ir::Value& x = g.value(inputs[0].value);
+  perChannel = x.numel() / std::max<int64_t>(x.shape[1], 1);
+  auto number = [&](std::string_view argName) {
+    if (std::optional<double> v = numberConstant(n, argName)) return *v;
+    fail(fmt::format("batch norm without a constant '{}'", argName));
+  };
+  momentum = number("momentum");
+  eps = number("eps");
+}
+
+std::vector<at::Tensor> StepKernel::Impl::run(const std::vector<at::Tensor>& in,
+                                              Communicator& comm) {
+  std::vector<at::Tensor> out = compute(in, comm);
+  checkOutputs(out, in);
+  return out;
+}
+
+// The adjustments that replace the operator's call, else the call.
+std::vector<at::Tensor> StepKernel::Impl::compute(const std::vector<at::Tensor>& in,
+                                                  Communicator& comm) {
+  switch (adjust) {
+    case Adjust::Reshard:
+      return reshard(in, comm);
+    case Adjust::Identity:
+      return {in[0].alias()};
+    case Adjust::Reshape:
+      return {in[0].reshape(outputShapes[0])};
+    case Adjust::Expand:
+      return {in[0].expand(outputShapes[0])};
+    case Adjust::MeanSharded:
+      return meanOverCut(in);
+    case Adjust::SfbLinear:
+      return {collective::sfbLinear(comm, in[0], in[1], in.size() > 2 ? in[2] : at::Tensor(),
+                                    inputs[0].rel, inputs[0].lengths)};
+    case Adjust::SyncBatchNorm:
+      return syncBatchNorm(in, comm);
+    case Adjust::Dropout:
+      return dropout(in);
+    case Adjust::VocabEmbedding:
+      return vocabEmbedding(in);
+    case Adjust::None:
+    case Adjust::FullPiece:
+    case Adjust::RandomPadded:
+    case Adjust::ClassLossMean:
+    case Adjust::PointwiseLossMean:
+    case Adjust::ProbabilityLossMean:
+    case Adjust::Depthwise:
+      break;
+  }
+  return callOperator(in, comm);
+}
+
+std::vector<at::Tensor> StepKernel::Impl::reshard(const std::vector<at::Tensor>& in,
+                                                  Communicator& comm) const {
+  const Operand& from = inputs[0];
+  const Operand& to = outputs[0];
+  if (!rules::isGather(to.rel)) return {in[0]};
+  return {collective::allToAll(comm, in[0], from.rel, from.lengths, to.rel, to.lengths)};
+}
+
+// The local sum over the global count (an empty piece gives zeros, still on the autograd graph,
+// so every rank runs the same backward collectives).
+std::vector<at::Tensor> StepKernel::Impl::meanOverCut(const std::vector<at::Tensor>& in) const {
+  return {in[0].to(typeOf(outputs[0].value)).sum(meanDims, keepdim) /
+          static_cast<double>(globalCount)};
+}
+
+// Per channel, the sums of this rank's values and squares (in float64) are all-reduced: the
+// global mean and biased variance normalise every piece; autograd differentiates through the
+// all-reduce (its dual sums the statistics' gradients), so the gradients are exact.
+std::vector<at::Tensor> StepKernel::Impl::syncBatchNorm(const std::vector<at::Tensor>& in,
+                                                        Communicator& comm) const {
+  const at::Tensor& x = in[0];
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != 1) dims.push_back(d);
+  const at::Tensor x64 = x.to(at::kDouble);
+  at::Tensor sums = at::stack({x64.sum(dims), (x64 * x64).sum(dims)});
+  const bool local = injectedFault() == Fault::LocalBatchStatistics;
+  if (!local) sums = collective::allReduce(comm, sums);
+  const double count = local ? static_cast<double>(x.numel() / std::max<int64_t>(x.size(1), 1))
+                             : static_cast<double>(perChannel);
+  const at::Tensor mean = sums[0] / count;
+  const at::Tensor var = (sums[1] / count - mean * mean).clamp_min(0);
+  const at::Tensor invstd = (var + eps).rsqrt();
+  const at::Tensor scale =
+      weightAt >= 0 ? invstd * in[static_cast<size_t>(weightAt)].to(at::kDouble) : invstd;
+  at::Tensor shift = -mean * scale;
+  if (biasAt >= 0) shift = shift + in[static_cast<size_t>(biasAt)].to(at::kDouble);
+  std::vector<int64_t> perChannelShape(static_cast<size_t>(x.dim()), 1);
+  perChannelShape[1] = x.size(1);
+  std::vector<at::Tensor> out = {x * scale.to(x.scalar_type()).view(perChannelShape) +
+                                 shift.to(x.scalar_type()).view(perChannelShape)};
+  if (outputs.size() > 1) {  // native_batch_norm: the saved mean and inverse std
+    out.push_back(mean.to(x.scalar_type()));
+    out.push_back(invstd.to(x.scalar_type()));
+  }
+  c10::NoGradGuard noGrad;  // the running statistics, as the single-device op updates them
+  if (runningMeanAt >= 0) {
+    at::Tensor running = in[static_cast<size_t>(runningMeanAt)];  // the buffer itself
+    running.copy_(running.to(at::kDouble) * (1 - momentum) + mean.detach() * momentum);
+  }
+  if (runningVarAt >= 0) {
+    at::Tensor running = in[static_cast<size_t>(runningVarAt)];
+    const double unbiased = count > 1 ? count / (count - 1) : 1;
+    running.copy_(running.to(at::kDouble) * (1 - momentum) + var.detach() * (unbiased * momentum));
+  }
+  return out;
+}
+
+// Every rank draws the full-size mask in program order (the single-device op's draws), and keeps
+// the piece of it that multiplies its piece of the input.
+std::vector<at::Tensor> StepKernel::Impl::dropout(const std::vector<at::Tensor>& in) const {
+  const Operand& x = inputs[0];
+  if (!dropoutTrain || dropoutP == 0) {
+    std::vector<at::Tensor> out = {in[0].clone()};
+    if (outputs.size() > 1) out.push_back(at::ones_like(in[0], at::kBool));
+    return out;
+  }
+  // The single-device op's mask: on a GPU the fused kernel's draws (native_dropout's mask depends
+  // on the shape and the generator, not the values), on the CPU bernoulli_'s.
+  at::Tensor mask;
+  const std::vector<int64_t> drawn = globalShape(g.value(x.value).shape, replicaDim);
+  if (context.device.is_cpu()) {
+    mask = at::empty(drawn, in[0].options().requires_grad(false)).bernoulli_(1 - dropoutP);
+  } else {
+    c10::NoGradGuard noGrad;
+    mask = std::get<1>(at::native_dropout(at::empty(drawn, in[0].options().requires_grad(false)),
+                                          dropoutP, true))
+               .to(in[0].scalar_type());
+  }
+  mask = machineRows(mask, replicaDim);
+  if (rules::isGather(x.rel)) mask = localPiece(mask, x.rel, x.lengths, context.rank);
+  if (outputs.size() > 1)  // native_dropout: (input · mask · scale, mask)
+    return {in[0] * mask * (1 / (1 - dropoutP)), mask.to(at::kBool)};
+  return {in[0] * mask.div_(1 - dropoutP)};
+}
+
+// Ids in this rank's row range, shifted to local rows; the others look up row 0 and are zeroed.
+// An empty range contributes zeros.
+std::vector<at::Tensor> StepKernel::Impl::vocabEmbedding(const std::vector<at::Tensor>& in) const {
+  const at::Tensor& weight = in[0];
+  const at::Tensor& ids = in[1];
+  const int64_t rows = weight.size(0);
+  if (rows == 0) return zerosOnGraph(in);
+  std::vector<c10::IValue> args = stackWith(in);
+  const at::Tensor local = ids - vocabOffset;
+  const at::Tensor mine = (local >= 0).logical_and(local < rows);
+  args[1] = at::where(mine, local, at::zeros_like(local));
+  op->getOperation()(args);
+  return {args.back().toTensor() * mine.unsqueeze(-1).to(weight.scalar_type())};
+}
+
+// The operator on this rank's operands (with the adjustment's arguments), then the adjustment of
+// its results.
+std::vector<at::Tensor> StepKernel::Impl::callOperator(const std::vector<at::Tensor>& in,
+                                                       Communicator& comm) {
+  std::vector<c10::IValue> args = operatorArgs(in);
+  if (emptyOutputs()) return zerosOnGraph(in);
+  std::vector<at::Tensor> out;
+  try {
+    out = call(args);
+  } catch (const c10::Error&) {
+    // Some kernels reject an empty operand (a convolution over zero input channels).
+    if (!anyEmpty(in)) throw;
+    return emptyPieces(args, in);
+  }
+  if (inplaceOp && !inplaceOnCopy && !out.empty() &&
+      out[0].scalar_type() != typeOf(outputs[0].value)) {
+    // The out-of-place form changes the dtype (eq_ on floats): in place on a copy from now on.
+    inplaceOnCopy = true;
+    op = inplaceOp;
+    args[0] = args[0].toTensor().clone();
+    out = call(args);
+  }
+  adjustResults(out, in, comm);
+  return out;
+}
+
+// The argument stack with this rank's operands and what the adjustment changes in it.
+std::vector<c10::IValue> StepKernel::Impl::operatorArgs(const std::vector<at::Tensor>& in) const {
+  std::vector<c10::IValue> args = stackWith(in);
+  switch (adjust) {
+    case Adjust::Depthwise:  // the local channels
+      args[static_cast<size_t>(groupsArg)] = in[0].size(inputs[0].rel);
+      break;
+    case Adjust::RandomPadded:
+      for (size_t a = 0; a < args.size(); ++a)
+        if (argTensorSlot[a] >= 0 && argTensorCount[a] < 0) {
+          const size_t k = static_cast<size_t>(argTensorSlot[a]);
+          args[a] = fullSize(in[k], inputs[k]);
+        }
+      break;
+    case Adjust::ClassLossMean:
+    case Adjust::PointwiseLossMean:
+    case Adjust::ProbabilityLossMean:  // the sum; adjustResults() divides
+      args[static_cast<size_t>(reductionArg)] = int64_t{2};
+      break;
+    default:
+      break;
+  }
+  if (inplaceOnCopy) args[0] = args[0].toTensor().clone();
+  return args;
+}
+
+// The operator's results as the step's outputs: a loss's sum over the global denominator, a
+// full-size result's piece.
+void StepKernel::Impl::adjustResults(std::vector<at::Tensor>& out,
+                                     const std::vector<at::Tensor>& in, Communicator& comm) const {
+  switch (adjust) {
+    case Adjust::PointwiseLossMean:
+    case Adjust::ProbabilityLossMean:
+      out[0] = out[0] / static_cast<double>(globalCount);
+      break;
+    case Adjust::ClassLossMean:
+      out[0] = classLossMean(out[0], in, comm);
+      break;
+    case Adjust::FullPiece:
+    case Adjust::RandomPadded:
+      for (size_t k = 0; k < out.size(); ++k) {
+        out[k] = machineRows(out[k], replicaDim);
+        const Operand& o = outputs[k];
+        if (rules::isGather(o.rel))
+          out[k] = localPiece(out[k], o.rel, o.lengths, context.rank).contiguous();
+      }
+      break;
+    default:
+      break;
+  }
 }
 
 // A class loss's mean over cut positions: this rank's sum over the global denominator. The
@@ -501,18 +759,20 @@ void StepKernel::Impl::compile() {
 // included, by the number of targets that are not ignore_index (weighted: the sum of their
 // classes' weights).
 at::Tensor StepKernel::Impl::classLossMean(const at::Tensor& sum, const std::vector<at::Tensor>& in,
-                                           Communicator& comm) {
+                                           Communicator& comm) const {
   const at::Tensor& targets = in[1];
   const at::Tensor valid = targets.ne(ignoreIndex);
   double denominator = static_cast<double>(globalCount);
   if (globalCount > 0) {
-    // Every target counts (compile()): the static global count, the range asserted.
+    // Every target counts (compileClassLoss()): the static global count, the range asserted.
     const at::Tensor all = valid.all();
     if (context.device.is_cpu()) {
       if (!all.item<bool>())
-        fail(fmt::format("a target equals ignore_index {}, outside the range the model file declares for its input; "
-                         "fix the data, or re-export the model with the range it has",
-                         ignoreIndex));
+        fail(
+            fmt::format("a target equals ignore_index {}, outside the range the model file "
+                        "declares for its input; fix the data, or re-export the model with the "
+                        "range it has",
+                        ignoreIndex));
     } else {
       at::_assert_async(all);  // no host synchronisation on a GPU
     }
@@ -522,7 +782,8 @@ at::Tensor StepKernel::Impl::classLossMean(const at::Tensor& sum, const std::vec
     at::Tensor count;
     if (weighted) {
       const at::Tensor safe = at::where(valid, targets, at::zeros_like(targets));
-      const at::Tensor w = in[2].detach().to(at::kDouble).index_select(0, safe.reshape({-1})).view(targets.sizes());
+      const at::Tensor w =
+          in[2].detach().to(at::kDouble).index_select(0, safe.reshape({-1})).view(targets.sizes());
       count = at::where(valid, w, at::zeros_like(w)).sum();
     } else {
       count = valid.sum().to(at::kDouble);
@@ -534,16 +795,107 @@ at::Tensor StepKernel::Impl::classLossMean(const at::Tensor& sum, const std::vec
   return sum / denominator;
 }
 
+// The outputs the plan expects, in number and local shape.
+void StepKernel::Impl::checkOutputs(std::vector<at::Tensor>& out,
+                                    const std::vector<at::Tensor>& in) const {
+  if (out.size() != outputs.size())
+    fail(fmt::format("the operator returned {} tensors, the plan expects {}", out.size(),
+                     outputs.size()));
+  // Kernels given an empty operand may also return a wrongly shaped result (a transposed
+  // convolution over zero input channels gives zero output channels).
+  if (!shapesMatch(out) && anyEmpty(in)) out = emptyPieces(stackWith(in), in);
+  for (size_t k = 0; k < out.size(); ++k)
+    if (!out[k].sizes().equals(outputShapes[k]))
+      fail(fmt::format("output {} has local shape {} here, the plan says {}", k,
+                       ir::formatShape(out[k].sizes().vec()), ir::formatShape(outputShapes[k])));
+}
+
+std::vector<at::Tensor> StepKernel::Impl::call(std::vector<c10::IValue> args) const {
+  op->getOperation()(args);
+  std::vector<at::Tensor> result;
+  for (const c10::IValue& v : args) {
+    if (v.isTensor())
+      result.push_back(v.toTensor());
+    else if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorVector()) result.push_back(t);
+  }
+  return result;
+}
+
+// The argument stack with the operands filled in. A list of optional tensors (aten::index's
+// indices) keeps its Nones in their places.
+std::vector<c10::IValue> StepKernel::Impl::stackWith(const std::vector<at::Tensor>& in) const {
+  std::vector<c10::IValue> args = stack;
+  const ir::Node& n = g.node(step.node);  // (its args only where a list keeps Nones)
+  for (size_t a = 0; a < args.size(); ++a) {
+    const int slot = argTensorSlot[a];
+    if (slot < 0) continue;
+    if (argTensorCount[a] < 0) {
+      args[a] = in[static_cast<size_t>(slot)];
+      continue;
+    }
+    if (!optionalList[a]) {
+      c10::List<at::Tensor> list;
+      for (int k = 0; k < argTensorCount[a]; ++k) list.push_back(in[static_cast<size_t>(slot + k)]);
+      args[a] = list;
+      continue;
+    }
+    const ir::Arg& arg = n.args[a];
+    c10::List<c10::optional<at::Tensor>> list;
+    int next = 0;
+    const int size = argTensorCount[a] + static_cast<int>(arg.noneAt.size());
+    for (int k = 0; k < size; ++k) {
+      if (std::find(arg.noneAt.begin(), arg.noneAt.end(), k) != arg.noneAt.end())
+        list.push_back(c10::nullopt);
+      else
+        list.push_back(in[static_cast<size_t>(slot + next++)]);
+    }
+    args[a] = list;
+  }
+  return args;
+}
+
 bool StepKernel::Impl::emptyOutputs() const {
   for (const ir::Shape& shape : outputShapes)
     if (ir::numel(shape) != 0) return false;
   return !outputShapes.empty();
 }
 
+bool StepKernel::Impl::shapesMatch(const std::vector<at::Tensor>& out) const {
+  if (out.size() != outputShapes.size()) return false;
+  for (size_t k = 0; k < out.size(); ++k)
+    if (!out[k].sizes().equals(outputShapes[k])) return false;
+  return true;
+}
+
+// The result of a step some of whose pieces are empty, where the kernel cannot take them. A piece
+// empty along a dimension the op sums over (a convolution's input channels, a matmul's inner
+// dimension) contributes nothing but the rest of the op (a partial bias): the op runs with such
+// pieces as one zero slice, still on the autograd graph. Where that does not give the local
+// shapes, the contribution is zeros.
+std::vector<at::Tensor> StepKernel::Impl::emptyPieces(std::vector<c10::IValue> args,
+                                                      const std::vector<at::Tensor>& in) const {
+  for (size_t a = 0; a < args.size(); ++a) {
+    const int slot = argTensorSlot[a];
+    if (slot < 0 || argTensorCount[a] >= 0) continue;
+    const at::Tensor& t = in[static_cast<size_t>(slot)];
+    const Rel r = inputs[static_cast<size_t>(slot)].rel;
+    if (!rules::isGather(r) || t.size(r) != 0) continue;
+    std::vector<int64_t> shape = t.sizes().vec();
+    shape[static_cast<size_t>(r)] = 1;
+    args[a] = at::cat({t, at::zeros(shape, t.options().requires_grad(false))}, r);
+  }
+  try {
+    std::vector<at::Tensor> out = call(std::move(args));
+    if (shapesMatch(out)) return out;
+  } catch (const c10::Error&) {
+  }
+  return zerosOnGraph(in);
+}
+
+// Zeros of the local output shapes that still depend on every differentiable input (with
+// gradient zero), so that this rank runs the same backward, collectives included, as the others.
 std::vector<at::Tensor> StepKernel::Impl::zerosOnGraph(const std::vector<at::Tensor>& in) const {
-  // Zeros of the local output shapes that still depend on every differentiable input (with
-  // gradient zero), so that this rank runs the same backward, collectives included, as the
-  // others.
   at::Tensor anchor;
   for (const at::Tensor& t : in)
     if (t.defined() && t.is_floating_point() && t.requires_grad()) {
@@ -553,186 +905,11 @@ std::vector<at::Tensor> StepKernel::Impl::zerosOnGraph(const std::vector<at::Ten
   std::vector<at::Tensor> out;
   for (size_t k = 0; k < outputs.size(); ++k) {
     const at::ScalarType type = typeOf(outputs[k].value);
-    at::Tensor z = at::zeros(outputShapes[k], at::TensorOptions().dtype(type).device(context.device));
+    at::Tensor z =
+        at::zeros(outputShapes[k], at::TensorOptions().dtype(type).device(context.device));
     if (anchor.defined() && at::isFloatingType(type)) z = z + anchor.to(type);
     out.push_back(z);
   }
-  return out;
-}
-
-std::vector<at::Tensor> StepKernel::Impl::run(const std::vector<at::Tensor>& in, Communicator& comm) {
-  const int rank = context.rank;
-  std::vector<at::Tensor> out;
-  switch (adjust) {
-    case Adjust::Reshard: {
-      const Operand& from = inputs[0];
-      const Operand& to = outputs[0];
-      out.push_back(rules::isGather(to.rel) ? collective::allToAll(comm, in[0], from.rel, from.lengths, to.rel, to.lengths)
-                                            : in[0]);
-      break;
-    }
-    case Adjust::Identity:
-      out.push_back(in[0].alias());
-      break;
-    case Adjust::Reshape:
-      out.push_back(in[0].reshape(outputShapes[0]));
-      break;
-    case Adjust::Expand:
-      out.push_back(in[0].expand(outputShapes[0]));
-      break;
-    case Adjust::MeanSharded: {
-      // The local sum over the global count (an empty piece gives zeros, still on the autograd
-      // graph, so every rank runs the same backward collectives).
-      out.push_back(in[0].to(typeOf(outputs[0].value)).sum(meanDims, keepdim) / static_cast<double>(globalCount));
-      break;
-    }
-    case Adjust::SfbLinear: {
-      const Operand& x = inputs[0];
-      out.push_back(collective::sfbLinear(comm, in[0], in[1], in.size() > 2 ? in[2] : at::Tensor(), x.rel, x.lengths));
-      break;
-    }
-    case Adjust::SyncBatchNorm: {
-      // Per channel, the sums of this rank's values and squares (in float64) are all-reduced: the
-      // global mean and biased variance normalise every piece; autograd differentiates through
-      // the all-reduce (its dual sums the statistics' gradients), so the gradients are exact.
-      const at::Tensor& x = in[0];
-      std::vector<int64_t> dims;
-      for (int64_t d = 0; d < x.dim(); ++d)
-        if (d != 1) dims.push_back(d);
-      const at::Tensor x64 = x.to(at::kDouble);
-      at::Tensor sums = at::stack({x64.sum(dims), (x64 * x64).sum(dims)});
-      const bool local = injectedFault() == Fault::LocalBatchStatistics;
-      if (!local) sums = collective::allReduce(comm, sums);
-      const double count = local ? static_cast<double>(x.numel() / std::max<int64_t>(x.size(1), 1)) : static_cast<double>(perChannel);
-      const at::Tensor mean = sums[0] / count;
-      const at::Tensor var = (sums[1] / count - mean * mean).clamp_min(0);
-      const at::Tensor invstd = (var + eps).rsqrt();
-      at::Tensor scale = weightAt >= 0 ? invstd * in[static_cast<size_t>(weightAt)].to(at::kDouble) : invstd;
-      at::Tensor shift = -mean * scale;
-      if (biasAt >= 0) shift = shift + in[static_cast<size_t>(biasAt)].to(at::kDouble);
-      std::vector<int64_t> perChannelShape(static_cast<size_t>(x.dim()), 1);
-      perChannelShape[1] = x.size(1);
-      out.push_back(x * scale.to(x.scalar_type()).view(perChannelShape) + shift.to(x.scalar_type()).view(perChannelShape));
-      if (outputs.size() > 1) {  // native_batch_norm: the saved mean and inverse std
-        out.push_back(mean.to(x.scalar_type()));
-        out.push_back(invstd.to(x.scalar_type()));
-      }
-      c10::NoGradGuard noGrad;  // the running statistics, as the single-device op updates them
-      if (runningMeanAt >= 0) {
-        at::Tensor running = in[static_cast<size_t>(runningMeanAt)];  // the buffer itself
-        running.copy_(running.to(at::kDouble) * (1 - momentum) + mean.detach() * momentum);
-      }
-      if (runningVarAt >= 0) {
-        at::Tensor running = in[static_cast<size_t>(runningVarAt)];
-        const double unbiased = count > 1 ? count / (count - 1) : 1;
-        running.copy_(running.to(at::kDouble) * (1 - momentum) + var.detach() * (unbiased * momentum));
-      }
-      break;
-    }
-    case Adjust::Dropout: {
-      // Every rank draws the full-size mask in program order (the single-device op's draws), and
-      // keeps the piece of it that multiplies its piece of the input.
-      const Operand& x = inputs[0];
-      const ir::Value& xv = g.value(x.value);
-      if (!dropoutTrain || dropoutP == 0) {
-        out.push_back(in[0].clone());
-        if (outputs.size() > 1) out.push_back(at::ones_like(in[0], at::kBool));
-        break;
-      }
-      // The single-device op's mask: on a GPU the fused kernel's draws (native_dropout's mask
-      // depends on the shape and the generator, not the values), on the CPU bernoulli_'s.
-      at::Tensor mask;
-      const std::vector<int64_t> drawn = globalShape(xv.shape, replicaDim);
-      if (context.device.is_cpu()) {
-        mask = at::empty(drawn, in[0].options().requires_grad(false)).bernoulli_(1 - dropoutP);
-      } else {
-        c10::NoGradGuard noGrad;
-        mask = std::get<1>(at::native_dropout(at::empty(drawn, in[0].options().requires_grad(false)), dropoutP, true))
-                   .to(in[0].scalar_type());
-      }
-      mask = machineRows(mask, replicaDim);
-      if (rules::isGather(x.rel)) mask = localPiece(mask, x.rel, x.lengths, rank);
-      if (outputs.size() > 1) {  // native_dropout: (input · mask · scale, mask)
-        out.push_back(in[0] * mask * (1 / (1 - dropoutP)));
-        out.push_back(mask.to(at::kBool));
-      } else {
-        out.push_back(in[0] * mask.div_(1 - dropoutP));
-      }
-      break;
-    }
-    default: {
-      std::vector<c10::IValue> args = stackWith(in);
-      if (adjust == Adjust::Depthwise) args[static_cast<size_t>(groupsArg)] = in[0].size(inputs[0].rel);  // the channels
-      if (adjust == Adjust::RandomPadded)
-        for (size_t a = 0; a < args.size(); ++a)
-          if (argTensorSlot[a] >= 0 && argTensorCount[a] < 0) {
-            const size_t k = static_cast<size_t>(argTensorSlot[a]);
-            args[a] = fullSize(in[k], inputs[k]);
-          }
-      if (adjust == Adjust::VocabEmbedding) {
-        // Ids in this rank's row range, shifted to local rows; the others look up row 0 and are
-        // zeroed. An empty range contributes zeros.
-        const at::Tensor& weight = in[0];
-        const at::Tensor& ids = in[1];
-        const int64_t rows = weight.size(0);
-        if (rows == 0) {
-          out = zerosOnGraph(in);
-          break;
-        }
-        at::Tensor local = ids - vocabOffset;
-        at::Tensor mine = (local >= 0).logical_and(local < rows);
-        args[1] = at::where(mine, local, at::zeros_like(local));
-        op->getOperation()(args);
-        out.push_back(args.back().toTensor() * mine.unsqueeze(-1).to(weight.scalar_type()));
-        break;
-      }
-      if (inplaceOnCopy) args[0] = args[0].toTensor().clone();
-      const bool mean = adjust == Adjust::ClassLossMean || adjust == Adjust::PointwiseLossMean ||
-                        adjust == Adjust::ProbabilityLossMean;
-      if (mean) args[static_cast<size_t>(reductionArg)] = int64_t{2};  // sum
-      if (emptyOutputs()) {
-        out = zerosOnGraph(in);
-        break;
-      }
-      try {
-        out = call(args);
-      } catch (const c10::Error&) {
-        // Some kernels reject an empty operand (a convolution over zero input channels).
-        if (!anyEmpty(in)) throw;
-        out = emptyPieces(args, in);
-        break;
-      }
-      if (inplaceOp && !inplaceOnCopy && !out.empty() &&
-          out[0].scalar_type() != typeOf(outputs[0].value)) {
-        // The out-of-place form changes the dtype (eq_ on floats): in place on a copy from now on.
-        inplaceOnCopy = true;
-        op = inplaceOp;
-        args[0] = args[0].toTensor().clone();
-        out = call(args);
-      }
-      if (adjust == Adjust::PointwiseLossMean || adjust == Adjust::ProbabilityLossMean) {
-        out[0] = out[0] / static_cast<double>(globalCount);
-      } else if (adjust == Adjust::ClassLossMean) {
-        out[0] = classLossMean(out[0], in, comm);
-      } else if (adjust == Adjust::FullPiece || adjust == Adjust::RandomPadded) {
-        for (size_t k = 0; k < out.size(); ++k) {
-          out[k] = machineRows(out[k], replicaDim);
-          const Operand& o = outputs[k];
-          if (rules::isGather(o.rel)) out[k] = localPiece(out[k], o.rel, o.lengths, rank).contiguous();
-        }
-      }
-      break;
-    }
-  }
-  if (out.size() != outputs.size())
-    fail(fmt::format("the operator returned {} tensors, the plan expects {}", out.size(), outputs.size()));
-  // Kernels given an empty operand may also return a wrongly shaped result (a transposed
-  // convolution over zero input channels gives zero output channels).
-  if (!shapesMatch(out) && anyEmpty(in)) out = emptyPieces(stackWith(in), in);
-  for (size_t k = 0; k < out.size(); ++k)
-    if (!out[k].sizes().equals(outputShapes[k]))
-      fail(fmt::format("output {} has local shape {} here, the plan says {}", k, ir::formatShape(out[k].sizes().vec()),
-                       ir::formatShape(outputShapes[k])));
   return out;
 }
 
@@ -749,7 +926,11 @@ std::vector<at::Tensor> StepKernel::run(const std::vector<at::Tensor>& inputs, C
   return impl_->run(inputs, comm);
 }
 
-const std::string& StepKernel::label() const { return impl_->label; }
-bool StepKernel::communication() const { return impl_->communication; }
+const std::string& StepKernel::label() const {
+  return impl_->label;
+}
+bool StepKernel::communication() const {
+  return impl_->communication;
+}
 
 }  // namespace hap::runtime

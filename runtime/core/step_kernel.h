@@ -5,10 +5,13 @@
 // - Exactness: given the step's inputs in the forms its variant reads (plan::PlanStep::inputs:
 //   I whole, G(d) this rank's piece of the plan's lengths, R this rank's partial), run() returns
 //   the outputs in the variant's output forms, so that the rule's post-condition holds for the
-//   op (rules/rule.h). The rules' notes are made good here: view sizes, the global denominators
-//   of means, depthwise groups, vocabulary offsets, synchronised batch statistics, random draws.
-//   tests/runtime/tst_rule_soundness.cpp checks this against the single-device op for every
-//   registered op and variant.
+//   op (rules/rule.h). What the kernel does beyond the op is what the rule declared for the
+//   variant, read from plan::PlanStep::execution (rules::Execution) and sfb, never from op or
+//   variant names: view sizes, the global denominators of means, depthwise groups, vocabulary
+//   offsets, synchronised batch statistics, random draws, a reshard's all-to-all. A step whose
+//   execution is not its variant's computes wrong values: the plan must come from the planner or
+//   through plan::openPlan (plan::assignExecutions). tests/runtime/soundness/tst_rule_soundness.cpp
+//   checks this against the single-device op for every registered op and variant.
 // - Backward is autograd's; the collectives run() makes (a class loss's target count, an SFB
 //   linear's factors, batch statistics, a reshard's all-to-all) are differentiable with exact
 //   duals (collectives.h). Every rank runs the same collectives in the same order.

@@ -10,6 +10,12 @@
 //   must sum to the input's gradient, a G(d) input's be its slices, an R (or I*: SFB) input's be
 //   whole on every rank. Inputs the op writes in place (batch norm's running statistics) must
 //   hold the single-device op's values afterwards, piece by piece.
+// The kernel is told each variant's declared execution (rules::Execution, as the planner copies
+// it into the plan step), and it reads nothing else to adjust the op: a variant that needs an
+// adjustment and declares none fails here. Each declaration is also shown needed: the same
+// variant run with its execution forced to Plain must fail on some sample (a random op with
+// whole forms only is exempt: its draws change only in a replicated plan, which tst_exactness
+// runs).
 // Computation is in float64, so float rounding cannot hide an error (tolerance 1e-7 of the
 // value's scale). What it does not cover: ops without a rule (planned replicated), the planner's
 // conversions between forms (tst_collectives checks those), and the whole-program composition
@@ -386,10 +392,12 @@ Case reshardCase(test::Rand& r, std::mt19937_64& gen) {
 
 // Random lengths for every G fact of variant v: linked dimensions share one class (as the
 // planner's theory links them; a reshard's input and output are cut independently), whose units
-// are split among n ranks at random, zero pieces included. Empty when the facts cannot be linked
-// (the planner drops such variants).
+// are split among n ranks at random, zero pieces included (unless `emptyPieces` is false: then
+// only where a class has fewer units than ranks). Empty when the facts cannot be linked (the
+// planner drops such variants).
 std::optional<std::map<std::pair<ir::ValueId, int>, std::vector<int64_t>>> randomLengths(
-    const ir::Graph& g, const ir::Node& n, const rules::Variant& v, int ranks, std::mt19937_64& gen) {
+    const ir::Graph& g, const ir::Node& n, const rules::Variant& v, int ranks, std::mt19937_64& gen,
+    bool emptyPieces = true) {
   std::vector<synth::DimRef> dims;
   const std::vector<ir::ValueId> ins = n.tensorInputs();
   for (size_t i = 0; i < v.inputs.size(); ++i)
@@ -411,7 +419,7 @@ std::optional<std::map<std::pair<ir::ValueId, int>, std::vector<int64_t>>> rando
       // A random split of the class's units: each rank a random weight, some of them zero.
       std::vector<double> shares(static_cast<size_t>(ranks));
       std::uniform_real_distribution<double> unit;
-      for (double& s : shares) s = unit(gen) < 0.2 ? 0 : unit(gen);
+      for (double& s : shares) s = !emptyPieces ? 0.2 + unit(gen) : unit(gen) < 0.2 ? 0 : unit(gen);
       double total = std::accumulate(shares.begin(), shares.end(), 0.0);
       if (total == 0) shares[gen() % shares.size()] = total = 1;
       for (double& s : shares) s /= total;
@@ -477,26 +485,99 @@ std::string formatLengths(const std::map<std::pair<ir::ValueId, int>, std::vecto
   return s;
 }
 
+// Whether each declared execution (rules::Execution, what the step kernel does beyond the op) is
+// needed: per op and execution, whether one of the op's variants that declare it, run with the
+// execution forced to Plain, failed the comparison. The step kernel reads nothing but the
+// declaration, so a rule that dropped it would compute the forced run's values and fail as it
+// does.
+struct Necessity {
+  struct Declared {
+    std::set<std::string> variants;
+    bool shown = false;  // a forced Plain run failed
+  };
+  std::map<std::pair<std::string, rules::Execution>, Declared> declared;
+
+  // Declarations the comparison cannot show needed, with why: the plain op gives every piece's
+  // values too (the adjustment is the one every op of its kind gets).
+  static std::optional<std::string_view> notShown(const std::string& op, rules::Execution e) {
+    using E = rules::Execution;
+    static const std::map<std::pair<std::string_view, E>, std::string_view> kNotShown = {
+        {{"aten::slice", E::WholeCutPiece}, "slice clamps its end to the piece (narrow does not)"},
+        {{"aten::flatten", E::ReshapeToPiece}, "no size argument"},
+        {{"aten::unsqueeze", E::ReshapeToPiece}, "no size argument"},
+        {{"aten::unsqueeze_", E::ReshapeToPiece}, "no size argument"},
+        {{"aten::view_as", E::ReshapeToPiece}, "`other` holds the output's cut: the local shape"},
+        {{"aten::reshape_as", E::ReshapeToPiece}, "`other` holds the output's cut: the local shape"},
+        {{"aten::expand_as", E::ExpandToPiece}, "`other` holds the output's cut: the local shape"},
+    };
+    auto it = kNotShown.find({op, e});
+    return it == kNotShown.end() ? std::nullopt : std::optional(it->second);
+  }
+  // A random op's variant with whole forms only: its draws differ from the op's own only in a
+  // replicated plan (the global batch's numbers), which this test does not run (tst_exactness
+  // does).
+  static bool replicatedOnly(const rules::Variant& v) {
+    const bool random = v.execution == rules::Execution::RandomDraws ||
+                        v.execution == rules::Execution::DropoutMask;
+    auto cut = [](const std::vector<Rel>& rels) { return std::any_of(rels.begin(), rels.end(), rules::isGather); };
+    return random && !cut(v.inputs) && !cut(v.outputs);
+  }
+  // The record of v's declaration, or null when there is nothing to show.
+  Declared* of(const ir::Node& n, const rules::Variant& v) {
+    if (v.execution == rules::Execution::Plain || replicatedOnly(v) || notShown(n.op, v.execution)) return nullptr;
+    Declared& d = declared[{n.op, v.execution}];
+    d.variants.insert(v.name);
+    return &d;
+  }
+  // One failure per declaration that no forced run showed needed.
+  void report(std::vector<std::string>& failures) const {
+    const auto shown = std::count_if(declared.begin(), declared.end(), [](const auto& d) { return d.second.shown; });
+    qInfo("%zd of %zu declared executions (op, execution) shown needed by a run forced to plain", shown,
+          declared.size());
+    for (const auto& [key, d] : declared) {
+      if (d.shown) continue;
+      std::string variants;
+      for (const std::string& v : d.variants) variants += (variants.empty() ? "'" : ", '") + v + "'";
+      failures.push_back(fmt::format("{} under {} declares execution {}, but with it forced to plain the step kernel "
+                                     "still computes the single-device op's values on every sample: the declaration "
+                                     "is not needed, or no sample needs it",
+                                     key.first, variants, rules::executionName(key.second)));
+    }
+  }
+};
+
+bool anyEmptyPiece(const std::map<std::pair<ir::ValueId, int>, std::vector<int64_t>>& lengths) {
+  for (const auto& [key, l] : lengths)
+    if (std::find(l.begin(), l.end(), 0) != l.end()) return true;
+  return false;
+}
+
 class Checker {
  public:
   Checker() {
     for (int n = 1; n <= kMaxRanks; ++n) worlds_.push_back(std::make_unique<ThreadWorld>(n));
   }
 
-  // Checks every variant of one case on 1-4 ranks; appends failures.
-  void check(const Case& c, std::mt19937_64& gen, std::vector<std::string>& failures, std::set<std::string>& variantsSeen) {
+  // Checks every variant of one case on 1-4 ranks; appends failures. A variant that declares an
+  // execution other than Plain is also run with Plain, until a run shows the declaration needed
+  // (`necessity`).
+  void check(const Case& c, std::mt19937_64& gen, std::vector<std::string>& failures, std::set<std::string>& variantsSeen,
+             Necessity& necessity) {
     const ir::Node& n = c.g.node(c.node);
     for (const rules::Variant& v : rules::variantsFor(c.g, n)) {
       variantsSeen.insert(v.name);
-      for (int ranks = 1; ranks <= kMaxRanks; ++ranks) {
+      bool sound = true;
+      for (int ranks = 1; ranks <= kMaxRanks && sound; ++ranks) {
         auto lengths = randomLengths(c.g, n, v, ranks, gen);
         if (!lengths) break;  // not linkable: the planner never uses it
-        if (auto problem = runVariant(c, v, ranks, *lengths)) {
+        if (auto problem = runVariant(c, v, v.execution, ranks, *lengths)) {
           failures.push_back(fmt::format("{} under {} on {} rank{} ({}): {}", c.text, rules::formatVariant(v), ranks,
                                          ranks == 1 ? "" : "s", formatLengths(*lengths, c.g), *problem));
-          break;  // one failure per variant is enough
+          sound = false;  // one failure per variant is enough
         }
       }
+      Necessity::Declared* declared = necessity.of(n, v);
+      if (sound && declared && !declared->shown) declared->shown = failsPlain(c, v);
     }
   }
 
@@ -505,7 +586,25 @@ class Checker {
     std::vector<at::Tensor> outputs, inputGrads, inputsAfter;
   };
 
-  std::optional<std::string> runVariant(const Case& c, const rules::Variant& v, int ranks,
+  // Whether variant v of the case, its execution forced to Plain, fails on 2-4 ranks with random
+  // lengths. No piece is empty there: an op the kernel does not adjust may crash on one (batch
+  // norm of no elements divides by zero).
+  std::optional<std::string> failsPlainOn(const Case& c, const rules::Variant& v, int ranks, std::mt19937_64& gen) {
+    auto lengths = randomLengths(c.g, c.g.node(c.node), v, ranks, gen, /*emptyPieces=*/false);
+    if (!lengths || anyEmptyPiece(*lengths)) return std::nullopt;
+    return runVariant(c, v, rules::Execution::Plain, ranks, *lengths);
+  }
+  bool failsPlain(const Case& c, const rules::Variant& v) {
+    std::mt19937_64 gen(c.seed + 1);  // (the case's own stream stays as it was)
+    for (int ranks = 2; ranks <= kMaxRanks; ++ranks)
+      if (failsPlainOn(c, v, ranks, gen)) return true;
+    return false;
+  }
+
+  // Runs variant v of the case on `ranks` ranks with the given lengths, the step kernel told
+  // `execution` (the variant's own, as the planner and plan::openPlan set it, or Plain to show it
+  // needed); returns the first difference from the single-device op.
+  std::optional<std::string> runVariant(const Case& c, const rules::Variant& v, rules::Execution execution, int ranks,
                                         const std::map<std::pair<ir::ValueId, int>, std::vector<int64_t>>& lengths) {
     const ir::Node& n = c.g.node(c.node);
     const std::vector<ir::ValueId> ins = n.tensorInputs();
@@ -514,6 +613,7 @@ class Checker {
     step.node = c.node;
     step.variant = v.name;
     step.sfb = v.sfb;
+    step.execution = execution;
     auto form = [&](ir::ValueId id, Rel r) {
       plan::Form f{id, r, {}};
       if (rules::isGather(r)) f.lengths = lengths.at({id, r});
@@ -699,6 +799,7 @@ class TstRuleSoundness : public QObject {
     const std::set<std::string> only = restriction();
     std::vector<std::string> failures;
     std::map<std::string, std::set<std::string>> variantsByOp;
+    Necessity necessity;
     int cases = 0;
     uint64_t seed = 1;
     for (const test::SampleEntry& e : family()) {
@@ -716,7 +817,7 @@ class TstRuleSoundness : public QObject {
           break;
         }
         ++cases;
-        checker_->check(c, gen, failures, variantsByOp[e.op]);
+        checker_->check(c, gen, failures, variantsByOp[e.op], necessity);
       }
     }
     // A sample must exercise its rule: some variant besides replicate (scalar_tensor's output is
@@ -726,6 +827,7 @@ class TstRuleSoundness : public QObject {
         failures.push_back(fmt::format("{}: its samples yield no variant but replicate; give it a sample its rule "
                                        "shards",
                                        op));
+    necessity.report(failures);
     qInfo("%d cases, %zu failures", cases, failures.size());
     const size_t shown = std::getenv("HAP_SOUNDNESS_ALL") ? failures.size() : 40;
     for (size_t k = 0; k < failures.size() && k < shown; ++k) std::printf("  %s\n", failures[k].c_str());
@@ -760,11 +862,13 @@ class TstRuleSoundness : public QObject {
   void reshard() {
     std::vector<std::string> failures;
     std::set<std::string> variants;
+    Necessity necessity;
     for (int t = 0; t < 4 * trials(); ++t) {
       test::Rand rand(31 + static_cast<uint64_t>(t));
       std::mt19937_64 gen(97 + static_cast<uint64_t>(t));
-      checker_->check(reshardCase(rand, gen), gen, failures, variants);
+      checker_->check(reshardCase(rand, gen), gen, failures, variants, necessity);
     }
+    necessity.report(failures);
     for (const std::string& f : failures) std::printf("  %s\n", f.c_str());
     QVERIFY2(failures.empty(), qPrintable(QString("%1 unsound cases (listed above)").arg(failures.size())));
     QVERIFY(variants.count("reshard") && variants.count("partial"));
