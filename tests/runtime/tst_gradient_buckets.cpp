@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "runtime/comm/communicator.h"
+#include "runtime/core/executor.h"
 #include "runtime/core/gradient_buckets.h"
+#include "runtime/launch/worker_options.h"
 
 using namespace hap::runtime;
 
@@ -81,6 +83,12 @@ std::vector<LocalParameter> parameters(const std::vector<int64_t>& sizes) {
 class TstGradientBuckets : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // hap-worker's --bucket-mb default (WorkerOptions, plain C++ and so unable to name the executor's
+  // options) is the executor's own.
+  void workerDefaultIsTheExecutors() {
+    QCOMPARE(hap::runtime::WorkerOptions{}.bucketBytes, hap::runtime::ExecutorOptions{}.bucketBytes);
+  }
+
   // Three 1 KiB parameters in 1 KiB buckets: one bucket each, last parameter first. Gradients
   // arriving first-to-last start nothing until the last parameter's, then all three in order.
   void startsInOrderWhateverTheArrival() {
