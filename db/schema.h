@@ -3,9 +3,8 @@
 //
 // Contract:
 // - migrations()[k] takes a store at schema version k (PRAGMA user_version) to k + 1; version 0 is
-//   an empty SQLite file. Each script is constant SQL, ends by setting user_version to k + 1, and
-// is
-//   run in one transaction, so a store is always at exactly one version.
+//   an empty SQLite file. Each script is constant SQL, ends by setting user_version to k + 1,
+//   and is run in one transaction, so a store is always at exactly one version.
 // - A released migration is never edited: a change to the schema is a new migration appended here
 //   (and Store::kSchemaVersion raised to migrations().size()).
 // - Migration 0 → 1 stamps PRAGMA application_id = kApplicationId, the mark by which a HAP store

@@ -2,8 +2,8 @@
 //
 // A run's plan was priced under a base profile; its prediction is a sum over the exact stage
 // model's stages (../shared/DESIGN.md §3) of communication plus the slowest device's computation.
-// The fit keeps that structure and every per-op figure of the base profile, and adjusts, per device
-// type:
+// The fit keeps that structure and every per-op figure of the base profile, and adjusts, per
+// device type:
 //   - computeScale s_t: every computation of type t is s_t times the base's (what the per-op
 //     benchmarks miss at training time: cache effects between ops, the executor's dispatch, a
 //     throttled core's uneven pace);

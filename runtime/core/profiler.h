@@ -49,8 +49,8 @@ struct ComputeBenchmarkOptions {
 cost::DeviceProfile benchmarkCompute(const ComputeBenchmarkOptions& options);
 
 // A device profile as JSON text ({"format": "hap-device-profile", "version": 1, ...}: every field
-// of
-// cost::DeviceProfile) and back, for a benchmark run in a child process (hap profile --cpu-share).
+// of cost::DeviceProfile) and back, for a benchmark run in a child process (hap profile
+// --cpu-share).
 // Parsing throws hap::Error naming `origin` for text that is not such a document; the result is not
 // validated (cost::validate does that on the whole profile).
 std::string deviceProfileToJson(const cost::DeviceProfile& device);

@@ -1,11 +1,10 @@
-// A plan run on this machine, one hap-worker per plan device (../shared/DESIGN.md §5): what `hap
-// launch
-// --local` does and what the desktop app's launch panel does, in one place. It builds the
-// workers' commands (torchrun environment on a free port of 127.0.0.1, OMP_NUM_THREADS=1 unless
-// set, the CPU share of each rank; the worker options as argument lists), records the run in a profile store when asked
-// (launch_recording.h), and supervises the workers with runWorkers (launcher.h), whose contract
-// holds: one failing rank stops all, a set interrupt stops all, nothing is left behind. Plain C++
-// and POSIX: no LibTorch, no Qt.
+// A plan run on this machine, one hap-worker per plan device (../shared/DESIGN.md §5): what
+// `hap launch --local` does and what the desktop app's launch panel does, in one place. It builds
+// the workers' commands (torchrun environment on a free port of 127.0.0.1, OMP_NUM_THREADS=1
+// unless set, the CPU share of each rank; the worker options as argument lists), records the run
+// in a profile store when asked (launch_recording.h), and supervises the workers with runWorkers
+// (launcher.h), whose contract holds: one failing rank stops all, a set interrupt stops all,
+// nothing is left behind. Plain C++ and POSIX: no LibTorch, no Qt.
 #pragma once
 
 #include <atomic>
