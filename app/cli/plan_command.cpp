@@ -73,6 +73,13 @@ int runPlan(const PlanArgs& a) {
     std::cout << fmt::format(" Written to {}.", a.output);
   }
   std::cout << "\n";
+  if (!cluster.measured)
+    std::cout << fmt::format(
+        "Note: priced from {}'s peak figures alone (no measured profile), which leave out the runtime's own "
+        "cost per op and per collective call; on this repository's emulated CPU clusters such plans have run "
+        "slower than data parallelism while predicted faster (docs/benchmarks.md). Measure before trusting the "
+        "ranking: hap profile, then hap launch --db and hap calibrate (docs/cost-model.md).\n",
+        a.cluster);
   return 0;
 }
 

@@ -84,6 +84,9 @@ class TstCalibrateCli : public QObject {
              qPrintable(with.out));
     QVERIFY2(with.out.contains(QRegularExpression("all_gather padded \\(intra\\) +inventory")), qPrintable(with.out));
     QVERIFY2(without.out.contains("no profile: every op by the inventory's roofline"), qPrintable(without.out));
+    // Only the plan priced without a measured profile says its figures are unmeasured.
+    QVERIFY2(!with.out.contains("no measured profile") && without.out.contains("no measured profile"),
+             qPrintable(with.out + without.out));
     QCOMPARE(QString::fromStdString(plan::readPlan(dir.filePath("with.json").toStdString()).cluster.profile),
              QString("bench@1"));
     // Matmuls at a quarter of the inventory's speed (with a launch floor): the profiled prediction is slower.

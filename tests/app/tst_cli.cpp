@@ -101,6 +101,8 @@ class TstCli : public QObject {
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.contains("Plan verified. Written to"), qPrintable(r.out));
     QVERIFY(r.out.contains("DP-EV") && r.out.contains("DP-CP"));
+    // The inventory names no profile: the plan says its figures are peak figures, unmeasured.
+    QVERIFY2(r.out.contains("peak figures alone (no measured profile)"), qPrintable(r.out));
     QFile f(out);
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
