@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct LaunchArgs {
-  std::string plan, worker, cpuShare;
+  std::string plan, worker, cpuShare, slowdown;
   std::string db, label;  // --local --db: record the run in this profile store
   std::vector<std::string> emit;  // KIND DIR
   std::vector<std::string> workerArgs;
@@ -90,6 +90,7 @@ int runLocal(const LaunchArgs& a) {
   request.options = workerOptions(a);
   request.worker = runtime::resolveWorker(a.worker);
   request.cpuShares = runtime::parseCpuShares(a.cpuShare, n);
+  if (!a.slowdown.empty()) request.slowdowns = runtime::parseSlowdowns(a.slowdown, n);
   request.cpuPeriodMs = a.cpuPeriodMs;
   request.timeoutSeconds = a.timeout;
   request.dbPath = a.db;
@@ -102,6 +103,8 @@ int runLocal(const LaunchArgs& a) {
   if (hosts.size() > 1) note = fmt::format("; the plan's {} machines are emulated on this one", hosts.size());
   const std::vector<double>& shares = request.cpuShares;
   const bool throttled = std::any_of(shares.begin(), shares.end(), [](double s) { return s < 1; });
+  const std::vector<double>& slowdowns = request.slowdowns;
+  const bool slowed = std::any_of(slowdowns.begin(), slowdowns.end(), [](double f) { return f > 1; });
   std::vector<std::string> prefixes;
   for (int r = 0; r < n; ++r) prefixes.push_back(fmt::format("[rank {}] ", r));
 
@@ -109,8 +112,9 @@ int runLocal(const LaunchArgs& a) {
   {
     InterruptGuard guard;
     launched = runtime::runLocalLaunch(p, request, runtime::prefixedSink(prefixes), [&](const runtime::LocalLaunchStart& s) {
-      std::cerr << fmt::format("hap launch: {} ranks of {} on 127.0.0.1:{}{}{}\n", n, s.worker, s.port,
-                               throttled ? fmt::format(", CPU shares {}", joinShares(shares)) : std::string(), note);
+      std::cerr << fmt::format("hap launch: {} ranks of {} on 127.0.0.1:{}{}{}{}\n", n, s.worker, s.port,
+                               throttled ? fmt::format(", CPU shares {}", joinShares(shares)) : std::string(),
+                               slowed ? fmt::format(", slowdowns {}", joinShares(slowdowns)) : std::string(), note);
     });
   }
   const runtime::LaunchResult& result = launched.result;
@@ -190,6 +194,13 @@ void addLaunchCommand(CLI::App& app, int& exitCode) {
                                        "--cpu-period, as cgroup cpu.max, enforced by stopping and continuing the "
                                        "rank (no root needed)")
                            ->type_name("LIST");
+  CLI::Option* slowdown =
+      cmd->add_option("--slowdown", args->slowdown,
+                      "--local: emulate slower devices, e.g. 1,2,4 (rank 0 first) or one value for all, "
+                      "each >= 1: rank r's worker gets --slowdown F, computing F times slower (a busy "
+                      "wait after each op) while its collectives run at full speed; usable with "
+                      "--cpu-share")
+          ->type_name("LIST");
   CLI::Option* period = cmd->add_option("--cpu-period", args->cpuPeriodMs,
                                         "--local: the --cpu-share accounting period in milliseconds: a throttled "
                                         "rank that has used its share of one is stopped until the next")
@@ -216,7 +227,7 @@ void addLaunchCommand(CLI::App& app, int& exitCode) {
   CLI::Option* label = cmd->add_option("--label", args->label, "--local --db: a free-text label of the recorded run")
                            ->type_name("TEXT");
   label->needs(db);
-  for (CLI::Option* o : {share, period, timeout, worker, db, label}) o->excludes(emit);
+  for (CLI::Option* o : {share, slowdown, period, timeout, worker, db, label}) o->excludes(emit);
   for (CLI::Option* o : {port, force}) o->excludes(local);
   cmd->add_option("WORKER-ARGS", args->workerArgs, "Arguments for every worker, after -- (e.g. -- --lr 0.01)");
   cmd->callback([args, &exitCode, local, emit] {

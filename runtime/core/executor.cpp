@@ -1,9 +1,12 @@
 #include "runtime/core/executor.h"
 
 #include <ATen/ATen.h>
+#include <ATen/SequenceNumber.h>
 #include <c10/core/GradMode.h>
 #include <fmt/format.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
 
 #include <algorithm>
 #include <cassert>
@@ -42,6 +45,39 @@ struct Operand {
   std::vector<int64_t> lengths;  // G(d)
 };
 
+// ExecutorOptions::slowdown: a busy wait, on this thread, until (factor - 1) times the time since
+// `start` has passed again.
+void stretch(Clock::time_point start, double factor) {
+  const Clock::time_point now = Clock::now();
+  const Clock::time_point until = now + std::chrono::duration_cast<Clock::duration>((now - start) * (factor - 1));
+  while (Clock::now() < until) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();  // spin politely: a sibling hardware thread keeps its speed
+#endif
+  }
+}
+
+// The backward of one autograd node stretched: the pre-hook takes the time the node starts, the
+// post-hook (on the same thread, right after the node) waits.
+struct StretchStart : torch::autograd::FunctionPreHook {
+  std::shared_ptr<Clock::time_point> start;
+  explicit StretchStart(std::shared_ptr<Clock::time_point> s) : start(std::move(s)) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& grads) override {
+    *start = Clock::now();
+    return grads;
+  }
+};
+struct StretchEnd : torch::autograd::FunctionPostHook {
+  std::shared_ptr<Clock::time_point> start;
+  double factor;
+  StretchEnd(std::shared_ptr<Clock::time_point> s, double f) : start(std::move(s)), factor(f) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list&) override {
+    stretch(*start, factor);
+    return outputs;
+  }
+};
+
 struct CompiledStep {
   const plan::PlanStep* step = nullptr;
   std::string label;
@@ -73,6 +109,9 @@ struct Executor::Impl {
   std::unordered_map<uint64_t, at::Tensor> env;
   std::vector<Span> spans;
   Clock::time_point epoch = Clock::now();
+  // ExecutorOptions::slowdown > 1: the autograd sequence numbers [first, end) of the nodes each
+  // stretched compute step made in the last forward(), in step order (so ascending).
+  std::vector<std::pair<uint64_t, uint64_t>> stretchedNodes;
 
   Impl(const plan::Plan& p, const ir::Graph& planned, Communicator& c, const ExecutorOptions& o)
       : plan(p), g(planned), comm(c), options(o) {}
@@ -104,7 +143,33 @@ struct Executor::Impl {
   at::Tensor operandTensor(const Operand& o, const plan::PlanStep& s);
   void runConvert(const CompiledStep& c, const std::vector<at::Tensor>& batch);
   void runCompute(CompiledStep& c);
+  // ExecutorOptions::slowdown: hooks on the nodes of `loss`'s graph that stretched steps made.
+  void stretchBackward(const at::Tensor& loss);
 };
+
+void Executor::Impl::stretchBackward(const at::Tensor& loss) {
+  using torch::autograd::Node;
+  auto made = [this](uint64_t sequence) {
+    auto it = std::upper_bound(stretchedNodes.begin(), stretchedNodes.end(), sequence,
+                               [](uint64_t v, const std::pair<uint64_t, uint64_t>& r) { return v < r.first; });
+    return it != stretchedNodes.begin() && sequence < std::prev(it)->second;
+  };
+  std::vector<Node*> stack;
+  std::unordered_set<Node*> seen;
+  if (Node* root = loss.grad_fn().get()) stack.push_back(root);
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    for (const torch::autograd::Edge& e : n->next_edges())
+      if (e.function) stack.push_back(e.function.get());
+    // The collectives' duals (collectives.h: hap::runtime::collective's functions) run at full speed.
+    if (!made(n->sequence_nr()) || n->name().find("collective::") != std::string::npos) continue;
+    auto start = std::make_shared<Clock::time_point>();
+    n->add_pre_hook(std::make_unique<StretchStart>(start));
+    n->add_post_hook(std::make_unique<StretchEnd>(start, options.slowdown));
+  }
+}
 
 std::vector<InputPiece> planInputPieces(const plan::Plan& plan, const ir::Graph& planned,
                                         const std::vector<import::InputSpec>& specs, int rank) {
@@ -395,6 +460,8 @@ at::Tensor Executor::forward(const std::vector<at::Tensor>& batch) {
                                    m.inputPieces.size()));
   m.env.clear();
   m.spans.clear();
+  m.stretchedNodes.clear();
+  const bool slowed = m.options.slowdown > 1;
   std::vector<at::Tensor> onDevice;
   const std::vector<at::Tensor>* pieces = &batch;
   if (!m.options.device.is_cpu() || m.options.floating != at::ScalarType::Undefined) {
@@ -403,8 +470,17 @@ at::Tensor Executor::forward(const std::vector<at::Tensor>& batch) {
   }
   for (CompiledStep& c : m.steps) {
     const double start = m.now();
-    if (c.step->kind == plan::PlanStep::Kind::Convert) m.runConvert(c, *pieces);
-    else m.runCompute(c);
+    if (c.step->kind == plan::PlanStep::Kind::Convert) {
+      m.runConvert(c, *pieces);
+    } else if (slowed && !c.communication) {
+      const uint64_t firstNode = at::sequence_number::peek();
+      const Clock::time_point began = Clock::now();
+      m.runCompute(c);
+      m.stretchedNodes.emplace_back(firstNode, at::sequence_number::peek());
+      stretch(began, m.options.slowdown);
+    } else {
+      m.runCompute(c);
+    }
     const double end = m.now();
     if (c.communication || c.step->kind == plan::PlanStep::Kind::Compute) m.spans.push_back({c.label, c.communication, start, end});
   }
@@ -420,6 +496,7 @@ at::Tensor Executor::forward(const std::vector<at::Tensor>& batch) {
 void Executor::backward(const at::Tensor& partialLoss) {
   Impl& m = *impl_;
   const double start = m.now();
+  if (m.options.slowdown > 1) m.stretchBackward(partialLoss);
   if (m.buckets) m.buckets->begin();
   partialLoss.backward();
   const double computed = m.now();

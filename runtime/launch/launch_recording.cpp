@@ -61,6 +61,7 @@ int64_t beginRecordedRun(db::Store& store, const plan::Plan& p, const LaunchSett
       {"ranks", shares.size()},
       {"cpu_shares", shares},
       {"cpu_period_ms", s.cpuPeriodMs},
+      {"slowdowns", s.slowdowns.empty() ? std::vector<double>(shares.size(), 1.0) : s.slowdowns},
       {"steps", recorded(o.steps == byDefault.steps, integer(o.steps))},
       {"warmup", recorded(o.warmup == byDefault.warmup, integer(o.warmup))},
       {"seed", recorded(o.seed == byDefault.seed, integer(o.seed))},

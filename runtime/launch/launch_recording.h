@@ -5,7 +5,7 @@
 // - beginRecordedRun, before any worker starts: marks runs whose recording process died as
 //   aborted (Store::recoverAbandonedRuns), stores the plan's cluster (as YAML), the plan (its
 //   file's text and SHA-256, model, strategy, predicted times and memory) and a run `running`
-//   with the launch settings as JSON (ranks, CPU shares and period, the worker options
+//   with the launch settings as JSON (ranks, CPU shares and period, slowdowns, the worker options
 //   that shape the run as the text workerArguments passes, null where that is the worker's
 //   default; plan and model paths, timeout, OMP_NUM_THREADS, the worker arguments after the
 //   plan), owned by this process (host, pid).
@@ -35,6 +35,8 @@ struct LaunchSettings {
   // workers run (stored whole, and its absolute path).
   WorkerOptions options;
   std::vector<double> cpuShares;        // one per rank (WorkerCommand::cpuShare)
+  // One per rank: each worker's --slowdown (options.slowdown is not used); empty: all 1.
+  std::vector<double> slowdowns;
   int cpuPeriodMs = 20;                 // LaunchOptions::quotaPeriod
   double timeoutSeconds = 0;            // LaunchOptions::timeout; 0: none
   std::string label;                    // free text shown by `hap runs`

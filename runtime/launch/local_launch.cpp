@@ -56,9 +56,47 @@ int planRanks(const plan::Plan& p, const std::string& planPath, int expected) {
   return n;
 }
 
-std::vector<double> parseCpuShares(const std::string& text, int ranks) {
+const PerRankOption kCpuShareOption{"--cpu-share",
+                                    "CPU share",
+                                    "fractions of one CPU such as 1,0.5,0.25",
+                                    "(0, 1]",
+                                    "each is the share of one CPU a rank may use, 1 for a full CPU",
+                                    0,
+                                    1,
+                                    true};
+const PerRankOption kSlowdownOption{"--slowdown",
+                                    "slowdown factor",
+                                    "factors such as 1,2,4",
+                                    ">= 1",
+                                    "each is how many times slower a rank computes, 1 for full speed",
+                                    1,
+                                    INFINITY,
+                                    false};
+
+namespace {
+
+bool inRange(double v, const PerRankOption& o) { return (o.lowOpen ? v > o.low : v >= o.low) && v <= o.high; }
+
+// `values` (one per rank of `n`, or empty: all `byDefault`) checked against `option`'s range.
+std::vector<double> perRankValues(std::vector<double> values, int n, double byDefault, const PerRankOption& option,
+                                  const std::string& planFile) {
+  if (values.empty()) values.assign(static_cast<size_t>(n), byDefault);
+  if (static_cast<int>(values.size()) != n)
+    throw Error(fmt::format("{} {}s for the {} ranks of {}: give one per rank ({})", values.size(), option.noun, n,
+                            planFile, option.option));
+  for (size_t r = 0; r < values.size(); ++r)
+    if (!inRange(values[r], option))
+      throw Error(fmt::format("the {} of rank {} is {:g}, not {}{}: {} ({})", option.noun, r, values[r],
+                              option.range[0] == '(' || option.range[0] == '[' ? "in " : "", option.range,
+                              option.meaning, option.option));
+  return values;
+}
+
+}  // namespace
+
+std::vector<double> parsePerRank(const std::string& text, int ranks, const PerRankOption& option) {
   if (text.empty()) return std::vector<double>(static_cast<size_t>(ranks), 1.0);
-  std::vector<double> shares;
+  std::vector<double> values;
   size_t begin = 0;
   for (;;) {
     const size_t comma = text.find(',', begin);
@@ -68,23 +106,29 @@ std::vector<double> parseCpuShares(const std::string& text, int ranks) {
     char* end = nullptr;
     const double value = item.empty() ? NAN : std::strtod(item.c_str(), &end);
     if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(value))
-      throw Error(fmt::format("--cpu-share: value {} ('{}') is not a number; write fractions of one CPU such as "
-                              "1,0.5,0.25",
-                              shares.size() + 1, item));
-    if (!(value > 0 && value <= 1))
-      throw Error(fmt::format("--cpu-share: value {} ({}) is not in (0, 1]: each is the share of one CPU a rank may "
-                              "use, 1 for a full CPU",
-                              shares.size() + 1, item));
-    shares.push_back(value);
+      throw Error(fmt::format("{}: value {} ('{}') is not a number; write {}", option.option, values.size() + 1,
+                              item, option.example));
+    if (!inRange(value, option))
+      throw Error(fmt::format("{}: value {} ({}) is not {}{}: {}", option.option, values.size() + 1, item,
+                              option.range[0] == '(' || option.range[0] == '[' ? "in " : "", option.range,
+                              option.meaning));
+    values.push_back(value);
     if (comma == std::string::npos) break;
     begin = comma + 1;
   }
-  if (shares.size() == 1) return std::vector<double>(static_cast<size_t>(ranks), shares[0]);
-  if (static_cast<int>(shares.size()) != ranks)
-    throw Error(fmt::format("--cpu-share: {} values for {} ranks; give one value per rank (rank 0 first) or one for "
-                            "all",
-                            shares.size(), ranks));
-  return shares;
+  if (values.size() == 1) return std::vector<double>(static_cast<size_t>(ranks), values[0]);
+  if (static_cast<int>(values.size()) != ranks)
+    throw Error(fmt::format("{}: {} values for {} ranks; give one value per rank (rank 0 first) or one for all",
+                            option.option, values.size(), ranks));
+  return values;
+}
+
+std::vector<double> parseCpuShares(const std::string& text, int ranks) {
+  return parsePerRank(text, ranks, kCpuShareOption);
+}
+
+std::vector<double> parseSlowdowns(const std::string& text, int ranks) {
+  return parsePerRank(text, ranks, kSlowdownOption);
 }
 
 std::string resolveWorker(const std::string& given, const std::string& self) {
@@ -122,16 +166,13 @@ LocalLaunchResult runLocalLaunch(const plan::Plan& p, const LocalLaunchRequest& 
                                  const std::function<void(const LocalLaunchStart&)>& onStart) {
   const std::string& planFile = request.options.planPath;
   const int n = planRanks(p, planFile);
-  std::vector<double> shares = request.cpuShares;
-  if (shares.empty()) shares.assign(static_cast<size_t>(n), 1.0);
-  if (static_cast<int>(shares.size()) != n)
-    throw Error(fmt::format("{} CPU shares for the {} ranks of {}: give one per rank", shares.size(), n, planFile));
-  for (size_t r = 0; r < shares.size(); ++r)
-    if (!(shares[r] > 0 && shares[r] <= 1))
-      throw Error(fmt::format("the CPU share of rank {} is {:g}, not in (0, 1]: each is the share of one CPU a rank "
-                              "may use, 1 for a full CPU",
-                              r, shares[r]));
+  const std::vector<double> shares = perRankValues(request.cpuShares, n, 1.0, kCpuShareOption, planFile);
+  if (!request.slowdowns.empty() && request.options.slowdown != 1)
+    throw Error("--slowdown is given both to hap launch and after --: give hap launch --slowdown F,... only");
+  const std::vector<double> slowdowns =
+      perRankValues(request.slowdowns, n, request.options.slowdown, kSlowdownOption, planFile);
   WorkerOptions workerOptions = request.options;
+  workerOptions.slowdown = 1;  // each rank's own below
   if (!request.dbPath.empty() && (!workerOptions.dbPath.empty() || workerOptions.runId != 0))
     throw Error(fmt::format("{} is given after --: give hap launch --db PATH instead (it begins the run and passes "
                             "--db and --run-id to every worker)",
@@ -148,20 +189,23 @@ LocalLaunchResult runLocalLaunch(const plan::Plan& p, const LocalLaunchRequest& 
   if (!request.dbPath.empty()) {
     store.emplace(request.dbPath);
     start.run = beginRecordedRun(*store, p,
-                                 {workerOptions, shares, request.cpuPeriodMs, request.timeoutSeconds, request.label});
+                                 {workerOptions, shares, slowdowns, request.cpuPeriodMs, request.timeoutSeconds,
+                                  request.label});
     workerOptions.dbPath = fs::absolute(request.dbPath).string();
     workerOptions.runId = start.run;
   }
 
   const bool ompSet = std::getenv("OMP_NUM_THREADS") != nullptr;
-  // The process boundary: the options become every worker's argument list.
-  std::vector<std::string> args = workerArguments(workerOptions);
-  args.insert(args.begin(), fs::absolute(planFile).string());
+  // The process boundary: the options become every worker's argument list, with its rank's slowdown.
   std::vector<WorkerCommand> commands;
   for (int r = 0; r < n; ++r) {
+    WorkerOptions rankOptions = workerOptions;
+    rankOptions.slowdown = slowdowns[static_cast<size_t>(r)];
+    std::vector<std::string> args = workerArguments(rankOptions);
+    args.insert(args.begin(), fs::absolute(planFile).string());
     WorkerCommand c;
     c.program = request.worker;
-    c.args = args;
+    c.args = std::move(args);
     c.env = {{"RANK", std::to_string(r)},       {"LOCAL_RANK", std::to_string(r)},
              {"WORLD_SIZE", std::to_string(n)}, {"LOCAL_WORLD_SIZE", std::to_string(n)},
              {"MASTER_ADDR", "127.0.0.1"},      {"MASTER_PORT", std::to_string(start.port)}};

@@ -27,6 +27,9 @@ struct LocalLaunchRequest {
   WorkerOptions options;
   std::string worker;                   // the hap-worker executable (resolveWorker)
   std::vector<double> cpuShares;        // one per rank in (0, 1]; empty: all 1
+  // One per rank, each >= 1: rank r's worker gets --slowdown slowdowns[r] (WorkerOptions::slowdown);
+  // empty: every rank options.slowdown. Both with options.slowdown != 1 is an Error.
+  std::vector<double> slowdowns;
   int cpuPeriodMs = 20;                 // LaunchOptions::quotaPeriod
   double timeoutSeconds = 0;            // LaunchOptions::timeout; 0: none
   std::chrono::milliseconds grace{3000};  // LaunchOptions::grace
@@ -41,7 +44,8 @@ struct LocalLaunchStart {
   int port = 0;          // MASTER_PORT on 127.0.0.1
   int64_t run = 0;       // the recorded run's id; 0 when not recorded
   std::string worker;    // the executable
-  std::vector<std::string> args;  // rank 0's arguments: the plan, workerArguments (every rank's are the same)
+  // rank 0's arguments: the plan, workerArguments (every rank's are the same but --slowdown)
+  std::vector<std::string> args;
 };
 
 struct LocalLaunchResult {
@@ -53,9 +57,25 @@ struct LocalLaunchResult {
 // listed by rank. `expected` > 0 must equal it (hap launch --workers). Error naming `planPath`.
 int planRanks(const plan::Plan& p, const std::string& planPath, int expected = 0);
 
+// A per-rank option of a local launch: one value per rank, each in a range.
+struct PerRankOption {
+  const char* option;   // "--cpu-share", named by every error
+  const char* noun;     // "CPU share": "the CPU share of rank 2 is ..."
+  const char* example;  // "fractions of one CPU such as 1,0.5,0.25": what to write
+  const char* range;    // "(0, 1]"
+  const char* meaning;  // "each is the share of one CPU a rank may use, 1 for a full CPU"
+  double low, high;     // the range's bounds
+  bool lowOpen;         // low itself out of the range
+};
+extern const PerRankOption kCpuShareOption;  // --cpu-share: (0, 1]
+extern const PerRankOption kSlowdownOption;  // --slowdown: [1, inf)
+
 // "1,0.4,..." (one per rank, rank 0 first) or one value for all ranks; "" gives all 1. Error
-// saying which value is wrong and what to write.
+// naming option.option, saying which value is wrong and what to write.
+std::vector<double> parsePerRank(const std::string& text, int ranks, const PerRankOption& option);
+// parsePerRank of --cpu-share, of --slowdown.
 std::vector<double> parseCpuShares(const std::string& text, int ranks);
+std::vector<double> parseSlowdowns(const std::string& text, int ranks);
 
 // A program of this build or installation: <self's folder>/../<folder>/<name> (the build tree:
 // app/cli/hap beside app/worker/hap-worker and app/studio/hap-studio), else <self's folder>/<name>,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <memory>
 
 #include "engine/base/error.h"
@@ -77,6 +78,22 @@ void bindWorkerOptions(CLI::App& app, WorkerOptions& o, WorkerBinding binding) {
   app.add_option("--threads", o.threads, "Intra-op threads (0: LibTorch's default)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--cuda", o.cuda, "Run on this rank's GPU with NCCL (needs LibTorch with CUDA)");
+  app.add_option("--slowdown", o.slowdown,
+                 "Emulate a device F times slower: every op of this rank's computation, forward "
+                 "and backward, is followed by a busy wait of F - 1 times its own time, while its "
+                 "collectives run at full speed (>= 1; CPU runs)")
+      ->capture_default_str()
+      ->type_name("F")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            double f = 0;
+            if (!CLI::detail::lexical_cast(v, f) || !(f >= 1) || !std::isfinite(f))
+              return fmt::format("{} is not a slowdown factor: give a number >= 1 (1: full speed, "
+                                 "2: twice as slow)",
+                                 v);
+            return std::string();
+          },
+          "", "slowdown factor"));
   app.add_option("--bucket-mb", texts->bucketMiB,
                  "Size of the gradient all-reduce buckets in MiB, all-reduced while backward runs "
                  "(0: one bucket "
@@ -166,6 +183,7 @@ std::vector<std::string> workerArguments(const WorkerOptions& o) {
   text("--export", o.exportPath, d.exportPath);
   integer("--threads", o.threads, d.threads);
   if (o.cuda) a.emplace_back("--cuda");
+  number("--slowdown", o.slowdown, d.slowdown);
   if (o.bucketBytes != d.bucketBytes)
     add("--bucket-mb", workerNumber(static_cast<double>(o.bucketBytes) / kMiB));
   if (o.check) a.emplace_back("--check");

@@ -51,6 +51,10 @@ struct WorkerOptions {
   std::string exportPath;       // --export: the trained model as a TorchScript file (rank 0; creates its folder)
   int threads = 0;              // --threads: intra-op threads; 0 keeps LibTorch's default
   bool cuda = false;            // --cuda: NCCL and CUDA tensors (a CUDA build of LibTorch)
+  // --slowdown F (>= 1): an emulated slower device; the rank's computation, forward and backward,
+  // takes F times its time (a busy wait after each op) while its collectives run at full speed
+  // (ExecutorOptions::slowdown, runtime/core/executor.h).
+  double slowdown = 1;
   // --bucket-mb (in MiB there): gradient buckets all-reduced during backward; <= 0: one bucket
   // after backward. The default is ExecutorOptions::bucketBytes's (runtime/core/executor.h).
   int64_t bucketBytes = int64_t{4} << 20;

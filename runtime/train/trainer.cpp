@@ -338,6 +338,7 @@ void WorkerRun::build() {
     c10::set_default_dtype(caffe2::TypeMeta::Make<double>());
   }
   executorOptions_.bucketBytes = o_.bucketBytes;
+  executorOptions_.slowdown = o_.slowdown;
   executorOptions_.machine = machine_;
   exec_ = std::make_unique<Executor>(opened_.plan, opened_.planned, tensors_, program(),
                                      executorOptions_);

@@ -1,7 +1,8 @@
 // `hap launch` as a user runs it, with tests/runtime/fake_worker.sh standing in for hap-worker:
 // rank-prefixed output, the torchrun environment, stopping every rank when one fails, on a
 // timeout and on Ctrl-C, CPU shares (the CPU quota's bookkeeping directly, and its effect on two
-// busy ranks measured side by side), and the --emit scripts run with sh and bash.
+// busy ranks measured side by side), --slowdown (two real workers, one computing 4 times slower),
+// and the --emit scripts run with sh and bash.
 #include <QtTest>
 
 #include <QDir>
@@ -374,6 +375,81 @@ class TstLaunch : public QObject {
           rounds[0], rounds[1], ratio, cpuSeconds[0], cpuSeconds[1], wallSeconds);
     QVERIFY2(ratio > 1.8, qPrintable(QString("ratio %1").arg(ratio)));
     QVERIFY2(cpuSeconds[1] < 0.35 * wallSeconds, qPrintable(QString("rank 1 used %1 s of CPU").arg(cpuSeconds[1])));
+  }
+
+  // --slowdown: a rank's computation stretched, its collectives at full speed. Two real workers
+  // of a data-parallel plan of the tiny VGG (no collective inside forward or backward, so the
+  // compute spans hold no wait on the other rank), rank 1 at --slowdown 4, recorded with --db:
+  // rank 1's least compute of a step is over twice rank 0's (about 3.5 times: the autograd
+  // engine's own time between nodes is not stretched; 4 rather than 3 leaves room for load from
+  // elsewhere on a 2-core machine, which moved the ratio at 3 between 1.8 and 4). A second short run with
+  // --check passes on both ranks (the check's reference program adds to the compute spans, so the
+  // timing run goes without it). The worker refuses a factor below 1.
+  void slowdownSlowsARanksComputation() {
+#ifndef HAP_WORKER_PATH
+    QSKIP("this build has no hap-worker target");
+#else
+    QVERIFY2(QFileInfo(HAP_WORKER_PATH).isExecutable(), "hap-worker is not built (ninja hap-worker)");
+    freshWorkDir("slowdown");
+    const QString clusters = qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/clusters/";
+    QString yaml = readAll(clusters + "local-cpu-4.yaml");
+    QVERIFY(yaml.contains("count: 4"));
+    yaml.replace("count: 4", "count: 2").replace("name: local-cpu-4", "name: local-cpu-2");
+    const QString cluster = tmp_.filePath("local-cpu-2.yaml"), plan = tmp_.filePath("dp-2.json");
+    {
+      QFile f(cluster);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(yaml.toUtf8());
+    }
+    Run planned = runProcess(HAP_CLI_PATH,
+                             {"plan", qEnvironmentVariable("HAP_ZOO_DIR") + "/vgg19-tiny.pt", "-c", cluster,
+                              "--baseline", "dp-ev", "-o", plan, "-q"},
+                             QProcessEnvironment::systemEnvironment(), 120'000);
+    QVERIFY2(planned.exitCode == 0, qPrintable(planned.err));
+    const QString db = tmp_.filePath("slowdown.db");
+    Run r = hap({"launch", plan, "--local", "--worker", HAP_WORKER_PATH, "--steps", "10", "--slowdown", "1,4",
+                 "--db", db, "--timeout", "240", "--", "--warmup", "2"},
+                env("chatty"), 300'000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    QVERIFY2(r.err.contains("slowdowns 1, 4"), qPrintable(r.err));
+    hap::db::Store store(db.toStdString(), hap::db::Store::Mode::ReadOnly);
+    const auto runs = store.runs();
+    QCOMPARE(runs.size(), size_t{1});
+    QVERIFY2(QString::fromStdString(runs[0].settingsJson).contains(R"("slowdowns":[1.0,4.0])"),
+             runs[0].settingsJson.c_str());
+    // Each rank's least compute of a measured step: load from elsewhere on this machine only adds
+    // time (to the one rank it hits), so the least is the rank's own speed.
+    double least[2] = {1e9, 1e9};
+    int measured[2] = {0, 0};
+    for (const hap::db::StepRecord& step : store.steps(runs[0].id))
+      if (!step.warmup && step.rank >= 0 && step.rank < 2) {
+        least[step.rank] = std::min(least[step.rank], step.computeSeconds);
+        ++measured[step.rank];
+      }
+    QVERIFY(measured[0] == 10 && measured[1] == 10);
+    const double ratio = least[1] / least[0];
+    qInfo("least compute of a step: rank 0 (slowdown 1) %.2f ms, rank 1 (slowdown 4) %.2f ms, ratio %.2f",
+          1e3 * least[0], 1e3 * least[1], ratio);
+    QVERIFY2(ratio > 2, qPrintable(QString("ratio %1").arg(ratio)));
+
+    Run checked = hap({"launch", plan, "--local", "--worker", HAP_WORKER_PATH, "--steps", "2", "--slowdown", "1,3",
+                       "--timeout", "240", "--", "--warmup", "0", "--check"},
+                      env("chatty"), 300'000);
+    QVERIFY2(checked.exitCode == 0, qPrintable(checked.err + checked.out));
+    for (const char* rank : {"[rank 0] check rank 0: ", "[rank 1] check rank 1: "}) {
+      const QRegularExpression verdict(QRegularExpression::escape(rank) + ".*; PASS");
+      QVERIFY2(verdict.match(checked.out + checked.err).hasMatch(), qPrintable(checked.out + checked.err));
+    }
+
+    Run bad = runProcess(HAP_WORKER_PATH, {plan, "--slowdown", "0.5"}, QProcessEnvironment::systemEnvironment(),
+                         60'000);
+    QVERIFY(bad.exitCode != 0);
+    QVERIFY2((bad.out + bad.err).contains("--slowdown") && (bad.out + bad.err).contains(">= 1"),
+             qPrintable(bad.out + bad.err));
+    Run badList = hap(local({"--slowdown", "1,2,0.5,1"}), env("chatty"));
+    QCOMPARE(badList.exitCode, 1);
+    QVERIFY2(badList.err.contains("hap: error: --slowdown: value 3 (0.5) is not >= 1"), qPrintable(badList.err));
+#endif
   }
 
   void cpuShareValidation() {

@@ -51,6 +51,7 @@ WorkerOptions everything(const std::string& plan, const std::string& checkpoint)
   o.exportPath = "out/trained.pt";
   o.threads = 2;
   o.cuda = true;
+  o.slowdown = 2.5;
   o.bucketBytes = 1000;
   o.check = true;
   o.checkFloat32 = true;
@@ -199,6 +200,12 @@ class TstLaunchWorkerOptions : public QObject {
     QVERIFY(errorOf({"--steps", "-1"}).contains("--steps"));
     QVERIFY(errorOf({"--db", "x.db"}).contains("--run-id"));
     QVERIFY(errorOf({"--help"}).contains("--help"));
+    for (const char* factor : {"0.5", "0", "-2", "slow", "inf", "nan"}) {
+      const QString e = errorOf({"--slowdown", factor});
+      QVERIFY2(e.contains("--slowdown") && e.contains(">= 1"), qPrintable(e));
+    }
+    QCOMPARE(hap::runtime::parseWorkerArguments({"--slowdown", "1"}).slowdown, 1.0);
+    QCOMPARE(hap::runtime::parseWorkerArguments({"--slowdown", "3"}).slowdown, 3.0);
     for (const QString& e : {errorOf({"--nonsense"}), errorOf({"--lr", "fast"})})
       QVERIFY2(e.startsWith("hap-worker arguments: "), qPrintable(e));
   }
