@@ -2,7 +2,6 @@
 
 #include <QComboBox>
 #include <QEvent>
-#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelection>
@@ -13,6 +12,8 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+
+#include "app/studio/widgets/fixed_font.h"
 
 namespace hap::studio {
 
@@ -78,7 +79,7 @@ ExplainView::ExplainView(QWidget* parent) : QTabWidget(parent) {
   m_text->setObjectName(QStringLiteral("explainText"));
   m_text->setReadOnly(true);
   m_text->setLineWrapMode(QPlainTextEdit::NoWrap);
-  m_text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_text->setFont(fixedFont());
   m_text->setPlaceholderText(tr("No plan"));
 
   addTab(program, tr("Program"));

@@ -36,6 +36,7 @@
 #include "app/studio/widgets/baselines_view.h"
 #include "app/studio/widgets/compare_view.h"
 #include "app/studio/widgets/explain_view.h"
+#include "app/studio/widgets/fixed_font.h"
 #include "app/studio/widgets/plan_panel.h"
 #include "app/studio/widgets/ratios_view.h"
 #include "app/studio/widgets/search_view.h"
@@ -221,7 +222,7 @@ void MainWindow::createDocks() {
   m_planText->setLineWrapMode(QPlainTextEdit::NoWrap);
   m_planText->setPlaceholderText(
       tr("Plan the model (Plan ▸ Plan, Ctrl+R) or open a plan made by hap plan to see its summary here."));
-  m_planText->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_planText->setFont(fixedFont());
   m_planPanel = new PlanPanel(this);
   auto* plans = new QTreeView(this);
   plans->setObjectName(QStringLiteral("planList"));

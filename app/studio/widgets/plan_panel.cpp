@@ -11,10 +11,11 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QAction>
-#include <QFontDatabase>
 #include <QSpinBox>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include "app/studio/widgets/fixed_font.h"
 
 namespace hap::studio {
 namespace {
@@ -78,7 +79,7 @@ PlanPanel::PlanPanel(QWidget* parent) : QWidget(parent) {
   m_command = new QLineEdit(this);
   m_command->setReadOnly(true);
   m_command->setToolTip(tr("The same plan from the command line"));
-  m_command->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_command->setFont(fixedFont());
 
   m_plan = new QPushButton(tr("Plan"), this);
   m_plan->setDefault(true);

@@ -1,4 +1,5 @@
 #include "app/studio/widgets/chart_style.h"
+#include "app/studio/widgets/fixed_font.h"
 #include "app/studio/widgets/profiles_view.h"
 
 #include <QAction>
@@ -12,7 +13,6 @@
 #include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFontDatabase>
 #include <QHeaderView>
 #include <QKeyEvent>
 #include <QLabel>
@@ -143,7 +143,7 @@ ProfilesView::ProfilesView(QWidget* parent) : QWidget(parent) {
   m_profileLog->setReadOnly(true);
   m_profileLog->setLineWrapMode(QPlainTextEdit::NoWrap);
   m_profileLog->setMaximumBlockCount(2000);
-  m_profileLog->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_profileLog->setFont(fixedFont());
   m_profileLog->setFixedHeight(m_profileLog->fontMetrics().lineSpacing() * 6 + 12);
   m_cancelProfile = new QPushButton(tr("Cancel"), m_profileBox);
   m_cancelProfile->setObjectName(QStringLiteral("cancelProfile"));

@@ -1,9 +1,10 @@
 #include "app/studio/widgets/run_logs.h"
 
-#include <QFontDatabase>
 #include <QPlainTextEdit>
 #include <QStyle>
 #include <QTabBar>
+
+#include "app/studio/widgets/fixed_font.h"
 
 namespace hap::studio {
 namespace {
@@ -42,7 +43,7 @@ void RunLogs::reset(int ranks) {
     log->setLineWrapMode(QPlainTextEdit::WidgetWidth);  // an error line reads whole
     log->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
     log->setMaximumBlockCount(kLogBlocks);
-    log->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    log->setFont(fixedFont());
     log->setFrameShape(QFrame::NoFrame);
     return log;
   };
