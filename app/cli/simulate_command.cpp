@@ -38,20 +38,18 @@ std::vector<std::string> labelsFor(const plan::Plan& p, const SimulateArgs& a) {
   };
   const std::optional<std::string> model = plan::locatePlanModel(p, a.plan, a.model);
   if (!model) return fallBack(fmt::format("the plan's model {} is not there (nor beside the plan)", p.modelPath));
-  if (!given) {
-    try {
-      plan::checkPlanModel(p, a.plan, *model);
-    } catch (const plan::PlanError&) {
-      return fallBack(fmt::format("{} is not the model the plan was made for (its SHA-256 differs from the plan's "
-                                  "model.sha256)",
-                                  *model));
-    }
-  }
   plan::OpenPlanOptions options;
   options.modelPath = *model;
   options.metaWeights = true;
-  const plan::OpenedPlan opened = plan::openPlan(p, a.plan, options);
-  return plan::stepLabels(opened.plan, opened.imported);
+  try {
+    const plan::OpenedPlan opened = plan::openPlan(p, a.plan, options);
+    return plan::stepLabels(opened.plan, opened.imported);
+  } catch (const plan::ModelMismatchError&) {
+    if (given) throw;
+    return fallBack(fmt::format("{} is not the model the plan was made for (its SHA-256 differs from the plan's "
+                                "model.sha256)",
+                                *model));
+  }
 }
 
 int runSimulate(const SimulateArgs& a) {

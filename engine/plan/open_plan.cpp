@@ -32,7 +32,7 @@ void checkPlanModel(const Plan& plan, const std::string& planPath, const std::st
     throw PlanError(fmt::format("{}: the model {} is not there; name the model the plan was made for (--model)",
                                 planPath, modelPath));
   if (sha256File(modelPath, cancel) != plan.modelSha256)
-    throw PlanError(fmt::format("{}: {} is not the model this plan was made for (its SHA-256 differs from the "
+    throw ModelMismatchError(fmt::format("{}: {} is not the model this plan was made for (its SHA-256 differs from the "
                                 "plan's model.sha256); re-plan with `hap plan` or name the right model (--model)",
                                 planPath, modelPath));
 }

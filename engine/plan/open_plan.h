@@ -17,12 +17,21 @@
 
 #include "engine/ir/graph.h"
 #include "engine/plan/plan.h"
+#include "engine/plan/plan_json.h"
 
 namespace hap::import {
 struct ModelTensors;  // engine/import/model_tensors.h (LibTorch): only the runtime asks for them
 }
 
 namespace hap::plan {
+
+// The model file is there but is not the one the plan was made for (its SHA-256 differs): a
+// PlanError of its own, so that a caller that can do without the model (hap simulate) tells it
+// from a plan that does not verify without hashing the file twice.
+class ModelMismatchError : public PlanError {
+ public:
+  using PlanError::PlanError;
+};
 
 struct OpenPlanOptions {
   // The model file (--model, or the model open in the app). Empty: the plan's model path as
@@ -51,7 +60,8 @@ struct OpenedPlan {
 std::optional<std::string> locatePlanModel(const Plan& plan, const std::string& planPath,
                                            const std::string& modelPath = {});
 
-// PlanError naming the plan file when `modelPath`'s SHA-256 is not the plan's model.sha256.
+// PlanError naming the plan file when `modelPath` is not there; ModelMismatchError when its SHA-256
+// is not the plan's model.sha256.
 void checkPlanModel(const Plan& plan, const std::string& planPath, const std::string& modelPath,
                     const std::atomic<bool>* cancel = nullptr);
 
