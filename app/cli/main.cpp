@@ -13,6 +13,7 @@
 #include "app/cli/runs_command.h"
 #include "app/cli/compare_command.h"
 #include "app/cli/simulate_command.h"
+#include "app/cli/tune_command.h"
 #include "engine/base/error.h"
 
 int main(int argc, char** argv) {
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   hap::cli::addProfileCommand(app, exitCode);
   hap::cli::addCalibrateCommand(app, exitCode);
   hap::cli::addRunsCommand(app, exitCode);
+  hap::cli::addTuneCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
