@@ -10,12 +10,13 @@
 //             The gathered copies are transient: memory holds the two largest at once (the one
 //             in use and the prefetched next), not every parameter.
 //   megatron  Megatron-style tensor parallelism inside each machine (attention q/k/v and the
-//             first FFN linear column-parallel, the attention output and the second FFN linear
-//             row-parallel; every other op as the search chooses) and data parallelism across
-//             machines (an even batch per machine; each tensor-parallel rank all-reduces its
-//             gradient shard with its peers over the network). Applicable when the model has
-//             such linears (module scopes *.attn.{q,k,v,out}, *.ffn.{fc1,fc2}) and is given at
-//             the per-machine batch; the slowest machine type bounds the iteration.
+//             first MLP projections column-parallel, the attention output and the second MLP
+//             projection row-parallel; every other op as the search chooses) and data parallelism
+//             across machines (an even batch per machine; each tensor-parallel rank all-reduces
+//             its gradient shard with its peers over the network). Applicable when the model has
+//             such blocks, found by the graph's structure whatever the modules are called
+//             (findMegatronBlocks), and is given at the per-machine batch; the slowest machine
+//             type bounds the iteration.
 // Each baseline but megatron is a single SPMD program over all devices that the runtime executes
 // as it executes HAP's. Megatron cuts tensors two ways at once (batch across machines, features
 // inside one): it is priced by composing a per-machine program with the cross-machine gradient
@@ -66,6 +67,45 @@ std::vector<double> gradientPieceBytes(const synth::CostTable& table, const synt
 // a machine sharing its NIC.
 double crossMachineGradientSeconds(const cost::Cluster& cluster, const std::vector<double>& gradientBytes);
 
+// The projections Megatron splits, found by the graph's structure, not by module names. A
+// projection is aten::linear, or matmul/mm/addmm, whose weight is a parameter (or a slice or
+// transpose of one, as nn.MultiheadAttention's cross-attention reads its packed in_proj_weight).
+//   attention  a softmax whose input is a product (matmul, bmm, baddbmm) of two operands,
+//              possibly scaled, masked, biased or viewed, and whose output, possibly after dropout,
+//              is the first operand of a second product. Each of the three operands (q, k, v)
+//              traces back through views, transposes, permutes, chunk/split/select, scalings and
+//              rotary mixing to one projection, and the second product's output through views,
+//              transposes and permutes to the input of a projection. The q, k and v projections
+//              (one when fused, as nn.MultiheadAttention's in_proj or a qkv linear) go
+//              column-parallel, the output projection row-parallel.
+//   MLP        a projection whose input is an elementwise chain over the outputs of projections
+//              that read one input: at least one activation (gelu, relu, silu, tanh, sigmoid, ...)
+//              with dropout, scalings, and products of such chains (SwiGLU: silu(w1 x) * w3 x).
+//              It must be a residual sublayer, as in a transformer (its output, after dropout,
+//              layer scale or stochastic depth, is added to a value its input derives from), so a
+//              classifier's stack of linears is not one. The first projections go column-parallel,
+//              the last row-parallel.
+// Heads are cut at head granularity by the dimension classes that views into heads give the
+// projections' features (balance::executed rounds the shares per class): 12 heads on 8 devices
+// run 2 or 1 each. A fused qkv projection's output is cut as one tensor, so its chunks are gathered
+// before the heads (the rules split no strided pieces): dearer than Megatron's permuted weight.
+struct MegatronBlocks {
+  struct Split {
+    ir::NodeId node = ir::kNone;
+    bool column = true;   // column-parallel; else row-parallel
+    std::string variant;  // the rule variant that does it: linear's column/row, matmul's col/inner
+    std::string role;     // "attention q", "attention kv", "attention out", "MLP in", "MLP out", ...
+  };
+  std::vector<Split> splits;  // in node order
+  int attention = 0, mlp = 0;
+  // Why each candidate that came close was not taken ("the softmax at ... has no output
+  // projection"), for the not-applicable message.
+  std::vector<std::string> nearMisses;
+  // "no attention block (...) and no MLP (...) found" with the near misses: why Megatron does not apply.
+  std::string notFound() const;
+};
+MegatronBlocks findMegatronBlocks(const ir::Graph& g);
+
 // Megatron's per-machine program on one kind of machine (a device type and count), found on the
 // first machine of that kind alone.
 struct MachineProgram {
@@ -79,7 +119,7 @@ struct MachineProgram {
   bool sameKind(const cost::Machine& m) const { return m.deviceType == deviceType && m.count == count; }
 };
 // One per kind of machine of `cluster`, in machine order, on `theory` (the model at one machine's
-// batch). Throws synth::SearchError when the pins match no linear.
+// batch). Throws synth::SearchError (MegatronBlocks::notFound) when the model has no such block.
 std::vector<MachineProgram> megatronPrograms(const synth::Theory& theory, const cost::Cluster& cluster,
                                              const BaselineOptions& options);
 // The megatron baseline of those programs: every machine runs its kind's, the slowest bounds the
@@ -87,7 +127,8 @@ std::vector<MachineProgram> megatronPrograms(const synth::Theory& theory, const 
 Plan::Baseline megatronBaseline(const std::vector<MachineProgram>& programs, const cost::Cluster& cluster,
                                 const BaselineOptions& options);
 // `machineBatch` is the model imported at the global batch divided by the number of machines.
-// Not applicable (Baseline::note says why, estimate.fits false) without such linears.
+// Not applicable (Baseline::note says which structure was not found, estimate.fits false)
+// without such blocks.
 Plan::Baseline megatronBaseline(const ir::Graph& machineBatch, const cost::Cluster& cluster,
                                 const BaselineOptions& options);
 

@@ -321,9 +321,9 @@ Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, co
   try {
     programs = megatronPrograms(theory, cluster, bo);
   } catch (const synth::SearchError& e) {
-    throw NotReplicable(fmt::format("{}: Megatron's tensor parallelism does not apply: {}. It splits the linears "
-                                    "of module scopes *.attn.{{q,k,v,out}} and *.ffn.{{fc1,fc2}}; plan other "
-                                    "models with hap plan",
+    throw NotReplicable(fmt::format("{}: Megatron's tensor parallelism does not apply: {}. It splits the "
+                                    "projections of attention blocks and transformer MLPs, found by structure; "
+                                    "plan other models with hap plan",
                                     global.sourceFile, e.what()));
   }
   const MachineProgram* slowest = &programs.front();

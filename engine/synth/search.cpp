@@ -367,7 +367,9 @@ void Searcher::resolvePins() {
       // A reshard carries its reader's scope, but how a value crosses segments is the planner's
       // choice, never what a pin on the reader means.
       if (node.op == ir::kReshardOp) continue;
-      if (!globMatch(pin.pattern, node.scope) && !globMatch(pin.pattern, node.op)) continue;
+      if (pin.node != ir::kNone ? node.id != pin.node
+                                : !globMatch(pin.pattern, node.scope) && !globMatch(pin.pattern, node.op))
+        continue;
       const auto& variants = t_.variants(node.id);
       auto& mask = allowed_[static_cast<size_t>(node.id)];
       bool has = false;

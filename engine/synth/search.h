@@ -51,6 +51,9 @@ class SearchError : public Error {
 struct Pin {
   std::string pattern;
   std::string variant;
+  // When set, this node only, whatever its scope or op (the Megatron baseline's blocks, found by
+  // structure: plan/baselines.h); `pattern` then only names it in messages.
+  ir::NodeId node = ir::kNone;
 };
 // Parses "PATTERN=VARIANT" (for --pin); throws hap::Error naming the text when malformed.
 Pin parsePin(const std::string& text);
