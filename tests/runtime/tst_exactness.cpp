@@ -322,6 +322,29 @@ print("ok")
     QVERIFY2(m.hasMatch() && m.captured(1).toInt() > 0, qPrintable(o.outputs.value(0)));
   }
 
+  // Megatron's blocks found by structure in models written by others (tests/fixtures: module names
+  // unlike the zoo's, saved without hap/inputs.json): tensor parallel on one machine of 3 ranks, and
+  // replicated on the 2 x 2 grid. nn.TransformerEncoder runs on one machine only: replication's
+  // data-parallel program across machines gathers its seq-first attention's input.
+  void megatronFoundByStructure_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<bool>("grid");
+    QTest::newRow("nn.TransformerEncoder, 3 ranks") << "torch_encoder.pt" << false;
+    QTest::newRow("GPT-style, 3 ranks") << "gpt_decoder.pt" << false;
+    QTest::newRow("GPT-style, 2 x 2 grid") << "gpt_decoder.pt" << true;
+    QTest::newRow("Llama-style, 2 x 2 grid") << "llama_decoder.pt" << true;
+  }
+  void megatronFoundByStructure() {
+    QFETCH(QString, file);
+    QFETCH(bool, grid);
+    const QString first = file.startsWith("torch_encoder") ? "tokens" : "idx";
+    const Outcome o = runChecked(qEnvironmentVariable("HAP_FIXTURE_DIR") + "/" + file, grid ? 4 : 3,
+                                 {"--baseline", "megatron", "--input", first + "=8x8:int64:0..32", "--input",
+                                  "targets=8x8:int64:0..32"},
+                                 {}, grid, {}, 5);
+    expectPass(o);
+  }
+
   // A class loss whose targets have no declared range (a model file without hap/inputs.json):
   // the mean's denominator is the global count of targets that are not ignored, all-reduced per
   // step (the zoo's declared ranges make it static instead).
