@@ -159,8 +159,8 @@ class Parser {
 
   DeviceType deviceType(const std::string& name, const YAML::Node& n,
                         const std::string& path) const {
-    expectMap(n, path, {"flops", "memory", "memory_bandwidth", "op_overhead", "source"},
-              "a device type's flops, memory, memory_bandwidth, op_overhead, source");
+    expectMap(n, path, {"flops", "memory", "memory_bandwidth", "op_overhead", "collective_call", "source"},
+              "a device type's flops, memory, memory_bandwidth, op_overhead, collective_call, source");
     DeviceType t;
     t.name = name;
     std::string fp = join(path, "flops");
@@ -184,6 +184,9 @@ class Parser {
     if (n["op_overhead"])
       t.opOverheadSeconds =
           quantity(n["op_overhead"], join(path, "op_overhead"), Unit::Seconds, true);
+    if (n["collective_call"])
+      t.collectiveCallSeconds =
+          quantity(n["collective_call"], join(path, "collective_call"), Unit::Seconds, true);
     if (n["source"]) t.source = text(n["source"], join(path, "source"));
     return t;
   }

@@ -33,6 +33,11 @@ struct DeviceType {
   double memoryBandwidth = 0;    // bytes/s
   double opOverheadSeconds = 0;  // per-op launch overhead
   std::string source;            // datasheet citation
+  // The device's own fixed cost of taking part in one collective call, beyond the link's latency
+  // steps: the runtime's dispatch, its piece copies and padding, the backend's handshake, run on
+  // this device's (possibly slower or busier) processor. Every collective call pays the largest
+  // among its participants (collective_cost.h, callSeconds). YAML `collective_call`.
+  double collectiveCallSeconds = 0;
 
   // Peak FLOP/s for arithmetic in dtype t: flops16 for float16/bfloat16, flops64 for float64,
   // flops32 for float32 and the integer and bool types (a zero flops16/flops64 falls back to

@@ -17,6 +17,7 @@ nlohmann::ordered_json clusterToJson(const Cluster& c) {
                {"memory", t.memoryBytes},
                {"memory_bandwidth", t.memoryBandwidth},
                {"op_overhead", t.opOverheadSeconds}};
+    if (t.collectiveCallSeconds > 0) j["collective_call"] = t.collectiveCallSeconds;
     if (!t.source.empty()) j["source"] = t.source;
     types[t.name] = j;
   }

@@ -218,6 +218,9 @@ class Writer {
       if (t.opOverheadSeconds != 0 || overridden(path + ".op_overhead"))
         out += fmt::format("    op_overhead: {}\n",
                            quantity(path + ".op_overhead", t.opOverheadSeconds, Unit::Seconds));
+      if (t.collectiveCallSeconds != 0 || overridden(path + ".collective_call"))
+        out += fmt::format("    collective_call: {}\n",
+                           quantity(path + ".collective_call", t.collectiveCallSeconds, Unit::Seconds));
       if (!t.source.empty() || overridden(path + ".source"))
         out += fmt::format("    source: {}\n",
                            value(path + ".source", yamlString(t.source, /*forceQuotes=*/true)));

@@ -27,13 +27,14 @@ double gatherLike(const Cluster& cluster, Collective c, Method method,
   const int n = cluster.size();
   if (n <= 1) return 0;
   const Link link = collectiveLink(cluster, c, methodName(method));
+  const double call = callSeconds(cluster);
   if (method == Method::Padded) {
     double largest = *std::max_element(shardBytes.begin(), shardBytes.end());
-    return (n - 1) * (link.latency + largest / link.bandwidth);
+    return call + (n - 1) * (link.latency + largest / link.bandwidth);
   }
   double seconds = 0;
   for (double shard : shardBytes)
-    if (shard > 0) seconds += ceilLog2(n) * link.latency + shard / link.bandwidth;
+    if (shard > 0) seconds += call + ceilLog2(n) * link.latency + shard / link.bandwidth;
   return seconds;
 }
 
@@ -48,6 +49,13 @@ std::vector<int> devicesPerMachine(const Cluster& cluster) {
 
 std::string_view methodName(Method m) {
   return m == Method::Padded ? "padded" : "grouped";
+}
+
+double callSeconds(const Cluster& cluster) {
+  if (cluster.size() <= 1) return 0;
+  double worst = 0;
+  for (const Device& d : cluster.devices) worst = std::max(worst, cluster.type(d.rank).collectiveCallSeconds);
+  return worst;
 }
 
 int ceilLog2(int n) {
@@ -110,8 +118,9 @@ GatherLinear gatherLinear(const Cluster& cluster, Collective c, Method method, d
   const int n = cluster.size();
   if (n <= 1) return {};
   const Link link = collectiveLink(cluster, c, methodName(method));
-  if (method == Method::Padded) return {(n - 1) * link.latency, (n - 1) * bytes / link.bandwidth};
-  return {n * ceilLog2(n) * link.latency + bytes / link.bandwidth, 0};
+  const double call = callSeconds(cluster);
+  if (method == Method::Padded) return {call + (n - 1) * link.latency, (n - 1) * bytes / link.bandwidth};
+  return {n * (call + ceilLog2(n) * link.latency) + bytes / link.bandwidth, 0};
 }
 
 double allGatherSeconds(const Cluster& cluster, Method method, std::span<const double> shardBytes) {
@@ -145,8 +154,10 @@ AllReduceCost allReduceCost(const Cluster& cluster, double bytes) {
   if (n <= 1) return {AllReduceAlgorithm::Ring, 0};
   const Link ringLink = collectiveLink(cluster, Collective::AllReduce, "ring");
   const Link treeLink = collectiveLink(cluster, Collective::AllReduce, "tree");
-  const double ring = 2.0 * (n - 1) * (ringLink.latency + bytes / (n * ringLink.bandwidth));
-  const double tree = 2.0 * ceilLog2(n) * treeLink.latency + 2.0 * bytes / treeLink.bandwidth;
+  // A flat all-reduce is one call; a hierarchical one three (reduce-scatter, all-reduce, gather).
+  const double call = callSeconds(cluster);
+  const double ring = call + 2.0 * (n - 1) * (ringLink.latency + bytes / (n * ringLink.bandwidth));
+  const double tree = call + 2.0 * ceilLog2(n) * treeLink.latency + 2.0 * bytes / treeLink.bandwidth;
   AllReduceCost best = ring <= tree ? AllReduceCost{AllReduceAlgorithm::Ring, ring}
                                     : AllReduceCost{AllReduceAlgorithm::Tree, tree};
   if (const std::optional<MachineGrid> grid = machineGrid(cluster)) {
@@ -162,7 +173,8 @@ AllReduceCost allReduceCost(const Cluster& cluster, double bytes) {
     // of S bytes would.
     const double across = std::min(2.0 * (m - 1) * (netRing.latency + bytes / (m * netRing.bandwidth)),
                                    2.0 * ceilLog2(m) * netTree.latency + 2.0 * bytes / netTree.bandwidth);
-    if (inside + across < best.seconds) best = {AllReduceAlgorithm::Hierarchical, inside + across};
+    const double hierarchical = 3 * call + inside + across;
+    if (hierarchical < best.seconds) best = {AllReduceAlgorithm::Hierarchical, hierarchical};
   }
   return best;
 }
@@ -173,7 +185,7 @@ double broadcastSeconds(const Cluster& cluster, double bytes) {
   const int n = cluster.size();
   if (n <= 1) return 0;
   const Link link = collectiveLink(cluster, Collective::Broadcast);
-  return ceilLog2(n) * link.latency + bytes / link.bandwidth;
+  return callSeconds(cluster) + ceilLog2(n) * link.latency + bytes / link.bandwidth;
 }
 
 double allToAllSeconds(const Cluster& cluster, std::span<const double> localBytes,
@@ -219,7 +231,7 @@ double allToAllSeconds(const Cluster& cluster, std::span<const double> localByte
       transfer = std::max(transfer, bytes / network);
     }
   }
-  return (n - 1) * collectiveLink(cluster, Collective::AllToAll).latency + transfer;
+  return callSeconds(cluster) + (n - 1) * collectiveLink(cluster, Collective::AllToAll).latency + transfer;
 }
 
 double reshardSeconds(const Cluster& cluster, double bytes, std::span<const double> from,
@@ -234,7 +246,7 @@ double reshardSeconds(const Cluster& cluster, double bytes, std::span<const doub
   }
   if (n <= 1 || worst < 1e-12) return 0;
   const Link link = collectiveLink(cluster, Collective::AllToAll);
-  return (n - 1) * link.latency + 2 * bytes * worst / link.bandwidth;
+  return callSeconds(cluster) + (n - 1) * link.latency + 2 * bytes * worst / link.bandwidth;
 }
 
 }  // namespace hap::cost

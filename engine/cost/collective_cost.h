@@ -39,12 +39,20 @@ Link networkLink(const Cluster& cluster, Collective c, std::string_view algorith
 // profile): a collective runs at the pace of its slowest participant.
 double collectiveSlowdown(const Cluster& cluster);
 
+// The fixed cost of one collective call: the largest DeviceType::collectiveCallSeconds among the
+// cluster's devices (a call waits for its slowest participant's own work), 0 for one device.
+// Every function below adds it once per call the runtime makes: once for a padded all-gather or
+// reduce-scatter, an all-to-all, a re-shard, a broadcast and a flat all-reduce; once per non-empty
+// shard for a grouped one (a broadcast or reduce each); three times for a hierarchical all-reduce.
+// In the formulas below it is written `call`.
+double callSeconds(const Cluster& cluster);
+
 // ⌈log2 n⌉ for n ≥ 1 (0 for n = 1): the depth of a binary broadcast/reduction tree.
 int ceilLog2(int n);
 
 // All-gather; shardBytes[j] = bytes of device j's local piece.
-//   Padded:  (n−1) · (α + max_j shard_j / β)          (ring; every step moves the padded shard)
-//   Grouped: Σ_{j: shard_j > 0} (⌈log2 n⌉·α + shard_j / β)   (one pipelined broadcast per
+//   Padded:  call + (n−1) · (α + max_j shard_j / β)   (ring; every step moves the padded shard)
+//   Grouped: Σ_{j: shard_j > 0} (call + ⌈log2 n⌉·α + shard_j / β)   (one pipelined broadcast per
 //            non-empty shard; an empty shard is not broadcast)
 double allGatherSeconds(const Cluster& cluster, Method method, std::span<const double> shardBytes);
 
@@ -84,9 +92,9 @@ struct AllReduceCost {
   double seconds = 0;
 };
 // The cheapest way to all-reduce a tensor of `bytes` (the full tensor, held by every device):
-//   ring:         2(n−1)·(α + S/(n·β))              (α, β: collectiveLink(AllReduce))
-//   tree:         2·⌈log2 n⌉·α + 2·S/β
-//   hierarchical: max over machines of 2(k−1)·(α_m + S/(k·β_m))         (inside machine m)
+//   ring:         call + 2(n−1)·(α + S/(n·β))       (α, β: collectiveLink(AllReduce))
+//   tree:         call + 2·⌈log2 n⌉·α + 2·S/β
+//   hierarchical: 3·call + max over machines of 2(k−1)·(α_m + S/(k·β_m))         (inside machine m)
 //                 + min(2(M−1)·(α_n + S/(M·β_n)), 2·⌈log2 M⌉·α_n + 2·S/β_n)  (across, network)
 //                 only where machineGrid() holds; every β scaled by the all-reduce efficiency.
 // Ties go to the flat algorithms. The planner prices with it and the runtime executes the
@@ -97,12 +105,12 @@ AllReduceCost allReduceCost(const Cluster& cluster, double bytes);
 // allReduceCost(cluster, bytes).seconds.
 double allReduceSeconds(const Cluster& cluster, double bytes);
 
-// Broadcast of `bytes` from one device to all others (pipelined tree):  ⌈log2 n⌉·α + S/β.
+// Broadcast of `bytes` from one device to all others (pipelined tree):  call + ⌈log2 n⌉·α + S/β.
 double broadcastSeconds(const Cluster& cluster, double bytes);
 
 // All-to-all: device i sends localBytes[i] · receiveShares[j] bytes to every device j ≠ i (its
 // share for itself stays local).
-//   (n−1)·α + max( max over devices i of max(bytes i sends, bytes i receives) to or from devices
+//   call + (n−1)·α + max( max over devices i of max(bytes i sends, bytes i receives) to or from devices
 //                      of its own machine / that machine's link β,
 //                  max over machines m of max(bytes leaving m, bytes entering m) / network β )
 // Links are full duplex and work in parallel; a machine's NIC carries all of its devices'
@@ -115,7 +123,7 @@ double allToAllSeconds(const Cluster& cluster, std::span<const double> localByte
 // new slice outside its old one, at most bytes·(|ΔP_j| + |ΔP_{j+1}|) with the prefix displacement
 // ΔP_j = Σ_{i<j} (to_i − from_i). Priced by that bound:
 //   0 when the cuts agree (max_j |ΔP_j| < 1e-12), else
-//   (n−1)·α + 2·bytes·max_j |ΔP_j| / β           (α, β: collectiveLink(AllToAll))
+//   call + (n−1)·α + 2·bytes·max_j |ΔP_j| / β    (α, β: collectiveLink(AllToAll))
 // The LP over shares uses the second term, which is linear in the displacement (not α).
 double reshardSeconds(const Cluster& cluster, double bytes, std::span<const double> from,
                       std::span<const double> to);

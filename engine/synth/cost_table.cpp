@@ -445,10 +445,11 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
       // every use (fully sharded data parallelism).
       if (param && !restrictions_.parameterReplicas && v.rank() > 0) return pair(x, 0, kIdentity);
       Conversion c{param ? ConversionKind::ParamReplicate : ConversionKind::LoadReplica};
-      // The gradient's all-reduce; a calibrated profile says how much of it the runtime's gradient
-      // buckets leave exposed behind backward (Profile::gradientExposure).
+      // The gradient's all-reduce, as the runtime's gradient buckets make it (its bytes and its
+      // part of a bucket's call: cost/bucketed_gradients.h); a calibrated profile says how much of
+      // it the buckets leave exposed behind backward (Profile::gradientExposure).
       if (param)
-        c.backwardSeconds = cost::allReduceSeconds(cluster_, bytes) *
+        c.backwardSeconds = cost::bucketedGradientSeconds(cluster_, bytes, options_.gradientBucketBytes) *
                             (cluster_.measured ? cluster_.measured->gradientExposure : 1.0);
       return c;
     }

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cost/bucketed_gradients.h"
 #include "engine/cost/cluster.h"
 #include "engine/cost/profile.h"
 #include "engine/cost/collective_cost.h"
@@ -111,6 +112,9 @@ struct CostOptions {
   // Bytes of optimizer state per parameter byte (Adam/AdamW: 2 moments; SGD with momentum: 1).
   double optimizerStateFactor = 2;
   Restrictions restrictions;  // the table's initial restrictions (CostTable::restrict)
+  // The gradient buckets the runtime will all-reduce replicated parameters' gradients in
+  // (hap-worker --bucket-mb; cost/bucketed_gradients.h); <= 0: one call per parameter.
+  double gradientBucketBytes = static_cast<double>(cost::kGradientBucketBytes);
 };
 
 class CostTable {

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cost/bucketed_gradients.h"
 #include "engine/import/model_tensors.h"
 #include "engine/ir/graph.h"
 #include "engine/plan/plan.h"
@@ -45,7 +46,7 @@ struct ExecutorOptions {
   // The replicated parameters' gradients are all-reduced while backward runs, in buckets of
   // about this many bytes (gradient_buckets.h); <= 0: one bucket, started when backward has
   // produced every gradient (no overlap).
-  int64_t bucketBytes = int64_t{4} << 20;
+  int64_t bucketBytes = cost::kGradientBucketBytes;
   // A replicated plan (plan::Replication): this rank's machine, 0 .. machines-1. Its random ops
   // draw the global batch's numbers and keep this machine's rows, so that the machines together
   // draw what the single-device program draws.

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cost/bucketed_gradients.h"
 #include "runtime/data/data_options.h"
 #include "runtime/train/optimizer_options.h"
 
@@ -56,8 +57,9 @@ struct WorkerOptions {
   // (ExecutorOptions::slowdown, runtime/core/executor.h).
   double slowdown = 1;
   // --bucket-mb (in MiB there): gradient buckets all-reduced during backward; <= 0: one bucket
-  // after backward. The default is ExecutorOptions::bucketBytes's (runtime/core/executor.h).
-  int64_t bucketBytes = int64_t{4} << 20;
+  // after backward. The default is the planner's (cost::kGradientBucketBytes, which prices the
+  // buckets: engine/cost/bucketed_gradients.h).
+  int64_t bucketBytes = cost::kGradientBucketBytes;
   // --check: beside every step, the single-device program on the whole batch; the loss, every
   // gradient after every reduction, and the parameters and buffers after every step are
   // compared, each step from the same state (exactness_check.h).

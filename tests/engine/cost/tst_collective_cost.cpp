@@ -8,7 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine/cost/bucketed_gradients.h"
 #include "engine/cost/cluster.h"
+#include "engine/cost/cluster_yaml.h"
 #include "engine/cost/collective_cost.h"
 #include "engine/cost/device_cost.h"
 
@@ -351,6 +353,65 @@ class TstCollectiveCost : public QObject {
       QVERIFY2(std::abs(got - expected) <= 1e-12 * expected,
                qPrintable(QString("got %1, expected %2").arg(got, 0, 'g', 17).arg(expected, 0, 'g', 17)));
     }
+  }
+
+  // ---- the runtime's own cost per call (collective_call) -------------------------------------
+
+  // 3 devices on 2 machines: m0 has one device of type `a`, m1 two of type `b`.
+  static Cluster withCalls(const std::string& a, const std::string& b) {
+    return parseCluster("name: calls\ndevice_types:\n"
+                        "  a: {flops: {float32: 1T}, memory: 1GB, memory_bandwidth: 100GB/s" + a + "}\n"
+                        "  b: {flops: {float32: 1T}, memory: 1GB, memory_bandwidth: 100GB/s" + b + "}\n"
+                        "machines:\n"
+                        "  - {name: m0, device_type: a, count: 1}\n"
+                        "  - {name: m1, device_type: b, count: 2, link: {bandwidth: 10GB/s, latency: 5us}}\n"
+                        "network: {bandwidth: 1GB/s, latency: 20us}\n",
+                        "calls");
+  }
+
+  void callCostIsTheSlowestParticipants() {
+    const Cluster plain = withCalls("", "");
+    const Cluster calls = withCalls(", collective_call: 100us", ", collective_call: 400us");
+    QCOMPARE(callSeconds(plain), 0.0);
+    QCOMPARE(callSeconds(calls), 400e-6);
+    QCOMPARE(callSeconds(single()), 0.0);
+    const double call = 400e-6;
+    auto near = [](double got, double expected) { return std::abs(got - expected) <= 1e-12 + 1e-9 * expected; };
+    const V shards{1e6, 2e6, 0};
+    // Once per call: padded gathers, all-to-all, re-shard, broadcast, a flat all-reduce.
+    QVERIFY(near(allGatherSeconds(calls, Method::Padded, shards), allGatherSeconds(plain, Method::Padded, shards) + call));
+    QVERIFY(near(reduceScatterSeconds(calls, Method::Padded, shards),
+                 reduceScatterSeconds(plain, Method::Padded, shards) + call));
+    QVERIFY(near(allToAllSeconds(calls, V{1e6, 1e6, 1e6}, V{0.2, 0.3, 0.5}),
+                 allToAllSeconds(plain, V{1e6, 1e6, 1e6}, V{0.2, 0.3, 0.5}) + call));
+    QVERIFY(near(reshardSeconds(calls, 1e6, V{0.5, 0.25, 0.25}, V{0.25, 0.5, 0.25}),
+                 reshardSeconds(plain, 1e6, V{0.5, 0.25, 0.25}, V{0.25, 0.5, 0.25}) + call));
+    QCOMPARE(reshardSeconds(calls, 1e6, V{0.5, 0.25, 0.25}, V{0.5, 0.25, 0.25}), 0.0);  // no call at all
+    QVERIFY(near(broadcastSeconds(calls, 1e6), broadcastSeconds(plain, 1e6) + call));
+    QVERIFY(near(allReduceSeconds(calls, 1e6), allReduceSeconds(plain, 1e6) + call));
+    // Grouped: one broadcast (or reduce) per non-empty piece.
+    QVERIFY(near(allGatherSeconds(calls, Method::Grouped, shards), allGatherSeconds(plain, Method::Grouped, shards) + 2 * call));
+    // The LP's affine form agrees with the exact cost at positive shares.
+    const GatherLinear lin = gatherLinear(calls, Collective::AllGather, Method::Padded, 3e6);
+    QVERIFY(near(lin.constant + lin.perLargestShare * (2.0 / 3), allGatherSeconds(calls, Method::Padded, V{1e6, 2e6, 0})));
+    // A YAML round trip keeps the field (plans embed the cluster).
+    QCOMPARE(parseCluster(formatClusterYaml(calls), "again").types[1].collectiveCallSeconds, 400e-6);
+  }
+
+  void gradientsPayTheirPartOfABucketCall() {
+    const Cluster c = withCalls(", collective_call: 100us", ", collective_call: 400us");
+    const double fixed = allReduceSeconds(c, 0), bucket = static_cast<double>(kGradientBucketBytes);
+    QVERIFY(fixed > 400e-6);
+    // A parameter filling a quarter of a bucket pays a quarter of the call and all of its bytes.
+    const double quarter = bucket / 4;
+    QVERIFY(std::abs(bucketedGradientSeconds(c, quarter) - (allReduceSeconds(c, quarter) - 0.75 * fixed)) < 1e-12);
+    // One of a bucket or more pays a whole call, as an all-reduce of its own.
+    QCOMPARE(bucketedGradientSeconds(c, 2 * bucket), allReduceSeconds(c, 2 * bucket));
+    // Four quarter-bucket parameters cost what one bucket's call does.
+    QVERIFY(std::abs(4 * bucketedGradientSeconds(c, quarter) - allReduceSeconds(c, bucket)) < 1e-9);
+    // Without buckets, one call per parameter.
+    QCOMPARE(bucketedGradientSeconds(c, quarter, 0), allReduceSeconds(c, quarter));
+    QCOMPARE(bucketedGradientSeconds(single(), quarter), 0.0);
   }
 
   // ---- one device: nothing to communicate ---------------------------------------------------
