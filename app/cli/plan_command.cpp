@@ -149,6 +149,11 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
       ->check(CLI::IsMember({"dp-ev", "dp-cp", "fsdp", "megatron"}))
       ->excludes(ratios);
   cmd->add_flag("!--no-baselines", args->request.baselines, "Skip pricing the baselines (DP-EV, DP-CP, FSDP, Megatron)");
+  cmd->add_option("--prefer-simpler-within", args->request.preferSimplerWithin,
+                  "Where DP-CP or DP-EV is priced within this fraction of HAP's cheapest program and makes fewer "
+                  "collective calls, plan its program instead and say so (0: always HAP's own; not with --pin)")
+      ->type_name("F")
+      ->capture_default_str();
   cmd->add_option("--db", args->db,
                   "Profile store that the cluster's 'profile:' is looked up in (default: $HAP_DB, else "
                   "~/.local/share/hap/profiles.db)")

@@ -96,6 +96,7 @@ std::string formatSummary(const Plan& p) {
       out += "Lengths: whole rows, heads and experts per device chosen by MILP and priced as executed.\n";
   }
   if (!p.balanceNote.empty()) out += "Note: " + p.balanceNote + ".\n";
+  if (!p.choice.empty()) out += "Chosen: " + p.choice + " (--prefer-simpler-within 0 keeps HAP's).\n";
   for (const Plan::Replicated& u : p.unsharded) out += "Replicated: " + u.message + ".\n";
   return out;
 }

@@ -157,6 +157,9 @@ struct Plan {
   // "dp" with other ratios), fully sharded data parallelism ("fsdp"; PlanOptions::strategy), or
   // Megatron's tensor parallelism inside machines, replicated across them ("megatron").
   std::string strategy = "hap";
+  // Set when HAP chose a baseline's simpler program over its own cheapest one
+  // (PlanOptions::preferSimplerWithin): which, the two prices and collective calls, and why.
+  std::string choice;
   // The Q/B alternation (ratio policies "lp" and "milp"): the plan's cost after each step, and
   // why the LP (or the MILP) found no ratios that fit in memory, if it did not.
   struct HistoryEntry {

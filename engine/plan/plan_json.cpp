@@ -166,6 +166,7 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
     doc["balance"]["milp_seconds"] = p.milpSeconds;
   }
   if (!p.balanceNote.empty()) doc["balance"]["note"] = p.balanceNote;
+  if (!p.choice.empty()) doc["choice"] = p.choice;
   ojson unsharded = ojson::array();
   for (const Plan::Replicated& u : p.unsharded)
     unsharded.push_back({{"node", u.node}, {"where", u.node != ir::kNone ? g.describe(u.node) : ""}, {"message", u.message}});
@@ -331,6 +332,7 @@ Plan planFromJson(const json& doc, const std::string& origin) {
     p.milpSeconds = b.value("milp_seconds", 0.0);
     p.balanceNote = b.value("note", "");
   }
+  if (doc.contains("choice")) p.choice = r.get<std::string>(doc, "choice", "");
   if (doc.contains("unsharded"))
     for (size_t i = 0; i < doc["unsharded"].size(); ++i) {
       const std::string path = fmt::format("unsharded[{}].", i);

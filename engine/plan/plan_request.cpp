@@ -68,6 +68,8 @@ std::vector<std::string> PlanRequest::arguments() const {
   if (maxStates != defaults.maxStates) option("--max-states", std::to_string(maxStates));
   if (beamWidth != defaults.beamWidth) option("--beam-width", std::to_string(beamWidth));
   if (!baselines) out.push_back("--no-baselines");
+  if (preferSimplerWithin != defaults.preferSimplerWithin)
+    option("--prefer-simpler-within", fmt::format("{:g}", preferSimplerWithin));
   return out;
 }
 
@@ -97,6 +99,9 @@ PlanOptions planOptions(const PlanRequest& r, const cost::Cluster& cluster) {
   options.segmentText = r.effectiveSegments();
   options.segments = ir::parseSegmentOptions(options.segmentText);
   options.baselines = r.baselines;
+  if (!(r.preferSimplerWithin >= 0))
+    throw Error(fmt::format("--prefer-simpler-within {}: give a fraction of 0 or more (0.1: 10%)", r.preferSimplerWithin));
+  options.preferSimplerWithin = r.preferSimplerWithin;
   options.milp.timeLimitSeconds = r.milpSeconds;
   options.evenStart = r.evenStart;
   options.search.maxStates = r.maxStates;

@@ -34,6 +34,7 @@ struct PlanRequest {
   int64_t maxStates = 2'000'000;     // --max-states
   int beamWidth = 2000;              // --beam-width
   bool baselines = true;             // false: --no-baselines
+  double preferSimplerWithin = 0.10; // --prefer-simpler-within (PlanOptions::preferSimplerWithin)
 
   std::string effectiveSegments() const { return !segments.empty() ? segments : baseline.empty() ? "layer" : "none"; }
   // The options as `hap plan` arguments (those that differ from the defaults), to show the

@@ -201,7 +201,29 @@ ir::Graph planGraph(const ir::Graph& imported, const Plan& plan) {
   return ir::insertReshards(imported, s);
 }
 
-Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const PlanOptions& options) {
+namespace {
+
+// The collective calls the runtime makes in one step of `plan` (planned graph `g`): one per
+// communicating step and pass, and the replicated parameters' gradients in buckets as
+// runtime/core/gradient_buckets.h forms them (the first of at most 1 MiB, then `bucketBytes`
+// each; one call each where bucketBytes <= 0).
+int collectiveCalls(const Plan& plan, const ir::Graph& g, double bucketBytes) {
+  int calls = 0;
+  double gradientBytes = 0;
+  for (const PlanStep& s : plan.steps) {
+    if (s.kind == PlanStep::Kind::Convert && s.instruction == "replicate-parameter" && bucketBytes > 0) {
+      if (s.backwardCommunication > 0) gradientBytes += static_cast<double>(g.value(s.from.value).bytes());
+      continue;
+    }
+    calls += (s.forwardCommunication > 0) + (s.backwardCommunication > 0);
+  }
+  const double first = std::min(bucketBytes, double{1 << 20});
+  if (gradientBytes > 0)
+    calls += 1 + static_cast<int>(std::ceil(std::max(0.0, gradientBytes - first) / bucketBytes));
+  return calls;
+}
+
+Plan searchPlan(const ir::Graph& imported, const cost::Cluster& cluster, const PlanOptions& options) {
   ir::Segmentation segmentation = ir::segmentGraph(imported, options.segments);
   const std::vector<int> importedSegments = segmentation.nodeSegment;
   const ir::Graph g = ir::insertReshards(imported, segmentation);
@@ -295,6 +317,45 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
       row("megatron", [&] { return megatronBaseline(*options.machineBatchGraph, cluster, bo); });
   }
   return plan;
+}
+
+}  // namespace
+
+Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const PlanOptions& options) {
+  Plan plan = searchPlan(imported, cluster, options);
+  if (options.strategy != PlanOptions::Strategy::Hap || !options.baselines || options.preferSimplerWithin <= 0 ||
+      options.ratios == PlanOptions::Ratios::Fixed || !options.search.pins.empty())
+    return plan;
+  // The better data-parallel baseline that fits, if it is priced within the margin.
+  const Plan::Baseline* simpler = nullptr;
+  for (const Plan::Baseline& b : plan.baselines)
+    if ((b.name == "dp-cp" || b.name == "dp-ev") && b.applicable && b.estimate.fits &&
+        (!simpler || b.estimate.iterationSeconds < simpler->estimate.iterationSeconds))
+      simpler = &b;
+  const double hap = plan.estimate.iterationSeconds;
+  if (!simpler || !plan.estimate.fits || simpler->estimate.iterationSeconds > hap * (1 + options.preferSimplerWithin))
+    return plan;
+  PlanOptions dp = options;
+  dp.strategy = PlanOptions::Strategy::DataParallel;
+  dp.ratios = simpler->name == "dp-cp" ? PlanOptions::Ratios::Proportional : PlanOptions::Ratios::Even;
+  dp.baselines = false;
+  Plan chosen = searchPlan(imported, cluster, dp);
+  const double bucket = options.cost.gradientBucketBytes;
+  const int hapCalls = collectiveCalls(plan, planGraph(imported, plan), bucket);
+  const int dpCalls = collectiveCalls(chosen, planGraph(imported, chosen), bucket);
+  if (dpCalls >= hapCalls) return plan;
+  std::string name = simpler->name;
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+  chosen.choice = fmt::format(
+      "{}'s program: priced {:.3f} ms against {:.3f} ms for HAP's cheapest, within the {:.0f}% the cost model's "
+      "ranking of close plans can be off, with {} collective calls a step instead of {}",
+      name, chosen.estimate.iterationSeconds * 1e3, hap * 1e3, options.preferSimplerWithin * 100, dpCalls, hapCalls);
+  chosen.strategy = "hap";
+  chosen.baselines = std::move(plan.baselines);
+  chosen.history = std::move(plan.history);
+  chosen.provenOptimal = plan.provenOptimal;
+  chosen.notOptimal = plan.notOptimal;
+  return chosen;
 }
 
 Plan makeMegatronPlan(const ir::Graph& global, const ir::Graph& machineBatch, const cost::Cluster& cluster,

@@ -43,6 +43,13 @@ struct PlanOptions {
   synth::CostOptions cost;
   synth::SearchOptions search;  // listener, cancellation, memory bound
   bool baselines = true;        // also price DP-EV, DP-CP and FSDP (plan/baselines.h)
+  // Strategy Hap with baselines: where the better data-parallel baseline (DP-CP or DP-EV) is
+  // priced within this fraction of HAP's own program and makes fewer collective calls, the plan
+  // is that baseline's program (Plan::choice says so). The cost model's ranking of close plans
+  // is not to be trusted further than its error: after calibration, 11.8% held-out step error
+  // (docs/benchmarks.md, cost-model accuracy); a program of fewer calls loses less when the
+  // model is off. 0: always HAP's cheapest program. Not applied with pins or fixed shares.
+  double preferSimplerWithin = 0.10;
   // The model imported at the global batch divided by the cluster's machine count, for the
   // Megatron baseline (nullptr: no Megatron baseline).
   const ir::Graph* machineBatchGraph = nullptr;
