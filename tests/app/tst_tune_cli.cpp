@@ -1,0 +1,183 @@
+// `hap tune` end to end, as a user runs it: real hap-worker processes on loopback, 3 ranks held to
+// 1, 0.5 and 0.25 of a CPU, the tiny MLP, a few steps per run. (a) From an empty store: the loop
+// profiles the device types, tunes, and returns the plan measured fastest, never slower than a
+// baseline it ran. (b) From a deliberately mis-priced profile (the full rank's computation and every
+// collective 10x too fast): the calibration between rounds corrects it, the prediction error
+// of the last round is below the first's, and the chosen plan is the measured best. (c) Errors: no
+// model, no --local, a rank that fails.
+#include <QFile>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "run_hap.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "db/store.h"
+#include "engine/cost/profile.h"
+
+using namespace hap;
+
+namespace {
+
+QString zoo(const char* model) { return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + model + "-tiny.pt"; }
+QString heteroCluster() { return qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/clusters/local-cpu-hetero-3.yaml"; }
+
+struct Row {
+  int round = 0;
+  QString plan, profile;
+  double predicted = 0, measured = 0;
+  bool reused = false;
+};
+
+struct Table {
+  std::vector<Row> rows;
+  std::map<int, double> error;  // round -> prediction error, %
+  QString chosen;
+  int chosenRound = 0;
+  double chosenMeasured = 0;
+};
+
+Table parse(const QString& out) {
+  Table t;
+  const QRegularExpression row(R"(^\s+(\d+)  (\S+)\s+(\S+)\s+([\d.]+) ms\s+([\d.]+) ± ([\d.]+) ms\s*(.*)$)");
+  const QRegularExpression error(R"(^\s+round (\d+): prediction error ([\d.]+)%)");
+  const QRegularExpression chosen(R"(^chosen: (\S+) \(round (\d+)\), measured ([\d.]+) ms)");
+  for (const QString& line : out.split('\n')) {
+    if (const QRegularExpressionMatch m = row.match(line); m.hasMatch())
+      t.rows.push_back({m.captured(1).toInt(), m.captured(2), m.captured(3), m.captured(4).toDouble(),
+                        m.captured(5).toDouble(), m.captured(7).startsWith("(=")});
+    else if (const QRegularExpressionMatch e = error.match(line); e.hasMatch())
+      t.error[e.captured(1).toInt()] = e.captured(2).toDouble();
+    else if (const QRegularExpressionMatch c = chosen.match(line); c.hasMatch()) {
+      t.chosen = c.captured(1);
+      t.chosenRound = c.captured(2).toInt();
+      t.chosenMeasured = c.captured(3).toDouble();
+    }
+  }
+  return t;
+}
+
+// The chosen plan is the lowest measured step of every row, and at or below every baseline's.
+void checkChosenIsMeasuredBest(const Table& t, const QString& out) {
+  QVERIFY2(!t.rows.empty() && !t.chosen.isEmpty(), qPrintable(out));
+  double lowest = 1e300;
+  bool baselineRan = false;
+  for (const Row& r : t.rows) {
+    lowest = std::min(lowest, r.measured);
+    if (r.plan != "hap") {
+      baselineRan = true;
+      QVERIFY2(t.chosenMeasured <= r.measured, qPrintable(out));
+    }
+  }
+  QVERIFY2(baselineRan, qPrintable(out));
+  QCOMPARE(t.chosenMeasured, lowest);
+}
+
+QString readText(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+}
+
+}  // namespace
+
+class TstTuneCli : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  QString store_;                  // (a)'s store: the profile it measured, then (c) reuses it
+  std::optional<cost::Profile> profiled_;
+
+ private Q_SLOTS:
+  void tunesFromAnEmptyStore() {
+    store_ = dir_.filePath("a.db");
+    const QString out = dir_.filePath("a-plan.json");
+    const HapRun r = runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--local", "--cpu-share", "1,0.5,0.25",
+                             "--steps", "3", "--warmup", "1", "--db", store_, "-o", out},
+                            170'000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    // Step 0: the store had no profile, so the loop measured one for every device type.
+    const QRegularExpression profiled(R"(Profiled first: local-cpu-hetero-3@(\d+)\.)");
+    const QRegularExpressionMatch m = profiled.match(r.out);
+    QVERIFY2(m.hasMatch(), qPrintable(r.out));
+    {
+      db::Store store(store_.toStdString(), db::Store::Mode::ReadOnly);
+      profiled_ = store.loadProfile("local-cpu-hetero-3", m.captured(1).toInt());
+      QVERIFY(profiled_);
+      for (const char* type : {"cpu-full", "cpu-half", "cpu-quarter"}) QVERIFY2(profiled_->device(type), type);
+      QVERIFY(!profiled_->collectives.empty());
+      // Every plan that ran is recorded, succeeded.
+      int succeeded = 0;
+      for (const db::RunRecord& run : store.runs()) succeeded += run.status == db::RunStatus::Succeeded;
+      QVERIFY2(succeeded >= 2, qPrintable(r.out));
+    }
+    const Table t = parse(r.out);
+    checkChosenIsMeasuredBest(t, r.out);
+    QVERIFY2(t.rows.front().plan == "hap" && t.rows.front().round == 1, qPrintable(r.out));
+    // The plan written is the chosen one.
+    QVERIFY2(readText(out).contains(QString("\"strategy\": \"%1\"").arg(t.chosen)), qPrintable(r.out));
+  }
+
+  void correctsAMisPricedProfile() {
+    QVERIFY2(profiled_, "needs the profile tunesFromAnEmptyStore measured");
+    // The measured profile with the full rank's computation priced 10x too slow and every collective
+    // 10x too fast, both within what the calibration can take back (compute scales in [0.05, 20],
+    // collective slowdowns in [1, 20]): the first plan moves work off the fastest rank and buys
+    // collectives it should not.
+    cost::Profile wrong = *profiled_;
+    wrong.name = "mispriced";
+    wrong.version = 0;
+    wrong.note = "mis-priced by tst_tune_cli";
+    for (cost::DeviceProfile& d : wrong.devices)
+      if (d.deviceType == "cpu-full") d.computeScale *= 10;
+    for (cost::CollectiveFit& f : wrong.collectives) {
+      f.link.latency /= 10;
+      f.link.bandwidth *= 10;
+    }
+    const QString db = dir_.filePath("b.db");
+    {
+      db::Store store(db.toStdString());
+      QCOMPARE(store.saveProfile(wrong), 1);
+    }
+    const HapRun r = runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--local", "--cpu-share", "1,0.5,0.25",
+                             "--steps", "3", "--warmup", "1", "--db", db, "--profile", "mispriced", "-o",
+                             dir_.filePath("b-plan.json")},
+                            170'000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    QVERIFY2(!r.out.contains("Profiled first"), qPrintable(r.out));
+    const Table t = parse(r.out);
+    checkChosenIsMeasuredBest(t, r.out);
+    // At least one calibration, and the rounds after it predict closer to what was measured.
+    QVERIFY2(r.out.contains("calibrated: mispriced@2"), qPrintable(r.out));
+    QVERIFY2(t.error.size() >= 2, qPrintable(r.out));
+    QVERIFY2(t.error.rbegin()->second < t.error.begin()->second, qPrintable(r.out));
+    db::Store store(db.toStdString(), db::Store::Mode::ReadOnly);
+    const std::optional<cost::Profile> calibrated = store.loadProfile("mispriced", 2);
+    QVERIFY(calibrated && calibrated->device("cpu-full"));
+  }
+
+  void errorsSayWhatToDo() {
+    const HapRun noModel = runHap({"tune", dir_.filePath("missing.pt"), "-c", heteroCluster(), "--local", "--db",
+                                   dir_.filePath("e.db"), "-o", dir_.filePath("e.json")});
+    QCOMPARE(noModel.exitCode, 1);
+    QVERIFY2(noModel.err.contains("missing.pt: no such file"), qPrintable(noModel.err));
+
+    const HapRun notLocal = runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--db", dir_.filePath("e.db")});
+    QCOMPARE(notLocal.exitCode, 1);
+    QVERIFY2(notLocal.err.contains("give --local"), qPrintable(notLocal.err));
+
+    // A rank that fails: named, with what to run to see why.
+    QVERIFY2(profiled_, "needs the profile tunesFromAnEmptyStore measured");
+    const HapRun failing = runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--local", "--db", store_, "--worker",
+                                   "/bin/false", "-o", dir_.filePath("f.json")});
+    QCOMPARE(failing.exitCode, 1);
+    QVERIFY2(failing.err.contains("hap tune round 1 hap: rank") && failing.err.contains("failed") &&
+                 failing.err.contains("hap launch"),
+             qPrintable(failing.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TstTuneCli)
+#include "tst_tune_cli.moc"
