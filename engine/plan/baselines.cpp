@@ -213,6 +213,11 @@ bool derivesFrom(const ir::Graph& g, ir::ValueId v, ir::ValueId target, int budg
   return false;
 }
 
+// A node for the near misses of MegatronBlocks: its module scope, or its description at the top level.
+std::string shortName(const ir::Graph& g, ir::NodeId n) {
+  return g.node(n).scope.empty() ? g.describe(n) : g.node(n).scope;
+}
+
 // Megatron's per-machine program (its pins, no SFB) on a table of one machine at even shares.
 synth::Program megatronProgram(const synth::CostTable& table, const BaselineOptions& options,
                                synth::SearchStats* stats) {
@@ -264,7 +269,7 @@ MegatronBlocks findMegatronBlocks(const ir::Graph& g) {
     const std::optional<ir::NodeId> scores = scoresProduct(g, s.tensorInputs()[0]);
     if (!scores) continue;
     const std::optional<ir::NodeId> context = contextProduct(g, s.outputs[0]);
-    const std::string where = fmt::format("the softmax {}", g.describe(s.id));
+    const std::string where = fmt::format("the softmax in {}", shortName(g, s.id));
     if (!context) {
       out.nearMisses.push_back(where + " feeds no second product (probabilities · v)");
       continue;
@@ -310,9 +315,9 @@ MegatronBlocks findMegatronBlocks(const ir::Graph& g) {
       continue;
     const ir::ValueId residual = residualOf(g, n.outputs[0]);
     if (residual == ir::kNone || !derivesFrom(g, input, residual)) {
-      out.nearMisses.push_back(fmt::format("the projections {} → {} are not a residual sublayer (a classifier's "
+      out.nearMisses.push_back(fmt::format("{} → activation → {} is not a residual sublayer (a classifier's "
                                            "layers, not a transformer's MLP)",
-                                           g.describe(*first.begin()), g.describe(n.id)));
+                                           shortName(g, *first.begin()), shortName(g, n.id)));
       continue;
     }
     for (ir::NodeId f : first) add(f, true, "MLP in");
