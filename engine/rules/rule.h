@@ -35,7 +35,7 @@ enum class Execution : uint8_t {
   ReshapeToPiece,      // a view-like op with a cut output: reshaped to the local output shape
   ExpandToPiece,       // an expand-like op with a cut output: expanded to the local output shape
   FactoryPiece,        // a factory (or new_*) with a cut output: made full size, the piece kept
-  DropoutMask,         // dropout: every rank draws the op's full-size mask, keeps its piece
+  DropoutMask,         // dropout: each rank draws only its piece of a counter-based mask
   RandomDraws,         // another random op: every rank draws the op's numbers, keeps its piece
   MeanOverCut,         // a mean over a cut dimension: the local sum over the global count
   ClassLossMean,       // nll / cross-entropy, mean over cut positions: sum / global target count

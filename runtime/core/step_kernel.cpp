@@ -11,6 +11,7 @@
 #include "engine/rules/families.h"
 #include "engine/rules/relation.h"
 #include "runtime/comm/collectives.h"
+#include "runtime/core/counter_dropout.h"
 #include "runtime/core/fault_injection.h"
 #include "runtime/core/runtime_error.h"
 
@@ -35,8 +36,7 @@ enum class Adjust : uint8_t {
   Reshape,    // ReshapeToPiece: reshape the input to the local output shape
   Expand,     // ExpandToPiece: expand to the local output shape
   FullPiece,  // FactoryPiece, or RandomDraws without tensor inputs: run full size, keep the piece
-  Dropout,    // DropoutMask with a cut input (or in a replicated plan): draw the full-size mask,
-              // keep this rank's piece of it
+  Dropout,    // DropoutMask: the counter-based mask of this rank's piece only (counter_dropout.h)
   RandomPadded,   // RandomDraws with a cut input (or in a replicated plan): run the op on full-size
                   // inputs, this rank's pieces in place and zeros elsewhere, and keep the output's
                   // piece (the op's own draws, exactly; its values elsewhere are discarded)
@@ -438,7 +438,8 @@ void StepKernel::Impl::chooseAdjustment(const ir::Node& n) {
 // Every rank draws the single-device op's numbers: full size (the global batch's in a replicated
 // plan), keeping its piece. Where no input is cut and the plan is not replicated, the op itself
 // does that (a partial's pieces share the draws, so dropout of a partial sum is the partial of
-// the dropout).
+// the dropout). Dropout instead draws its counter-based mask in every run (the single-device
+// reference draws it too, through useCounterDropout): of this rank's piece only.
 void StepKernel::Impl::compileRandom(const ir::Node& n) {
   replicaDim = replicated() ? randomCut() : -1;
   if (n.tensorInputs().empty()) {
@@ -450,10 +451,14 @@ void StepKernel::Impl::compileRandom(const ir::Node& n) {
     adjust = anyCut(outputs) ? Adjust::FullPiece : Adjust::None;
     return;
   }
+  if (step.execution == Execution::DropoutMask) {
+    adjust = Adjust::Dropout;
+    dropoutP = numberConstant(n, "p").value_or(0);
+    dropoutTrain = boolConstant(n, "train", true);  // native_dropout's is optional: None trains
+    return;
+  }
   if (!anyCut(inputs) && replicaDim < 0) return;
-  adjust = step.execution == Execution::DropoutMask ? Adjust::Dropout : Adjust::RandomPadded;
-  dropoutP = numberConstant(n, "p").value_or(0);
-  dropoutTrain = boolConstant(n, "train", true);  // native_dropout's is optional: None trains
+  adjust = Adjust::RandomPadded;
 }
 
 // The local sum over the global count of the reduced dimensions (the rule declares it where the
@@ -633,32 +638,18 @@ std::vector<at::Tensor> StepKernel::Impl::syncBatchNorm(const std::vector<at::Te
   return out;
 }
 
-// Every rank draws the full-size mask in program order (the single-device op's draws), and keeps
-// the piece of it that multiplies its piece of the input.
+// The counter-based mask of this rank's piece of the full tensor (the machine's, or in a
+// replicated plan the global batch's): the piece starts at the machine's rows, then at the rank's
+// offset along the cut. Every rank draws the op's key, an empty piece's too.
 std::vector<at::Tensor> StepKernel::Impl::dropout(const std::vector<at::Tensor>& in) const {
   const Operand& x = inputs[0];
-  if (!dropoutTrain || dropoutP == 0) {
-    std::vector<at::Tensor> out = {in[0].clone()};
-    if (outputs.size() > 1) out.push_back(at::ones_like(in[0], at::kBool));
-    return out;
-  }
-  // The single-device op's mask: on a GPU the fused kernel's draws (native_dropout's mask depends
-  // on the shape and the generator, not the values), on the CPU bernoulli_'s.
-  at::Tensor mask;
-  const std::vector<int64_t> drawn = globalShape(g.value(x.value).shape, replicaDim);
-  if (context.device.is_cpu()) {
-    mask = at::empty(drawn, in[0].options().requires_grad(false)).bernoulli_(1 - dropoutP);
-  } else {
-    c10::NoGradGuard noGrad;
-    mask = std::get<1>(at::native_dropout(at::empty(drawn, in[0].options().requires_grad(false)),
-                                          dropoutP, true))
-               .to(in[0].scalar_type());
-  }
-  mask = machineRows(mask, replicaDim);
-  if (rules::isGather(x.rel)) mask = localPiece(mask, x.rel, x.lengths, context.rank);
-  if (outputs.size() > 1)  // native_dropout: (input · mask · scale, mask)
-    return {in[0] * mask * (1 / (1 - dropoutP)), mask.to(at::kBool)};
-  return {in[0] * mask.div_(1 - dropoutP)};
+  const std::vector<int64_t>& shape = g.value(x.value).shape;
+  std::vector<int64_t> start(shape.size(), 0);
+  if (replicaDim >= 0)
+    start[static_cast<size_t>(replicaDim)] = context.machine * shape[static_cast<size_t>(replicaDim)];
+  if (rules::isGather(x.rel)) start[static_cast<size_t>(x.rel)] += offsetOf(x.lengths, context.rank);
+  return counterDropout(in[0], dropoutP, dropoutTrain, globalShape(shape, replicaDim), start,
+                        outputs.size() > 1);
 }
 
 // Ids in this rank's row range, shifted to local rows; the others look up row 0 and are zeroed.

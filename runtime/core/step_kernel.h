@@ -17,6 +17,7 @@
 //   duals (collectives.h). Every rank runs the same collectives in the same order.
 // - Random ops draw from the device's default generator, full size (the global batch's for a
 //   replicated plan), and keep this rank's piece: the caller seeds every rank identically.
+//   Dropout draws only its piece of a counter-based mask (counter_dropout.h), in every run.
 // - Construction fails with RuntimeError naming the node when the runtime cannot run the step.
 #pragma once
 

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "runtime/comm/communicator.h"
+#include "runtime/core/counter_dropout.h"
 #include "runtime/core/module_device.h"
 #include "runtime/core/runtime_error.h"
 
@@ -59,6 +60,8 @@ class Reference {
     // The graph executor's optimisations (profiling, fusion) may reorder random draws from the
     // second call on: the reference runs the module's graph as written.
     torch::jit::setGraphExecutorOptimize(false);
+    // Dropout draws the counter-based masks whose pieces the ranks draw (counter_dropout.h).
+    useCounterDropout(module_);
     for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
       p.value.set_requires_grad(true);
       params_.emplace(p.name, p.value);

@@ -4,6 +4,9 @@ hap_add_test(tst_training_state tst_training_state.cpp LIBS hap_runtime Qt6::Cor
 target_compile_definitions(tst_training_state PRIVATE HAP_PYTHON="${HAP_PYTHON}")
 # Gradient buckets: the start order and sums of the all-reduces overlapped with backward.
 hap_add_test(tst_gradient_buckets tst_gradient_buckets.cpp LIBS hap_runtime Qt6::Core TIMEOUT 60)
+# The counter-based generator and its dropout masks: Philox's published vectors, pieces that put
+# together are the whole mask, the single-device forms drawing the same.
+hap_add_test(tst_counter_rng tst_counter_rng.cpp LIBS hap_runtime Qt6::Core TIMEOUT 60)
 # The heap policy of hap-worker: freed activations are kept, not faulted in again every step. Its
 # contract holds with jemalloc (scripts/setup.sh installs it); the glibc fallback is weaker
 # (runtime/core/heap_policy.h), so without jemalloc there is nothing to test.

@@ -46,6 +46,7 @@
 #include "engine/synth/dim_classes.h"
 #include "engine/rules/relation.h"
 #include "runtime/comm/communicator.h"
+#include "runtime/core/counter_dropout.h"
 #include "runtime/launch/free_port.h"
 #include "runtime/core/step_kernel.h"
 #include "tests/runtime/soundness/op_samples.h"
@@ -175,7 +176,9 @@ struct Case {
 // Calls the node's operator on `inputs` (tensor inputs in order, used as given: in-place ops
 // write into them); returns the tensor outputs.
 std::vector<at::Tensor> callOperator(const ir::Graph& g, const ir::Node& n, const std::vector<at::Tensor>& inputs) {
-  std::shared_ptr<torch::jit::Operator> op = findOperator(n.op, n.overload);
+  // Dropout's single-device op is the counter-based one whose pieces the ranks draw.
+  const std::string counter = runtime::counterDropoutOp(n.op);
+  std::shared_ptr<torch::jit::Operator> op = counter.empty() ? findOperator(n.op, n.overload) : findOperator(counter, "");
   std::vector<c10::IValue> stack;
   size_t next = 0;
   for (const ir::Arg& a : n.args) {
