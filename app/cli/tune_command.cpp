@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <filesystem>
@@ -135,6 +136,15 @@ int runTune(TuneArgs& a) {
                          r.bestBaseline.strategy, ms(r.bestBaseline.measuredSeconds));
   std::cout << fmt::format("chosen: {} (round {}), measured {} ms, {}\n", c.strategy, c.round, ms(c.measuredSeconds),
                            versus);
+  // The runner-up: the fastest other program measured.
+  const tune::TuneRun* next = nullptr;
+  for (const tune::TuneRound& round : r.rounds)
+    for (const tune::TuneRun& run : round.runs)
+      if (!run.reused && run.runId != c.runId && (!next || run.measuredSeconds < next->measuredSeconds)) next = &run;
+  if (next && next->measuredSeconds - c.measuredSeconds < std::max(next->spreadSeconds, c.spreadSeconds))
+    std::cout << fmt::format("Note: {} (round {}) measured within the spread of the chosen plan ({} ± {} ms); measure "
+                             "longer (--steps) before relying on the ranking.\n",
+                             next->strategy, next->round, ms(next->measuredSeconds), ms(next->spreadSeconds));
   if (c.baseline())
     std::cout << fmt::format("The baseline {} won: every plan of HAP's measured slower; {} is {}'s plan.\n",
                              c.strategy, request.output, c.strategy);

@@ -283,8 +283,8 @@ TuneCalibration calibrate(const std::string& storePath, const cost::Cluster& clu
   }
   if (observations.size() < 2)
     throw TuneError(fmt::format(
-        "hap tune: calibration needs at least 2 succeeded runs of {} planned under profile {} in {}; it found {}. "
-        "Give more --steps (a run needs measured steps after --warmup), or check the runs with `hap runs --db {}`",
+        "hap tune: calibration needs at least 2 succeeded runs with measured steps of {} planned under profile {} "
+        "in {}; it found {}. Check the runs with `hap runs --db {}`",
         cluster.name, base.name, storePath, observations.size(), storePath));
   std::sort(observations.begin(), observations.end(),
             [](const cost::RunObservation& a, const cost::RunObservation& b) { return a.run < b.run; });
@@ -505,7 +505,9 @@ TuneResult runTune(const TuneRequest& r, TuneListener* l) {
     tr.bestSeconds = bestNow;
 
     // Stop, or (3) calibrate and (4) re-plan in the next round.
-    if (round > 1 && !ranNew)
+    if (measuredByKey.size() < 2)
+      result.stopReason = "HAP's plan and the baselines are one program: nothing to compare or calibrate";
+    else if (round > 1 && !ranNew)
       result.stopReason = fmt::format("round {} re-planned only programs already measured", round);
     else if (round > 1 && bestNow > previousBest * (1 - r.improvement))
       result.stopReason = fmt::format("round {} improved the best measured step by {:.1f}% (not more than {:g}%)",

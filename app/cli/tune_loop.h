@@ -19,7 +19,8 @@
 //   calibration's scales: compute scale per type, the cluster's collective slowdown, the gradient
 //   exposure), and saves that version composed with the fit as the next version.
 // - The loop stops after round k when the best measured step of rounds 1..k is not more than
-//   `improvement` below that of rounds 1..k-1, when a round ran no new plan, or at `rounds`.
+//   `improvement` below that of rounds 1..k-1, when a round ran no new plan, when every plan so far
+//   was one program (nothing to compare or calibrate), or at `rounds`.
 // - The result's chosen run is the one with the lowest measured step among everything run, so it is
 //   never measured slower than a baseline the loop ran; its plan file is copied to `output`.
 // - Every failure a user can cause is a TuneError (a hap::Error) saying what to do: a model or
