@@ -143,9 +143,9 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                   "'dp-ev' (even shares) or 'dp-cp' (shares proportional to peak FLOP/s), replicated "
                   "parameters, batch split, gradients all-reduced; or 'fsdp' (proportional shares), every "
                   "parameter stored as shards and gathered for each use, gradients reduce-scattered; or "
-                  "'megatron', tensor parallelism inside each machine (attention and FFN linears column- then "
-                  "row-parallel, even shares) and data parallelism across machines (the batch split evenly "
-                  "among them); one segment unless --segments is given")
+                  "'megatron', tensor parallelism inside each machine (attention and MLP projections, found by "
+                  "structure, column- then row-parallel, even shares) and data parallelism across machines "
+                  "(the batch split evenly among them); one segment unless --segments is given")
       ->check(CLI::IsMember({"dp-ev", "dp-cp", "fsdp", "megatron"}))
       ->excludes(ratios);
   cmd->add_flag("!--no-baselines", args->request.baselines, "Skip pricing the baselines (DP-EV, DP-CP, FSDP, Megatron)");

@@ -127,8 +127,9 @@ PlannedModel planModel(std::shared_ptr<const ir::Graph> model, const import::Imp
   PlannedModel out;
   if (request.baseline == "megatron") {
     if (!request.pins.empty())
-      throw Error("--pin: --baseline megatron pins the attention and FFN linears itself (q, k, v and fc1 column, out "
-                  "and fc2 row); leave --pin out, or plan HAP's program with the pins instead");
+      throw Error("--pin: --baseline megatron pins the attention and MLP projections itself, found by structure (q, "
+                  "k, v and the MLP's first column, the attention output and the MLP's last row); leave --pin out, "
+                  "or plan HAP's program with the pins instead");
     // The program is one machine's, on its share of the batch: its ids refer to that graph.
     auto machineBatch = std::make_shared<const ir::Graph>(importMachineBatch());
     out.plan = makeMegatronPlan(*model, *machineBatch, cluster, options);
