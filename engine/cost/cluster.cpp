@@ -214,7 +214,7 @@ class Parser {
     if (!types.IsMap() || types.size() == 0)
       fail(types, "device_types",
            "must be a mapping from type name to {flops, memory, memory_bandwidth, op_overhead, "
-           "source} with at least one type");
+           "collective_call, source} with at least one type");
     std::vector<std::string> typeNames;
     for (auto it = types.begin(); it != types.end(); ++it) {
       if (!it->first.IsScalar() || it->first.Scalar().empty())

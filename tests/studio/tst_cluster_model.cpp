@@ -64,7 +64,7 @@ class TestClusterModel : public QObject {
     QCOMPARE(m.rowCount(f.group(Group::Network)), 2);
     QCOMPARE(m.rowCount(f.group(Group::Collectives)), 5);
     QCOMPARE(f.type(0).data().toString(), "A100-SXM4-40GB");
-    QCOMPARE(m.rowCount(f.type(0)), 7);
+    QCOMPARE(m.rowCount(f.type(0)), 8);
     QCOMPARE(m.rowCount(f.machine(1)), 5);
 
     // Display in readable units, edit in the file's syntax.

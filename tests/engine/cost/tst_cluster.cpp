@@ -365,7 +365,7 @@ class TstCluster : public QObject {
         "name, description, profile, device_types, machines, network, collectives");
     row("unknown key, no suggestion", edit("memory: 16GiB", "colour: red"),
         "clusters/x.yaml:5: device_types.gpu.colour: unknown key; allowed keys: flops, memory, "
-        "memory_bandwidth, op_overhead, source");
+        "memory_bandwidth, op_overhead, collective_call, source");
     row("unknown dtype", edit("float32: 10T", "float32: 10T, int8: 100T"),
         "clusters/x.yaml:4: device_types.gpu.flops.int8: unknown key; allowed keys: float32, "
         "float16, float64");
@@ -438,7 +438,7 @@ class TstCluster : public QObject {
              "16GiB\n    memory_bandwidth: 900GB/s\n",
              "device_types: {}\n"),
         "clusters/x.yaml:2: device_types: must be a mapping from type name to {flops, memory, "
-        "memory_bandwidth, op_overhead, source} with at least one type");
+        "memory_bandwidth, op_overhead, collective_call, source} with at least one type");
     row("duplicate key", edit("network:", "name: u\nnetwork:"),
         "clusters/x.yaml:10: name: duplicate key; give each key once");
     row("string expected", edit("name: t", "name: [a, b]"),

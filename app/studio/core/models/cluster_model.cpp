@@ -23,7 +23,7 @@ using Kind = ClusterModel::Kind;
 constexpr std::array kClusterFields{Field::Name, Field::Description, Field::Profile};
 constexpr std::array kTypeFields{Field::Flops32, Field::Flops16,         Field::Flops64,
                                  Field::Memory,  Field::MemoryBandwidth, Field::OpOverhead,
-                                 Field::Source};
+                                 Field::CollectiveCall, Field::Source};
 constexpr std::array kMachineFields{Field::Host, Field::DeviceType, Field::Count,
                                     Field::LinkBandwidth, Field::LinkLatency};
 constexpr std::array kNetworkFields{Field::NetworkBandwidth, Field::NetworkLatency};
@@ -81,6 +81,8 @@ QString fieldLabel(Field f) {
       return ClusterModel::tr("Memory bandwidth");
     case Field::OpOverhead:
       return ClusterModel::tr("Op overhead");
+    case Field::CollectiveCall:
+      return ClusterModel::tr("Collective call");
     case Field::Source:
       return ClusterModel::tr("Source");
     case Field::Host:
@@ -120,6 +122,9 @@ QString fieldHint(Field f) {
       return ClusterModel::tr("Bandwidth per direction, e.g. 900GB/s or 10.4Gbps");
     case Field::OpOverhead:
       return ClusterModel::tr("Per-op launch overhead, e.g. 10us");
+    case Field::CollectiveCall:
+      return ClusterModel::tr("The device's own fixed cost of one collective call (runtime dispatch, copies, "
+                              "handshake) beyond the links' latency, e.g. 400us on an emulated CPU rank; empty: 0");
     case Field::LinkLatency:
     case Field::NetworkLatency:
       return ClusterModel::tr("Per-message latency, e.g. 5us");
@@ -391,6 +396,8 @@ QString ClusterModel::fieldPath(const Node& n) const {
       return qs(typePath("memory_bandwidth"));
     case Field::OpOverhead:
       return qs(typePath("op_overhead"));
+    case Field::CollectiveCall:
+      return qs(typePath("collective_call"));
     case Field::Source:
       return qs(typePath("source"));
     case Field::Host:
@@ -443,6 +450,8 @@ QString ClusterModel::editValue(const Node& n) const {
       return q(t->memoryBandwidth, Unit::Bandwidth);
     case Field::OpOverhead:
       return optional(t->opOverheadSeconds, Unit::Seconds);
+    case Field::CollectiveCall:
+      return optional(t->collectiveCallSeconds, Unit::Seconds);
     case Field::Source:
       return qs(t->source);
     case Field::Host:
@@ -524,6 +533,8 @@ QVariant ClusterModel::displayValue(const Node& n) const {
       return readable(t->memoryBandwidth, Unit::Bandwidth);
     case Field::OpOverhead:
       return readable(t->opOverheadSeconds, Unit::Seconds);
+    case Field::CollectiveCall:
+      return readable(t->collectiveCallSeconds, Unit::Seconds);
     case Field::LinkBandwidth:
       return link(m->link, true, tr("none (one device)"));
     case Field::LinkLatency:
@@ -727,6 +738,9 @@ bool ClusterModel::setData(const QModelIndex& index, const QVariant& value, int 
         break;
       case Field::OpOverhead:
         optionalNumber(t->opOverheadSeconds, 0);
+        break;
+      case Field::CollectiveCall:
+        optionalNumber(t->collectiveCallSeconds, 0);
         break;
       case Field::Efficiency:
         optionalNumber(copy.efficiency[n.row], 1);

@@ -62,7 +62,7 @@ class ClusterModel : public QAbstractItemModel {
   // clang-format off
   enum class Field {
     Name, Description, Profile,                                              // Cluster
-    Flops32, Flops16, Flops64, Memory, MemoryBandwidth, OpOverhead, Source,  // a device type
+    Flops32, Flops16, Flops64, Memory, MemoryBandwidth, OpOverhead, CollectiveCall, Source,  // a device type
     Host, DeviceType, Count, LinkBandwidth, LinkLatency,                     // a machine
     NetworkBandwidth, NetworkLatency,                                        // Network
     Efficiency,                                                  // Collectives (row = which)
