@@ -1,10 +1,10 @@
 // `hap tune` end to end, as a user runs it: real hap-worker processes on loopback, 3 ranks held to
 // 1, 0.5 and 0.25 of a CPU, the tiny MLP, a few steps per run. (a) From an empty store: the loop
 // profiles the device types, tunes, and returns the plan measured fastest, never slower than a
-// baseline it ran. (b) From a deliberately mis-priced profile (the full rank's computation and every
-// collective 10x too fast): the calibration between rounds corrects it, the prediction error
-// of the last round is below the first's, and the chosen plan is the measured best. (c) Errors: no
-// model, no --local, a rank that fails.
+// baseline it ran. (b) From a deliberately mis-priced profile (the full rank's computation 10x too
+// slow, every collective 10x too fast): the calibration between rounds corrects it, the prediction
+// error of the last round is below the first's, and the chosen plan is the measured best.
+// (c) Errors: no model, no --local, a rank that fails.
 #include <QFile>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -98,6 +98,7 @@ class TstTuneCli : public QObject {
                              "--steps", "3", "--warmup", "1", "--db", store_, "-o", out},
                             170'000);
     QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    qInfo().noquote() << r.out;  // the rounds, for the log (ctest -V)
     // Step 0: the store had no profile, so the loop measured one for every device type.
     const QRegularExpression profiled(R"(Profiled first: local-cpu-hetero-3@(\d+)\.)");
     const QRegularExpressionMatch m = profiled.match(r.out);
@@ -124,8 +125,9 @@ class TstTuneCli : public QObject {
     QVERIFY2(profiled_, "needs the profile tunesFromAnEmptyStore measured");
     // The measured profile with the full rank's computation priced 10x too slow and every collective
     // 10x too fast, both within what the calibration can take back (compute scales in [0.05, 20],
-    // collective slowdowns in [1, 20]): the first plan moves work off the fastest rank and buys
-    // collectives it should not.
+    // collective slowdowns in [1, 20]). It is meant to mislead the first plan; on mlp-tiny (a batch
+    // of 4) the programs may come out the same, so what is checked is that the predictions are
+    // corrected between rounds and that the plan returned is the one measured fastest.
     cost::Profile wrong = *profiled_;
     wrong.name = "mispriced";
     wrong.version = 0;
@@ -146,6 +148,7 @@ class TstTuneCli : public QObject {
                              dir_.filePath("b-plan.json")},
                             170'000);
     QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    qInfo().noquote() << r.out;  // the rounds, for the log (ctest -V)
     QVERIFY2(!r.out.contains("Profiled first"), qPrintable(r.out));
     const Table t = parse(r.out);
     checkChosenIsMeasuredBest(t, r.out);
