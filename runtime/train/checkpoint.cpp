@@ -230,7 +230,9 @@ void saveCheckpoint(Communicator& comm, const std::string& path, const std::vect
 
 int64_t loadCheckpoint(const std::string& path, std::vector<LocalParameter>& params, Optimizer& optimizer,
                        int rank, std::vector<LocalBuffer>* buffers) {
-  int size = 1;
+  // The world: a cut parameter's lengths say how many ranks there are; where every parameter is
+  // replicated (a data-parallel program) nothing does, and any rank is one of them.
+  int size = rank + 1;
   for (const LocalParameter& p : params)
     if (!p.replicated()) size = static_cast<int>(p.lengths.size());
   checkParameters(params, &optimizer, rank, size);

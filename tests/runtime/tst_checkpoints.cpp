@@ -93,6 +93,29 @@ class TstCheckpoints : public QObject {
     QVERIFY(straight[4] != straight[2]);  // the steps did train
   }
 
+  // A data-parallel plan (every parameter replicated, no length says how many ranks there are)
+  // resumes on every rank too.
+  void resumesADataParallelPlan() {
+    const QString plan = tmp_.filePath("dp.json"), ck = tmp_.filePath("dp-ck");
+    const Run planned = runProcess(HAP_CLI_PATH,
+                                   {"plan", qEnvironmentVariable("HAP_ZOO_DIR") + "/mlp-tiny.pt", "-c",
+                                    qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/clusters/local-cpu-3.yaml",
+                                    "--baseline", "dp-ev", "-o", plan, "-q"},
+                                   120'000);
+    QVERIFY2(planned.exitCode == 0, qPrintable(planned.err));
+    auto run = [&](const QStringList& args) {
+      return runProcess(HAP_CLI_PATH,
+                        QStringList{"launch", plan, "--local", "--worker", HAP_WORKER_PATH, "--timeout", "120", "--"} +
+                            args,
+                        180'000);
+    };
+    const Run first = run({"--steps", "2", "--warmup", "0", "--checkpoint-dir", ck, "--checkpoint-every", "2"});
+    QVERIFY2(first.exitCode == 0, qPrintable(first.err + first.out));
+    const Run resumed = run({"--resume", ck + "/step-2.pt", "--steps", "1", "--warmup", "0"});
+    QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err + resumed.out));
+    QVERIFY2(resumed.out.contains("step 3/3: loss"), qPrintable(resumed.out));
+  }
+
   void listsCheckpointsByStep() {
     // Things that are not checkpoints of the run are skipped; a damaged one is listed with its error.
     QVERIFY(writeFile(ck_ + "/.step-6.pt.tmp-123", "partial"));
