@@ -484,6 +484,7 @@ void MainWindow::createMenus() {
   run->addSeparator();
   run->addAction(action("profiles.profileMachine"));
   run->addAction(createCalibrateAction());  // Run ▸ Calibrate… (main_window_calibrate.cpp)
+  run->addAction(createTuneAction());  // Run ▸ Tune… (main_window_tune.cpp)
   run->addAction(action("run.showMeasured"));  // Compare with Run… (main_window_measured.cpp)
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));

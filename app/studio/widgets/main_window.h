@@ -43,6 +43,8 @@ class SearchProgressModel;
 class SearchView;
 class StagesView;
 class SummaryPanel;
+class TuneDialog;  // Tune
+struct TuneSetup;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -231,6 +233,22 @@ class MainWindow : public QMainWindow {
   MeasuredView* m_measured = nullptr;
   QDockWidget* m_measuredDock = nullptr;
   // ---- end Measured ----
+
+  // ---- Tune: the closed loop of hap tune (issue 30, item 3; main_window_tune.cpp) ----
+ public:
+  // Run ▸ Tune…: shows the tune dialog (modeless, made once) on what the window has open; when its
+  // loop succeeds, the chosen plan is opened here (openPlan, with the tuned model).
+  void openTuneDialog();
+  TuneDialog* tuneDialog() const { return m_tuneDialog; }
+  // What a tune started now would tune: the model, the cluster panel's cluster, the Profiles
+  // dock's store, the Run dock's CPU shares and slowdowns.
+  TuneSetup tuneSetup() const;
+
+ private:
+  QAction* createTuneAction();  // "run.tune", made and registered on first call
+  void updateTuneAction();      // enabled with a model and a cluster open
+  TuneDialog* m_tuneDialog = nullptr;
+  // ---- end Tune ----
 };
 
 }  // namespace hap::studio
