@@ -197,8 +197,8 @@ void addLaunchCommand(CLI::App& app, int& exitCode) {
   CLI::Option* slowdown =
       cmd->add_option("--slowdown", args->slowdown,
                       "--local: emulate slower devices, e.g. 1,2,4 (rank 0 first) or one value for all, "
-                      "each >= 1: rank r's worker gets --slowdown F, computing F times slower (a busy "
-                      "wait after each op) while its collectives run at full speed; usable with "
+                      "each >= 1: rank r's worker gets --slowdown F, computing F times slower (it "
+                      "sleeps after its ops) while its collectives run at full speed; usable with "
                       "--cpu-share")
           ->type_name("LIST");
   CLI::Option* period = cmd->add_option("--cpu-period", args->cpuPeriodMs,

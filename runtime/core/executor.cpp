@@ -7,11 +7,14 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -45,17 +48,37 @@ struct Operand {
   std::vector<int64_t> lengths;  // G(d)
 };
 
-// ExecutorOptions::slowdown: a busy wait, on this thread, until (factor - 1) times the time since
-// `start` has passed again.
-void stretch(Clock::time_point start, double factor) {
-  const Clock::time_point now = Clock::now();
-  const Clock::time_point until = now + std::chrono::duration_cast<Clock::duration>((now - start) * (factor - 1));
-  while (Clock::now() < until) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();  // spin politely: a sibling hardware thread keeps its speed
-#endif
+// ExecutorOptions::slowdown: the time the rank owes, paid by sleeping (its contract in
+// executor.h). Forward steps and backward hooks may run on different threads: a mutex guards it.
+class Slowdown {
+ public:
+  explicit Slowdown(double factor) : factor_(factor) {}
+  // An op that ran from `start` to now: owe (factor - 1) times its time; pay at 100 us.
+  void stretch(Clock::time_point start) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    owed_ += std::chrono::duration<double>(Clock::now() - start) * (factor_ - 1);
+    if (owed_ >= std::chrono::microseconds(100)) payLocked();
   }
-}
+  void pay() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    payLocked();
+  }
+
+ private:
+  void payLocked() {
+    if (owed_.count() <= 0) return;
+    // Sleeps end within microseconds of their time, not the default 50 us of timer slack.
+    thread_local const bool tight = prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) == 0;
+    (void)tight;
+    const Clock::time_point start = Clock::now();
+    std::this_thread::sleep_for(owed_);
+    owed_ -= Clock::now() - start;  // an overshoot is paid ahead
+  }
+
+  const double factor_;
+  std::chrono::duration<double> owed_{0};
+  std::mutex mutex_;
+};
 
 // The backward of one autograd node stretched: the pre-hook takes the time the node starts, the
 // post-hook (on the same thread, right after the node) waits.
@@ -69,11 +92,11 @@ struct StretchStart : torch::autograd::FunctionPreHook {
 };
 struct StretchEnd : torch::autograd::FunctionPostHook {
   std::shared_ptr<Clock::time_point> start;
-  double factor;
-  StretchEnd(std::shared_ptr<Clock::time_point> s, double f) : start(std::move(s)), factor(f) {}
+  Slowdown* slowdown;
+  StretchEnd(std::shared_ptr<Clock::time_point> s, Slowdown* d) : start(std::move(s)), slowdown(d) {}
   torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
                                             const torch::autograd::variable_list&) override {
-    stretch(*start, factor);
+    slowdown->stretch(*start);
     return outputs;
   }
 };
@@ -112,6 +135,7 @@ struct Executor::Impl {
   // ExecutorOptions::slowdown > 1: the autograd sequence numbers [first, end) of the nodes each
   // stretched compute step made in the last forward(), in step order (so ascending).
   std::vector<std::pair<uint64_t, uint64_t>> stretchedNodes;
+  Slowdown slowdown{options.slowdown};
 
   Impl(const plan::Plan& p, const ir::Graph& planned, Communicator& c, const ExecutorOptions& o)
       : plan(p), g(planned), comm(c), options(o) {}
@@ -167,7 +191,7 @@ void Executor::Impl::stretchBackward(const at::Tensor& loss) {
     if (!made(n->sequence_nr()) || n->name().find("collective::") != std::string::npos) continue;
     auto start = std::make_shared<Clock::time_point>();
     n->add_pre_hook(std::make_unique<StretchStart>(start));
-    n->add_post_hook(std::make_unique<StretchEnd>(start, options.slowdown));
+    n->add_post_hook(std::make_unique<StretchEnd>(start, &slowdown));
   }
 }
 
@@ -469,6 +493,7 @@ at::Tensor Executor::forward(const std::vector<at::Tensor>& batch) {
     pieces = &onDevice;
   }
   for (CompiledStep& c : m.steps) {
+    if (slowed && (c.communication || c.step->kind == plan::PlanStep::Kind::Convert)) m.slowdown.pay();
     const double start = m.now();
     if (c.step->kind == plan::PlanStep::Kind::Convert) {
       m.runConvert(c, *pieces);
@@ -477,7 +502,7 @@ at::Tensor Executor::forward(const std::vector<at::Tensor>& batch) {
       const Clock::time_point began = Clock::now();
       m.runCompute(c);
       m.stretchedNodes.emplace_back(firstNode, at::sequence_number::peek());
-      stretch(began, m.options.slowdown);
+      m.slowdown.stretch(began);
     } else {
       m.runCompute(c);
     }
@@ -499,6 +524,7 @@ void Executor::backward(const at::Tensor& partialLoss) {
   if (m.options.slowdown > 1) m.stretchBackward(partialLoss);
   if (m.buckets) m.buckets->begin();
   partialLoss.backward();
+  if (m.options.slowdown > 1) m.slowdown.pay();
   const double computed = m.now();
   if (m.buckets) m.buckets->finish();
   for (LocalParameter& p : m.parameters)

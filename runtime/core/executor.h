@@ -55,11 +55,15 @@ struct ExecutorOptions {
   // and the ops' dtype arguments), or Undefined for the model's own. The exactness check runs in
   // float64 (exactness_check.h), where ties decided the other way by float32 rounding vanish.
   at::ScalarType floating = at::ScalarType::Undefined;
-  // An emulated slower device (>= 1; 1: off): every compute step that is no collective itself is
-  // followed, on this thread, by a busy wait of (slowdown - 1) times its own measured time, in
-  // forward, and in backward every autograd node those steps made (timed by node hooks) but the
-  // collectives' duals; so the rank computes `slowdown` times slower while its collectives, the
-  // gradient buckets' all-reduces and the optimizer run at full speed. A compute step whose rule
+  // An emulated slower device (>= 1; 1: off): every compute step that is no collective itself
+  // makes the rank owe (slowdown - 1) times its own measured time, in forward, and in backward
+  // every autograd node those steps made (timed by node hooks) but the collectives' duals; so the
+  // rank computes `slowdown` times slower while its collectives, the gradient buckets'
+  // all-reduces and the optimizer run at full speed. It pays by sleeping, not spinning (a slower
+  // GPU leaves its host's CPU free, and the other ranks of an emulation on fewer cores than ranks
+  // keep theirs): whenever it owes 100 us or more, all of it before each collective of the
+  // forward pass and at the end of backward; a collective inside backward may start with less
+  // than 100 us unpaid, and a sleep's overshoot counts as paid. A compute step whose rule
   // makes a collective inside (an SFB linear, synchronised batch statistics, a class loss's
   // target count) is stretched whole in forward, that collective included. Host times: meant for
   // CPU runs (on a GPU the ops' host launch times would be stretched, not their kernels).

@@ -80,8 +80,8 @@ void bindWorkerOptions(CLI::App& app, WorkerOptions& o, WorkerBinding binding) {
   app.add_flag("--cuda", o.cuda, "Run on this rank's GPU with NCCL (needs LibTorch with CUDA)");
   app.add_option("--slowdown", o.slowdown,
                  "Emulate a device F times slower: every op of this rank's computation, forward "
-                 "and backward, is followed by a busy wait of F - 1 times its own time, while its "
-                 "collectives run at full speed (>= 1; CPU runs)")
+                 "and backward, is followed by a sleep of F - 1 times its own time (paid in sleeps of "
+                 "100 us or more), while its collectives run at full speed (>= 1; CPU runs)")
       ->capture_default_str()
       ->type_name("F")
       ->check(CLI::Validator(

@@ -53,7 +53,7 @@ struct WorkerOptions {
   int threads = 0;              // --threads: intra-op threads; 0 keeps LibTorch's default
   bool cuda = false;            // --cuda: NCCL and CUDA tensors (a CUDA build of LibTorch)
   // --slowdown F (>= 1): an emulated slower device; the rank's computation, forward and backward,
-  // takes F times its time (a busy wait after each op) while its collectives run at full speed
+  // takes F times its time (a sleep after its ops) while its collectives run at full speed
   // (ExecutorOptions::slowdown, runtime/core/executor.h).
   double slowdown = 1;
   // --bucket-mb (in MiB there): gradient buckets all-reduced during backward; <= 0: one bucket
