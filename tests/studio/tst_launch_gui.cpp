@@ -225,6 +225,13 @@ class TstLaunchGui : public QObject {
     QVERIFY(w.action("run.launch")->isEnabled());
     QCOMPARE(m_view->shareBoxes().size(), size_t(3));
     for (QDoubleSpinBox* b : m_view->shareBoxes()) QCOMPARE(b->value(), 1.0);
+    // A slowdown per rank, 1 at first: no --slowdown unless one is set.
+    QCOMPARE(m_view->slowdownBoxes().size(), size_t(3));
+    QVERIFY(m_view->settings().slowdowns.empty());
+    typeInto(m_view->slowdownBoxes()[2], QStringLiteral("4"));
+    QCOMPARE(m_view->settings().slowdowns, (std::vector<double>{1, 1, 4}));
+    typeInto(m_view->slowdownBoxes()[2], QStringLiteral("1"));
+    QVERIFY(m_view->settings().slowdowns.empty());
     w.action(QStringLiteral("view.run"))->trigger();
     QTRY_VERIFY(m_view->isVisible() && !m_view->visibleRegion().isEmpty());
     w.resizeDocks({w.findChild<QDockWidget*>(QStringLiteral("dock.run"))}, {440}, Qt::Vertical);

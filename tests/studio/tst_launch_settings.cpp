@@ -7,7 +7,9 @@
 
 #include <algorithm>
 
+#include "app/studio/core/documents/launch_requests.h"
 #include "app/studio/core/documents/launch_settings.h"
+#include "tests/studio/plan_fixture.h"
 
 using namespace hap;
 using namespace hap::studio;
@@ -115,6 +117,27 @@ class TstLaunchSettings : public QObject {
     QVERIFY(validate(s, 3).contains("rank 1"));
     s.cpuShares = {1, 1.5, 0.25};
     QVERIFY(validate(s, 3).contains("rank 1"));
+    s.cpuShares.clear();
+    s.slowdowns = {1, 2};
+    QVERIFY(validate(s, 3).startsWith("Slowdowns: 2 values for 3 ranks"));
+    s.slowdowns = {1, 0.5, 4};
+    QVERIFY2(validate(s, 3).contains("rank 1"), qPrintable(validate(s, 3)));
+    s.slowdowns = {1, 2, 4};
+    QCOMPARE(validate(s, 3), QString());
+  }
+
+  // The Run dock starts each rank at its device type's speed where the cluster is emulated on this
+  // host, and hands the slowdowns to the launch.
+  void emulatedClustersStartAtTheirSpeeds() {
+    const auto hetero = testing::planZoo("mlp-tiny.pt", "local-cpu-hetero-3.yaml");
+    QCOMPARE(emulatedShares(hetero.get()), (std::vector<double>{1, 0.5, 0.25}));
+    const auto even = testing::planZoo("mlp-tiny.pt", "local-cpu-3.yaml");
+    QCOMPARE(emulatedShares(even.get()), (std::vector<double>{1, 1, 1}));
+    // A real cluster (other hosts): no emulation.
+    const auto gpus = testing::planZoo("mlp-tiny.pt", "a100-p100-4.yaml");
+    const std::vector<double> ones(gpus->p().devices.size(), 1.0);
+    QCOMPARE(emulatedShares(gpus.get()), ones);
+    QVERIFY(emulatedShares(nullptr).empty());
   }
 
   void runFolders() {

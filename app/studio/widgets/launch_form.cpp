@@ -16,6 +16,7 @@
 #include <QSpinBox>
 #include <QToolButton>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -231,20 +232,28 @@ int LaunchForm::fittingWidth() const {
   return m_body->minimumSizeHint().width() + m_scroll->verticalScrollBar()->sizeHint().width();
 }
 
-void LaunchForm::setDevices(const std::vector<plan::PlanDevice>& devices) {
+void LaunchForm::setDevices(const std::vector<plan::PlanDevice>& devices, const std::vector<double>& shares) {
   const int ranks = static_cast<int>(devices.size());
-  // The shares stay while the rank count does (a plan of another cluster resets them to 1).
+  // The shares and slowdowns stay while the rank count does (a plan of another cluster resets them).
   if (!m_shares.empty()) {
     m_savedShares.clear();
+    m_savedSlowdowns.clear();
     for (QDoubleSpinBox* b : m_shares) m_savedShares.push_back(b->value());
+    for (QDoubleSpinBox* b : m_slowdowns) m_savedSlowdowns.push_back(b->value());
   }
-  const std::vector<double> keep = static_cast<int>(m_savedShares.size()) == ranks ? m_savedShares : std::vector<double>{};
+  const auto kept = [&](const std::vector<double>& saved) {
+    return static_cast<int>(saved.size()) == ranks ? saved : std::vector<double>{};
+  };
+  const std::vector<double> keep = kept(m_savedShares), keepSlowdowns = kept(m_savedSlowdowns);
+  const std::vector<double> start = static_cast<int>(shares.size()) == ranks ? shares : std::vector<double>{};
   m_shares.clear();
+  m_slowdowns.clear();
   while (QLayoutItem* item = m_sharesGrid->takeAt(0)) {
     delete item->widget();
     delete item;
   }
-  constexpr int kColumns = 2;
+  // Rank, share, slowdown: one rank a row up to 4 ranks, two a row beyond.
+  const int kColumns = ranks <= 4 ? 1 : 2;
   for (int r = 0; r < ranks; ++r) {
     auto* label = new QLabel(tr("Rank %1:").arg(r), m_sharesBox);
     auto* b = new QDoubleSpinBox(m_sharesBox);
@@ -252,19 +261,35 @@ void LaunchForm::setDevices(const std::vector<plan::PlanDevice>& devices) {
     b->setRange(0.05, 1);
     b->setSingleStep(0.05);
     b->setDecimals(2);
-    b->setValue(keep.empty() ? 1.0 : keep[static_cast<size_t>(r)]);
+    b->setValue(!keep.empty() ? keep[static_cast<size_t>(r)] : !start.empty() ? start[static_cast<size_t>(r)] : 1.0);
     b->setSuffix(tr(" CPU"));
     const plan::PlanDevice& d = devices[static_cast<size_t>(r)];
     b->setToolTip(tr("Rank %1 (%2 on %3) may use this share of one CPU core: 0.25 runs it about 4× slower")
                       .arg(r)
                       .arg(QString::fromStdString(d.type), QString::fromStdString(d.machine)));
     label->setBuddy(b);
-    m_sharesGrid->addWidget(label, r / kColumns, (r % kColumns) * 2, Qt::AlignRight);
-    m_sharesGrid->addWidget(b, r / kColumns, (r % kColumns) * 2 + 1);
+    auto* slow = new QDoubleSpinBox(m_sharesBox);
+    slow->setObjectName(QStringLiteral("slowdown%1").arg(r));
+    slow->setRange(1, 64);
+    slow->setSingleStep(0.5);
+    slow->setDecimals(2);
+    slow->setPrefix(QStringLiteral("× "));
+    slow->setSuffix(tr(" slower"));
+    slow->setValue(keepSlowdowns.empty() ? 1.0 : keepSlowdowns[static_cast<size_t>(r)]);
+    slow->setToolTip(tr("Rank %1 computes this many times slower (it sleeps after its ops) while its "
+                        "collectives run at full speed: a slower GPU, where the CPU share also slows its "
+                        "communication (hap launch --slowdown)")
+                         .arg(r));
+    m_sharesGrid->addWidget(label, r / kColumns, (r % kColumns) * 3, Qt::AlignRight);
+    m_sharesGrid->addWidget(b, r / kColumns, (r % kColumns) * 3 + 1);
+    m_sharesGrid->addWidget(slow, r / kColumns, (r % kColumns) * 3 + 2);
     m_shares.push_back(b);
+    m_slowdowns.push_back(slow);
   }
   m_sharesHint->setText(ranks == 0 ? tr("Plan first: one rank per device of the plan.")
-                                   : tr("%1 on this machine, one per device of the plan; 1 = a full core.").arg(ranksText(ranks)));
+                                   : tr("%1 on this machine, one per device of the plan: its share of one core "
+                                        "(1 = a full core) and how many times slower it computes.")
+                                         .arg(ranksText(ranks)));
 }
 
 LaunchSettings LaunchForm::settings() const {
@@ -289,6 +314,9 @@ LaunchSettings LaunchForm::settings() const {
   w.resumePath = m_resume->text().trimmed().toStdString();
   w.exportPath = m_export->text().trimmed().toStdString();
   for (QDoubleSpinBox* b : m_shares) s.cpuShares.push_back(b->value());
+  // All at full speed: no --slowdown at all.
+  if (std::any_of(m_slowdowns.begin(), m_slowdowns.end(), [](const QDoubleSpinBox* b) { return b->value() != 1; }))
+    for (QDoubleSpinBox* b : m_slowdowns) s.slowdowns.push_back(b->value());
   return s;
 }
 
@@ -313,6 +341,7 @@ void LaunchForm::setSettings(const LaunchSettings& s) {
   m_resume->setText(QString::fromStdString(w.resumePath));
   m_export->setText(QString::fromStdString(w.exportPath));
   for (size_t r = 0; r < m_shares.size() && r < s.cpuShares.size(); ++r) m_shares[r]->setValue(s.cpuShares[r]);
+  for (size_t r = 0; r < m_slowdowns.size(); ++r) m_slowdowns[r]->setValue(r < s.slowdowns.size() ? s.slowdowns[r] : 1.0);
 }
 
 void LaunchForm::setResume(const QString& checkpoint, const QString& optimizer, int64_t warmup, int64_t steps) {
@@ -349,6 +378,9 @@ void LaunchForm::saveSettings() const {
   QVariantList shares;
   for (double v : s.cpuShares.empty() ? m_savedShares : s.cpuShares) shares << v;
   q.setValue(QStringLiteral("cpuShares"), shares);
+  QVariantList slowdowns;
+  for (double v : m_slowdowns.empty() ? m_savedSlowdowns : s.slowdowns) slowdowns << v;
+  q.setValue(QStringLiteral("slowdowns"), slowdowns);
   q.endGroup();
 }
 
@@ -385,6 +417,8 @@ void LaunchForm::restoreSettings() {
   if (q.contains(QStringLiteral("weightDecay"))) m_weightDecay->setText(q.value(QStringLiteral("weightDecay")).toString());
   m_savedShares.clear();
   for (const QVariant& v : q.value(QStringLiteral("cpuShares")).toList()) m_savedShares.push_back(v.toDouble());
+  m_savedSlowdowns.clear();
+  for (const QVariant& v : q.value(QStringLiteral("slowdowns")).toList()) m_savedSlowdowns.push_back(v.toDouble());
   q.endGroup();
 }
 

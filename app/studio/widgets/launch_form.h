@@ -1,12 +1,14 @@
 // The Run dock's options form (issue 20, item 1): hap-worker's options as LaunchSettings (its
 // runtime::WorkerOptions: steps,
 // warm-up, seed, threads, timeout, label; data source and file; optimizer; checkpoint folder and
-// interval, resume, export) and a CPU share per rank, to emulate a slower device on this machine.
+// interval, resume, export) and, per rank, a CPU share and a slowdown, the two ways to emulate a
+// slower device on this machine (hap launch --cpu-share, --slowdown).
 // It starts nothing and emits nothing: the Run dock (LaunchView) reads settings() when it starts.
 //
 // Contract:
-// - One share box per device of the plan (setDevices), each 1 at first. The shares stay while the
-//   rank count does, and are reset to 1 when it changes.
+// - One share box and one slowdown box per device of the plan (setDevices). The shares start at the
+//   shares given (emulatedShares: the cluster's relative speeds where it is emulated on this
+//   host), the slowdowns at 1; both stay while the rank count does, and are reset when it changes.
 // - settings() is the form as it stands (CPU shares included; no model path, no default checkpoint
 //   folder); setSettings(settings()) changes nothing.
 // - The form persists in QSettings (group "launch"; not Resume and Export, which are for one run):
@@ -39,7 +41,8 @@ class LaunchForm : public QWidget {
 
   // One CPU share box per rank of the plan (its device's type and machine in the tooltip); none
   // without a plan.
-  void setDevices(const std::vector<plan::PlanDevice>& devices);
+  // `shares`: the starting CPU share per rank (empty: 1 each).
+  void setDevices(const std::vector<plan::PlanDevice>& devices, const std::vector<double>& shares = {});
 
   LaunchSettings settings() const;
   void setSettings(const LaunchSettings& s);
@@ -63,6 +66,7 @@ class LaunchForm : public QWidget {
   QLineEdit* resumeEdit() const { return m_resume; }
   QLineEdit* exportEdit() const { return m_export; }
   const std::vector<QDoubleSpinBox*>& shareBoxes() const { return m_shares; }
+  const std::vector<QDoubleSpinBox*>& slowdownBoxes() const { return m_slowdowns; }
 
  private:
   QScrollArea* m_scroll = nullptr;
@@ -89,8 +93,9 @@ class LaunchForm : public QWidget {
   QWidget* m_sharesBox = nullptr;
   QGridLayout* m_sharesGrid = nullptr;
   QLabel* m_sharesHint = nullptr;
-  std::vector<QDoubleSpinBox*> m_shares;
-  std::vector<double> m_savedShares;  // restored from the settings; applied to a plan of that many ranks
+  std::vector<QDoubleSpinBox*> m_shares, m_slowdowns;
+  std::vector<double> m_savedShares;     // restored from the settings; applied to a plan of that many ranks
+  std::vector<double> m_savedSlowdowns;  // the same for the slowdowns
 };
 
 }  // namespace hap::studio

@@ -155,7 +155,7 @@ QWidget* LaunchView::makeLeftPanel() {
 void LaunchView::setPlan(std::shared_ptr<const PlanDocument> plan, const QString& modelPath) {
   m_plan = std::move(plan);
   m_modelPath = modelPath;
-  m_form->setDevices(launchDevices(m_plan.get()));
+  m_form->setDevices(launchDevices(m_plan.get()), emulatedShares(m_plan.get()));
   updateButtons();
   updateCheckpointButtons();
 }

@@ -158,6 +158,7 @@ class LaunchView : public QWidget {
   QPushButton* stopButton() const { return m_stop; }
   QToolButton* scriptsButton() const { return m_scripts; }
   const std::vector<QDoubleSpinBox*>& shareBoxes() const { return m_form->shareBoxes(); }
+  const std::vector<QDoubleSpinBox*>& slowdownBoxes() const { return m_form->slowdownBoxes(); }
   QSpinBox* stepsBox() const { return m_form->stepsBox(); }
   QSpinBox* warmupBox() const { return m_form->warmupBox(); }
   QComboBox* dataBox() const { return m_form->dataBox(); }

@@ -176,6 +176,8 @@ void SearchView::setOutcome(std::shared_ptr<const PlanDocument> doc, const QStri
                .arg(p.searchSeconds, 0, 'f', 2)
                .arg(p.provenOptimal ? tr("proven optimal under the cost model")
                                     : tr("not proven optimal: %1").arg(QString::fromStdString(p.notOptimal)));
+    // HAP chose a baseline's program within the cost model's error (Plan::choice).
+    if (!p.choice.empty()) text += QLatin1Char(' ') + tr("Chosen: %1.").arg(QString::fromStdString(p.choice));
     m_status->setText(tr("Done: %1 ms per iteration predicted").arg(p.estimate.iterationSeconds * 1e3, 0, 'f', 3));
   } else {
     text = message;

@@ -8,6 +8,7 @@
 #include <QObject>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <exception>
 
 #include "app/studio/core/documents/plan_export.h"
@@ -45,6 +46,7 @@ PreparedLaunch prepared(std::shared_ptr<const plan::Plan> plan, const QString& p
   r.options = p.preflight.options;
   r.worker = worker.toStdString();
   r.cpuShares = s.cpuShares;
+  r.slowdowns = s.slowdowns;
   r.timeoutSeconds = s.timeoutSeconds;
   r.dbPath = launchStorePath(store).toStdString();
   r.label = label.toStdString();
@@ -73,6 +75,22 @@ std::vector<plan::PlanDevice> launchDevices(const PlanDocument* doc) {
 }
 
 int launchRanks(const PlanDocument* doc) { return static_cast<int>(launchDevices(doc).size()); }
+
+std::vector<double> emulatedShares(const PlanDocument* doc) {
+  const std::vector<plan::PlanDevice> devices = launchDevices(doc);
+  std::vector<double> shares(devices.size(), 1.0);
+  if (!doc) return shares;
+  const cost::Cluster& c = doc->p().cluster;
+  for (const cost::Machine& m : c.machines)
+    if (m.host != "127.0.0.1" && m.host != "localhost" && m.host != "::1") return shares;
+  double fastest = 0;
+  for (const cost::DeviceType& t : c.types) fastest = std::max(fastest, t.flops32);
+  if (!(fastest > 0)) return shares;
+  for (size_t r = 0; r < devices.size(); ++r)
+    for (const cost::DeviceType& t : c.types)
+      if (t.name == devices[r].type) shares[r] = std::clamp(t.flops32 / fastest, 0.05, 1.0);
+  return shares;
+}
 
 QString launchModelPath(const PlanDocument* doc, const QString& modelPath) {
   if (!modelPath.isEmpty() || !doc) return modelPath;
@@ -152,6 +170,7 @@ std::optional<PreparedLaunch> prepareExport(const PlanDocument& doc, const Launc
   w.resumePath = checkpoint.toStdString();
   w.exportPath = exportPath.toStdString();
   s.cpuShares.clear();
+  s.slowdowns.clear();
   const runtime::CheckpointInfo info = runtime::readCheckpointInfo(checkpoint.toStdString());
   if (info.error.empty()) {
     try {
@@ -169,6 +188,7 @@ QString writeLaunchScripts(const PlanDocument& doc, const LaunchSettings& settin
                            const QString& dir, bool force) {
   LaunchSettings s = settings;
   s.cpuShares.clear();  // a local emulation only
+  s.slowdowns.clear();
   if (const QString why = validate(s, launchRanks(&doc)); !why.isEmpty()) return why;
   QTemporaryDir scratch;
   if (!scratch.isValid()) return QObject::tr("Cannot make a temporary folder for the plan file");

@@ -35,6 +35,10 @@ namespace hap::studio {
 // plan.
 std::vector<plan::PlanDevice> launchDevices(const PlanDocument* doc);
 int launchRanks(const PlanDocument* doc);
+// The CPU share per rank that emulates the plan's cluster on this machine: where every machine is
+// this host (127.0.0.1, localhost, ::1) and the device types differ in float32 FLOP/s, each rank's
+// type's FLOP/s over the fastest's (local-cpu-hetero-3: 1, 0.5, 0.25); else 1 for every rank.
+std::vector<double> emulatedShares(const PlanDocument* doc);
 
 // The model file the workers of `doc` load: `modelPath` when given, else the plan's.
 QString launchModelPath(const PlanDocument* doc, const QString& modelPath);

@@ -66,6 +66,13 @@ QString validate(const LaunchSettings& s, int ranks) {
       return QObject::tr("CPU share of rank %1 is %2: give a share of one CPU in (0, 1], 1 for a full CPU")
           .arg(r)
           .arg(s.cpuShares[r]);
+  if (!s.slowdowns.empty() && static_cast<int>(s.slowdowns.size()) != ranks)
+    return QObject::tr("Slowdowns: %1 values for %2 ranks; give one per rank").arg(s.slowdowns.size()).arg(ranks);
+  for (size_t r = 0; r < s.slowdowns.size(); ++r)
+    if (!(s.slowdowns[r] >= 1) || !std::isfinite(s.slowdowns[r]))
+      return QObject::tr("Slowdown of rank %1 is %2: give a factor of 1 (full speed) or more")
+          .arg(r)
+          .arg(s.slowdowns[r]);
   return {};
 }
 

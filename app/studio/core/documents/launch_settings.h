@@ -1,7 +1,7 @@
 // What the Run dock (issue 20, item 1) launches: hap-worker's options as the form holds them (the
 // runtime's own runtime::WorkerOptions, runtime/launch/worker_options.h: one struct for the worker,
 // `hap launch`, the preflight and the run recording), the launch's own settings (CPU share per
-// rank, timeout, label), and where a run's files go. No process is started here.
+// rank, slowdown per rank, timeout, label), and where a run's files go. No process is started here.
 //
 // Contract:
 // - launchedOptions is a pure function of the settings: the form's worker options with what does
@@ -30,6 +30,9 @@ struct LaunchSettings {
 
   // The launch.
   std::vector<double> cpuShares;  // one per rank in (0, 1]; empty = all 1
+  // One per rank, each >= 1: the rank computes that many times slower while its collectives run
+  // at full speed (hap-worker --slowdown, an emulated slower GPU); empty = all 1.
+  std::vector<double> slowdowns;
   double timeoutSeconds = 0;      // 0 = none
   QString label;                  // the recorded run's label
 
