@@ -205,55 +205,30 @@ double computeScaleOf(const cost::Profile& p, const std::string& type) {
   return d ? d->computeScale : 1;
 }
 
-// The observation of one recorded run, as db::calibrateStore prepares it (its stages as priced, the
-// slowest rank's mean measured step, every rank's peak memory), re-expressed from the profile
-// version `from` its plan was priced under to version `to` of the same profile: the two differ only
-// by the calibration's scales, which multiply the priced figures.
+// The observation of one recorded run: its plan's priced stages (pricedObservation), the slowest
+// rank's mean measured step, every rank's peak memory.
 std::optional<cost::RunObservation> observe(const db::Store& store, const db::RunRecord& run, const plan::Plan& p,
                                             const cost::Profile& from, const cost::Profile& to,
                                             const cost::Cluster& cluster) {
-  cost::RunObservation o;
+  cost::RunObservation o = pricedObservation(p, from, to, cluster);
   o.run = run.id;
   o.plan = run.planId;
-  o.label = fmt::format("{} {}", fs::path(p.modelPath).filename().string(), p.strategy);
-  std::map<int, std::string> typeOfGroup;
-  for (const plan::PlanDevice& d : p.devices) typeOfGroup[d.group] = d.type;
-  const double k = slowdownOf(to, cluster) / slowdownOf(from, cluster);
-  const double g = from.gradientExposure > 0 ? to.gradientExposure / from.gradientExposure : 1;
-  for (const plan::Stage& st : p.stages) {
-    cost::StageObservation s;
-    double gradient = 0;
-    if (st.backward)
-      for (int i = st.firstStep; i < st.endStep; ++i) {
-        const plan::PlanStep& step = p.steps[static_cast<size_t>(i)];
-        if (step.kind == plan::PlanStep::Kind::Convert && step.instruction == "replicate-parameter")
-          gradient += step.backwardCommunication;
-      }
-    s.communicationSeconds = k * (st.communicationSeconds - gradient + g * gradient);
-    s.gradientSeconds = k * g * gradient;
-    for (size_t gi = 0; gi < st.groupComputation.size(); ++gi) {
-      const std::string& type = typeOfGroup[static_cast<int>(gi)];
-      double& slowest = s.computeByType[type];
-      slowest = std::max(slowest, st.groupComputation[gi] * computeScaleOf(to, type) / computeScaleOf(from, type));
-    }
-    o.stages.push_back(std::move(s));
-  }
-  o.extraSeconds = k * p.replication.allReduceSeconds;
   const Measured m = measure(store, run.id);
   if (m.steps == 0) return std::nullopt;
   o.measuredStepSeconds = m.mean;
   o.measuredSteps = m.steps;
   std::map<int, double> peak;
   for (const db::StepRecord& s : store.steps(run.id)) peak[s.rank] = std::max(peak[s.rank], s.peakMemoryBytes);
-  for (const plan::PlanDevice& d : plan::worldDevices(p)) {
-    const auto it = peak.find(d.rank);
+  // o.memory is in worldDevices order; ranks that recorded no step are left out.
+  std::vector<cost::MemoryObservation> memory;
+  const std::vector<plan::PlanDevice> devices = plan::worldDevices(p);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const auto it = peak.find(devices[i].rank);
     if (it == peak.end()) continue;
-    const cost::DeviceProfile* a = from.device(d.type);
-    const cost::DeviceProfile* b = to.device(d.type);
-    const double baseA = a ? a->baseMemoryBytes : 0, scaleA = a ? a->memoryScale : 1;
-    const double baseB = b ? b->baseMemoryBytes : 0, scaleB = b ? b->memoryScale : 1;
-    o.memory.push_back({d.type, baseB + scaleB / scaleA * (d.memoryBytes - baseA), it->second});
+    memory.push_back(o.memory[i]);
+    memory.back().measuredPeakBytes = it->second;
   }
+  o.memory = std::move(memory);
   return o;
 }
 
@@ -373,6 +348,44 @@ std::string programKey(const plan::Plan& p) {
     }
   }
   return key;
+}
+
+cost::RunObservation pricedObservation(const plan::Plan& p, const cost::Profile& from, const cost::Profile& to,
+                                        const cost::Cluster& cluster) {
+  cost::RunObservation o;
+  o.label = fmt::format("{} {}", fs::path(p.modelPath).filename().string(), p.strategy);
+  std::map<int, std::string> typeOfGroup;
+  for (const plan::PlanDevice& d : p.devices) typeOfGroup[d.group] = d.type;
+  const double k = slowdownOf(to, cluster) / slowdownOf(from, cluster);
+  const double g = from.gradientExposure > 0 ? to.gradientExposure / from.gradientExposure : 1;
+  for (const plan::Stage& st : p.stages) {
+    cost::StageObservation s;
+    // The gradient all-reduces of replicated parameters run in backward (their dual).
+    double gradient = 0;
+    if (st.backward)
+      for (int i = st.firstStep; i < st.endStep; ++i) {
+        const plan::PlanStep& step = p.steps[static_cast<size_t>(i)];
+        if (step.kind == plan::PlanStep::Kind::Convert && step.instruction == "replicate-parameter")
+          gradient += step.backwardCommunication;
+      }
+    s.communicationSeconds = k * (st.communicationSeconds - gradient + g * gradient);
+    s.gradientSeconds = k * g * gradient;
+    for (size_t gi = 0; gi < st.groupComputation.size(); ++gi) {
+      const std::string& type = typeOfGroup[static_cast<int>(gi)];
+      double& slowest = s.computeByType[type];
+      slowest = std::max(slowest, st.groupComputation[gi] * computeScaleOf(to, type) / computeScaleOf(from, type));
+    }
+    o.stages.push_back(std::move(s));
+  }
+  o.extraSeconds = k * p.replication.allReduceSeconds;
+  for (const plan::PlanDevice& d : plan::worldDevices(p)) {
+    const cost::DeviceProfile* a = from.device(d.type);
+    const cost::DeviceProfile* b = to.device(d.type);
+    const double baseA = a ? a->baseMemoryBytes : 0, scaleA = a ? a->memoryScale : 1;
+    const double baseB = b ? b->baseMemoryBytes : 0, scaleB = b ? b->memoryScale : 1;
+    o.memory.push_back({d.type, baseB + scaleB / scaleA * (d.memoryBytes - baseA), 0});
+  }
+  return o;
 }
 
 TuneResult runTune(const TuneRequest& r, TuneListener* l) {

@@ -35,6 +35,9 @@
 #include <vector>
 
 #include "engine/base/error.h"
+#include "engine/cost/calibration.h"
+#include "engine/cost/cluster.h"
+#include "engine/cost/profile.h"
 #include "engine/plan/plan_request.h"
 
 namespace hap::tune {
@@ -124,6 +127,16 @@ class TuneListener {
 };
 
 TuneResult runTune(const TuneRequest& request, TuneListener* listener = nullptr);
+
+// A plan's priced stages as the calibration sees them (db::calibrateStore's preparation: per stage
+// the communication, of which the replicated parameters' gradient all-reduces, and the slowest
+// device of each type; per rank the predicted memory), re-expressed from the profile version `from`
+// the plan was priced under to version `to` of the same profile: the two may differ only by the
+// calibration's terms (compute scale per type, the cluster's collective slowdown, the gradient
+// exposure, the memory terms), which multiply (or offset) the priced figures as the fit assumes.
+// No measurement is filled in. With from == to, the stages' sum is the plan's prediction.
+cost::RunObservation pricedObservation(const plan::Plan& p, const cost::Profile& from, const cost::Profile& to,
+                                       const cost::Cluster& cluster);
 
 // The identity of a plan's program: same key ⇔ same program and shard lengths (steps' kinds, nodes,
 // variants, instructions, methods and forms; the replication), whatever it was priced at.
