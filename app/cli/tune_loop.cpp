@@ -28,7 +28,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ms(double seconds) { return fmt::format("{:.2f} ms", seconds * 1e3); }
+std::string ms(double seconds) {
+  return fmt::format("{:.2f} ms", seconds * 1e3);
+}
 
 void say(TuneListener* l, const std::string& line) {
   if (l) l->onMessage(line);
@@ -36,8 +38,9 @@ void say(TuneListener* l, const std::string& line) {
 
 void checkInterrupt(const TuneRequest& r) {
   if (r.interrupt && r.interrupt->load() != 0)
-    throw TuneError(fmt::format("hap tune: interrupted ({}); the runs recorded so far stay in the store",
-                                runtime::interruptName(r.interrupt->load())));
+    throw TuneError(
+        fmt::format("hap tune: interrupted ({}); the runs recorded so far stay in the store",
+                    runtime::interruptName(r.interrupt->load())));
 }
 
 // "NAME@N" split.
@@ -54,7 +57,8 @@ std::pair<std::string, int> splitProfile(const std::string& s) {
 // profile an emulated cluster), merged into one profile; the first also measures the collectives
 // among all ranks, stored for both link classes (loopback stands for every link here).
 void profileMissing(const TuneRequest& r, const cost::Cluster& cluster, const std::string& name,
-                    const std::string& storePath, const std::vector<double>& shares, TuneListener* l) {
+                    const std::string& storePath, const std::vector<double>& shares,
+                    TuneListener* l) {
   db::Store store(storePath);
   const std::optional<cost::Profile> current = store.loadProfile(name);
   std::vector<std::string> missing;
@@ -71,22 +75,28 @@ void profileMissing(const TuneRequest& r, const cost::Cluster& cluster, const st
   const bool emulated = std::any_of(shares.begin(), shares.end(), [](double s) { return s < 1; });
   const std::string hap = !r.hap.empty() ? r.hap : runtime::findProgram("hap", "app/cli");
   if (hap.empty())
-    throw TuneError("hap tune: cannot find the hap executable to profile with; build it (target hap) or put it on PATH");
-  say(l, fmt::format("hap tune: the store {} holds no figures for {} of {}'s device types: profiling them "
-                     "(hap profile --quick{})",
-                     storePath, missing.size(), cluster.name, emulated ? ", each at its rank's CPU share" : ""));
+    throw TuneError(
+        "hap tune: cannot find the hap executable to profile with; build it (target hap) or put it "
+        "on PATH");
+  say(l, fmt::format(
+             "hap tune: the store {} holds no figures for {} of {}'s device types: profiling them "
+             "(hap profile --quick{})",
+             storePath, missing.size(), cluster.name,
+             emulated ? ", each at its rank's CPU share" : ""));
   bool collectivesDone = !needCollectives;
   for (const std::string& type : missing) {
     checkInterrupt(r);
     runtime::WorkerCommand c;
     c.program = hap;
-    c.args = {"profile", "--quick", "--name", name, "--device-type", type, "--merge", "--db", storePath};
+    c.args = {"profile", "--quick", "--name", name,     "--device-type",
+              type,      "--merge", "--db",   storePath};
     if (emulated) {
       c.args.push_back("--cpu-share");
       c.args.push_back(fmt::format("{:g}", shareOf[type]));
     }
     if (!collectivesDone) {
-      c.args.insert(c.args.end(), {"--ranks", std::to_string(cluster.size()), "--link-class", "intra,inter"});
+      c.args.insert(c.args.end(),
+                    {"--ranks", std::to_string(cluster.size()), "--link-class", "intra,inter"});
       collectivesDone = true;
     } else {
       c.args.insert(c.args.end(), {"--ranks", "1"});
@@ -107,9 +117,12 @@ void profileMissing(const TuneRequest& r, const cost::Cluster& cluster, const st
     if (result.outcome != runtime::LaunchResult::Outcome::Succeeded) {
       const runtime::WorkerExit& e = result.workers.front();
       throw TuneError(fmt::format(
-          "hap tune: profiling device type {} failed ({}): {}; run `{}` to see why, or name a profile the store "
+          "hap tune: profiling device type {} failed ({}): {}; run `{}` to see why, or name a "
+          "profile the store "
           "holds with --profile",
-          type, result.outcome == runtime::LaunchResult::Outcome::TimedOut ? "timed out" : runtime::describeExit(e),
+          type,
+          result.outcome == runtime::LaunchResult::Outcome::TimedOut ? "timed out"
+                                                                     : runtime::describeExit(e),
           e.lastErrorLine.empty() ? "(it printed no error)" : e.lastErrorLine, command));
     }
   }
@@ -140,8 +153,8 @@ Measured measure(const db::Store& store, int64_t run) {
 
 // Runs `planPath` as `hap launch --local --db` does and returns its recorded run's id.
 int64_t launch(const TuneRequest& r, const std::string& planPath, const std::string& storePath,
-               const std::vector<double>& shares, const std::vector<double>& slowdowns, const std::string& label,
-               TuneListener* l) {
+               const std::vector<double>& shares, const std::vector<double>& slowdowns,
+               const std::string& label, TuneListener* l) {
   const plan::Plan p = plan::readPlan(planPath);
   const int n = runtime::planRanks(p, planPath);
   runtime::LocalLaunchRequest lr;
@@ -157,7 +170,8 @@ int64_t launch(const TuneRequest& r, const std::string& planPath, const std::str
   lr.cpuShares = shares;
   lr.slowdowns = slowdowns;
   if (static_cast<int>(shares.size()) != n)
-    throw TuneError(fmt::format("{}: the plan has {} ranks, the cluster {}", planPath, n, shares.size()));
+    throw TuneError(
+        fmt::format("{}: the plan has {} ranks, the cluster {}", planPath, n, shares.size()));
   lr.cpuPeriodMs = r.cpuPeriodMs;
   lr.timeoutSeconds = r.runTimeoutSeconds;
   lr.dbPath = storePath;
@@ -173,16 +187,18 @@ int64_t launch(const TuneRequest& r, const std::string& planPath, const std::str
       return launched.start.run;
     case runtime::LaunchResult::Outcome::WorkerFailed: {
       const runtime::WorkerExit& e = result.workers[static_cast<size_t>(result.failedWorker)];
-      throw TuneError(fmt::format(
-          "hap tune: {}: rank {} failed ({}): {}; run it alone with `hap launch {} --local --steps {}` and read its "
-          "output (run {} in {})",
-          label, result.failedWorker, runtime::describeExit(e),
-          e.lastErrorLine.empty() ? "(it printed no error)" : e.lastErrorLine, planPath, r.steps, launched.start.run,
-          storePath));
+      throw TuneError(
+          fmt::format("hap tune: {}: rank {} failed ({}): {}; run it alone with `hap launch {} "
+                      "--local --steps {}` and read its "
+                      "output (run {} in {})",
+                      label, result.failedWorker, runtime::describeExit(e),
+                      e.lastErrorLine.empty() ? "(it printed no error)" : e.lastErrorLine, planPath,
+                      r.steps, launched.start.run, storePath));
     }
     case runtime::LaunchResult::Outcome::TimedOut:
-      throw TuneError(fmt::format("hap tune: {}: timed out after {:g} s; give fewer --steps or a longer --run-timeout",
-                                  label, r.runTimeoutSeconds));
+      throw TuneError(fmt::format(
+          "hap tune: {}: timed out after {:g} s; give fewer --steps or a longer --run-timeout",
+          label, r.runTimeoutSeconds));
     case runtime::LaunchResult::Outcome::Interrupted:
       checkInterrupt(r);
       throw TuneError(fmt::format("hap tune: {}: interrupted", label));
@@ -196,7 +212,8 @@ int64_t launch(const TuneRequest& r, const std::string& planPath, const std::str
 double slowdownOf(const cost::Profile& p, const cost::Cluster& cluster) {
   double worst = 1;
   for (const cost::DeviceType& t : cluster.types)
-    if (const cost::DeviceProfile* d = p.device(t.name)) worst = std::max(worst, d->collectiveSlowdown);
+    if (const cost::DeviceProfile* d = p.device(t.name))
+      worst = std::max(worst, d->collectiveSlowdown);
   return worst;
 }
 
@@ -207,9 +224,9 @@ double computeScaleOf(const cost::Profile& p, const std::string& type) {
 
 // The observation of one recorded run: its plan's priced stages (pricedObservation), the slowest
 // rank's mean measured step, every rank's peak memory.
-std::optional<cost::RunObservation> observe(const db::Store& store, const db::RunRecord& run, const plan::Plan& p,
-                                            const cost::Profile& from, const cost::Profile& to,
-                                            const cost::Cluster& cluster) {
+std::optional<cost::RunObservation> observe(const db::Store& store, const db::RunRecord& run,
+                                            const plan::Plan& p, const cost::Profile& from,
+                                            const cost::Profile& to, const cost::Cluster& cluster) {
   cost::RunObservation o = pricedObservation(p, from, to, cluster);
   o.run = run.id;
   o.plan = run.planId;
@@ -218,7 +235,8 @@ std::optional<cost::RunObservation> observe(const db::Store& store, const db::Ru
   o.measuredStepSeconds = m.mean;
   o.measuredSteps = m.steps;
   std::map<int, double> peak;
-  for (const db::StepRecord& s : store.steps(run.id)) peak[s.rank] = std::max(peak[s.rank], s.peakMemoryBytes);
+  for (const db::StepRecord& s : store.steps(run.id))
+    peak[s.rank] = std::max(peak[s.rank], s.peakMemoryBytes);
   // o.memory is in worldDevices order; ranks that recorded no step are left out.
   std::vector<cost::MemoryObservation> memory;
   const std::vector<plan::PlanDevice> devices = plan::worldDevices(p);
@@ -232,8 +250,8 @@ std::optional<cost::RunObservation> observe(const db::Store& store, const db::Ru
   return o;
 }
 
-TuneCalibration calibrate(const std::string& storePath, const cost::Cluster& cluster, const cost::Profile& base,
-                          int round) {
+TuneCalibration calibrate(const std::string& storePath, const cost::Cluster& cluster,
+                          const cost::Profile& base, int round) {
   db::Store store(storePath);
   store.recoverAbandonedRuns();
   std::map<int, std::optional<cost::Profile>> versions;  // of base.name
@@ -249,20 +267,24 @@ TuneCalibration calibrate(const std::string& storePath, const cost::Cluster& clu
     const auto [name, version] = splitProfile(p.cluster.profile);
     if (name != base.name) continue;
     auto it = versions.find(version);
-    if (it == versions.end()) it = versions.emplace(version, store.loadProfile(name, version)).first;
+    if (it == versions.end())
+      it = versions.emplace(version, store.loadProfile(name, version)).first;
     if (!it->second) continue;
-    if (std::optional<cost::RunObservation> o = observe(store, run, p, *it->second, base, cluster)) {
+    if (std::optional<cost::RunObservation> o =
+            observe(store, run, p, *it->second, base, cluster)) {
       observations.push_back(std::move(*o));
       plans.insert(run.planId);
     }
   }
   if (observations.size() < 2)
-    throw TuneError(fmt::format(
-        "hap tune: calibration needs at least 2 succeeded runs with measured steps of {} planned under profile {} "
-        "in {}; it found {}. Check the runs with `hap runs --db {}`",
-        cluster.name, base.name, storePath, observations.size(), storePath));
-  std::sort(observations.begin(), observations.end(),
-            [](const cost::RunObservation& a, const cost::RunObservation& b) { return a.run < b.run; });
+    throw TuneError(
+        fmt::format("hap tune: calibration needs at least 2 succeeded runs with measured steps of "
+                    "{} planned under profile {} "
+                    "in {}; it found {}. Check the runs with `hap runs --db {}`",
+                    cluster.name, base.name, storePath, observations.size(), storePath));
+  std::sort(
+      observations.begin(), observations.end(),
+      [](const cost::RunObservation& a, const cost::RunObservation& b) { return a.run < b.run; });
   const cost::Calibration fit = cost::fit(observations);
   TuneCalibration out;
   out.runs = static_cast<int>(observations.size());
@@ -288,8 +310,8 @@ TuneCalibration calibrate(const std::string& storePath, const cost::Cluster& clu
   profile.gradientExposure *= fit.gradientExposure;
   profile.version = 0;
   profile.createdAt.clear();
-  profile.note = fmt::format("hap tune round {}: {} runs of {} plans of {} fitted, base {}@{}", round, out.runs,
-                             out.plans, cluster.name, base.name, base.version);
+  profile.note = fmt::format("hap tune round {}: {} runs of {} plans of {} fitted, base {}@{}",
+                             round, out.runs, out.plans, cluster.name, base.name, base.version);
   out.saved = fmt::format("{}@{}", profile.name, store.saveProfile(profile));
   return out;
 }
@@ -302,13 +324,14 @@ struct Planned {
 };
 
 Planned planOne(const TuneRequest& r, const std::shared_ptr<const ir::Graph>& graph,
-                const import::ImportOptions& importOptions, const cost::Cluster& cluster, const std::string& baseline,
-                bool withBaselines, int round) {
+                const import::ImportOptions& importOptions, const cost::Cluster& cluster,
+                const std::string& baseline, bool withBaselines, int round) {
   plan::PlanRequest request = r.plan;
   request.baseline = baseline;
   request.baselines = withBaselines;
   if (!baseline.empty()) request.pins.clear();  // the baselines' programs are fixed
-  if (!baseline.empty()) request.ratios = plan::PlanRequest{}.ratios;  // --baseline excludes --ratios
+  if (!baseline.empty())
+    request.ratios = plan::PlanRequest{}.ratios;  // --baseline excludes --ratios
   const plan::PlannedModel planned = plan::planModel(graph, importOptions, cluster, request);
   Planned out;
   out.strategy = baseline.empty() ? "hap" : baseline;
@@ -329,7 +352,8 @@ double TuneRound::mape() const {
 }
 
 std::string programKey(const plan::Plan& p) {
-  std::string key = fmt::format("{}|{}|{}|", p.modelSha256, p.devices.size(), p.replication.machines);
+  std::string key =
+      fmt::format("{}|{}|{}|", p.modelSha256, p.devices.size(), p.replication.machines);
   for (int d : p.replication.inputDims) key += fmt::format("{},", d);
   const auto form = [&](const plan::Form& f) {
     key += fmt::format("({}:{}", f.value, static_cast<int>(f.rel));
@@ -337,8 +361,8 @@ std::string programKey(const plan::Plan& p) {
     key += ")";
   };
   for (const plan::PlanStep& s : p.steps) {
-    key += fmt::format("\n{}:{}:{}:{}:{}:{}:", static_cast<int>(s.kind), s.node, s.variant, s.sfb, s.instruction,
-                       s.method);
+    key += fmt::format("\n{}:{}:{}:{}:{}:{}:", static_cast<int>(s.kind), s.node, s.variant, s.sfb,
+                       s.instruction, s.method);
     for (const plan::Form& f : s.inputs) form(f);
     key += "->";
     for (const plan::Form& f : s.outputs) form(f);
@@ -350,8 +374,8 @@ std::string programKey(const plan::Plan& p) {
   return key;
 }
 
-cost::RunObservation pricedObservation(const plan::Plan& p, const cost::Profile& from, const cost::Profile& to,
-                                        const cost::Cluster& cluster) {
+cost::RunObservation pricedObservation(const plan::Plan& p, const cost::Profile& from,
+                                       const cost::Profile& to, const cost::Cluster& cluster) {
   cost::RunObservation o;
   o.label = fmt::format("{} {}", fs::path(p.modelPath).filename().string(), p.strategy);
   std::map<int, std::string> typeOfGroup;
@@ -373,7 +397,8 @@ cost::RunObservation pricedObservation(const plan::Plan& p, const cost::Profile&
     for (size_t gi = 0; gi < st.groupComputation.size(); ++gi) {
       const std::string& type = typeOfGroup[static_cast<int>(gi)];
       double& slowest = s.computeByType[type];
-      slowest = std::max(slowest, st.groupComputation[gi] * computeScaleOf(to, type) / computeScaleOf(from, type));
+      slowest = std::max(
+          slowest, st.groupComputation[gi] * computeScaleOf(to, type) / computeScaleOf(from, type));
     }
     o.stages.push_back(std::move(s));
   }
@@ -394,27 +419,33 @@ TuneResult runTune(const TuneRequest& r, TuneListener* l) {
   if (r.rounds < 1) throw TuneError("hap tune: --rounds must be at least 1");
   if (r.steps < 1) throw TuneError("hap tune: --steps must be at least 1 (measured steps per run)");
   if (r.workDir.empty() || !fs::is_directory(r.workDir))
-    throw TuneError(fmt::format("hap tune: the folder for the rounds' plans '{}' does not exist", r.workDir));
+    throw TuneError(
+        fmt::format("hap tune: the folder for the rounds' plans '{}' does not exist", r.workDir));
   const std::string storePath = r.storePath.empty() ? db::defaultPath() : r.storePath;
 
   // The model and the cluster first: their errors are the user's most likely ones.
   if (!fs::exists(r.modelPath))
-    throw TuneError(fmt::format("{}: no such file (give the path of a TorchScript .pt file whose forward returns "
-                                "the loss; resources/models/export.py writes the zoo's)",
-                                r.modelPath));
+    throw TuneError(fmt::format(
+        "{}: no such file (give the path of a TorchScript .pt file whose forward returns "
+        "the loss; resources/models/export.py writes the zoo's)",
+        r.modelPath));
   import::ImportOptions importOptions;
   importOptions.metaWeights = true;
-  for (const std::string& in : r.inputs) importOptions.inputOverrides.push_back(import::parseInputArg(in));
-  const auto graph = std::make_shared<const ir::Graph>(import::importModel(r.modelPath, importOptions));
+  for (const std::string& in : r.inputs)
+    importOptions.inputOverrides.push_back(import::parseInputArg(in));
+  const auto graph =
+      std::make_shared<const ir::Graph>(import::importModel(r.modelPath, importOptions));
   cost::Cluster cluster = cost::loadCluster(r.clusterPath);
   const int n = cluster.size();
   const std::vector<double> shares = runtime::parseCpuShares(r.cpuShares, n);
-  const std::vector<double> slowdowns = r.slowdowns.empty() ? std::vector<double>{}
-                                                            : runtime::parseSlowdowns(r.slowdowns, n);
+  const std::vector<double> slowdowns =
+      r.slowdowns.empty() ? std::vector<double>{} : runtime::parseSlowdowns(r.slowdowns, n);
   std::string name = r.profileName;
-  if (name.empty()) name = !cluster.profile.empty() ? splitProfile(cluster.profile).first : cluster.name;
+  if (name.empty())
+    name = !cluster.profile.empty() ? splitProfile(cluster.profile).first : cluster.name;
   if (name.find('@') != std::string::npos)
-    throw TuneError(fmt::format("--profile {}: name a profile without a version; hap tune adds versions to it", name));
+    throw TuneError(fmt::format(
+        "--profile {}: name a profile without a version; hap tune adds versions to it", name));
 
   // (0) A profile for every device type.
   const auto latest = [&] {
@@ -430,9 +461,12 @@ TuneResult runTune(const TuneRequest& r, TuneListener* l) {
       result.profiled = fmt::format("{}@{}", after->name, after->version);
   }
   std::optional<cost::Profile> base = latest();
-  if (!base) throw TuneError(fmt::format("hap tune: the store {} holds no profile {} after profiling", storePath, name));
-  say(l, fmt::format("hap tune: {} on {} ({} ranks), profile {}@{} in {}", fs::path(r.modelPath).filename().string(),
-                     cluster.name, n, name, base->version, storePath));
+  if (!base)
+    throw TuneError(
+        fmt::format("hap tune: the store {} holds no profile {} after profiling", storePath, name));
+  say(l, fmt::format("hap tune: {} on {} ({} ranks), profile {}@{} in {}",
+                     fs::path(r.modelPath).filename().string(), cluster.name, n, name,
+                     base->version, storePath));
 
   std::map<std::string, TuneRun> measuredByKey;  // program key -> its first measurement
   int currentVersion = base->version;
@@ -453,7 +487,8 @@ TuneResult runTune(const TuneRequest& r, TuneListener* l) {
     std::string best;
     double bestSeconds = 0;
     for (const plan::Plan::Baseline& b : candidates.front().plan.baselines)
-      if (b.applicable && b.estimate.fits && (best.empty() || b.estimate.iterationSeconds < bestSeconds)) {
+      if (b.applicable && b.estimate.fits &&
+          (best.empty() || b.estimate.iterationSeconds < bestSeconds)) {
         best = b.name;
         bestSeconds = b.estimate.iterationSeconds;
       }
@@ -464,7 +499,8 @@ TuneResult runTune(const TuneRequest& r, TuneListener* l) {
         candidates.push_back(planOne(r, graph, importOptions, priced, b, false, round));
       } catch (const Error& e) {
         if (b == "dp-cp") throw;
-        say(l, fmt::format("hap tune: round {}: baseline {} cannot be planned ({}); left out", round, b, e.what()));
+        say(l, fmt::format("hap tune: round {}: baseline {} cannot be planned ({}); left out",
+                           round, b, e.what()));
       }
     }
     // One program alone (HAP's is DP-CP's): DP-EV too, so that the calibration sees two.
@@ -492,17 +528,19 @@ TuneResult runTune(const TuneRequest& r, TuneListener* l) {
         run.runId = earlier.runId;
         run.reused = earlier.round;
         run.sameAs = earlier.strategy;
-        say(l, fmt::format("hap tune: round {}: {} is the program {} of round {} ran; its measurement is reused",
+        say(l, fmt::format("hap tune: round {}: {} is the program {} of round {} ran; its "
+                           "measurement is reused",
                            round, c.strategy, earlier.strategy, earlier.round));
       } else {
         const std::string label = fmt::format("hap tune round {} {}", round, c.strategy);
-        say(l, fmt::format("hap tune: round {}: running {} ({} + {} steps, predicted {})", round, c.strategy,
-                           r.warmup, r.steps, ms(run.predictedSeconds)));
+        say(l, fmt::format("hap tune: round {}: running {} ({} + {} steps, predicted {})", round,
+                           c.strategy, r.warmup, r.steps, ms(run.predictedSeconds)));
         run.runId = launch(r, c.path, storePath, shares, slowdowns, label, l);
         const Measured m = measure(db::Store(storePath, db::Store::Mode::ReadOnly), run.runId);
         if (m.steps == 0)
-          throw TuneError(fmt::format("hap tune: {}: run {} recorded no measured step; give --steps >= 1", label,
-                                      run.runId));
+          throw TuneError(
+              fmt::format("hap tune: {}: run {} recorded no measured step; give --steps >= 1",
+                          label, run.runId));
         run.measuredSeconds = m.mean;
         run.spreadSeconds = m.spread;
         run.measuredSteps = m.steps;
@@ -519,12 +557,14 @@ TuneResult runTune(const TuneRequest& r, TuneListener* l) {
 
     // Stop, or (3) calibrate and (4) re-plan in the next round.
     if (measuredByKey.size() < 2)
-      result.stopReason = "HAP's plan and the baselines are one program: nothing to compare or calibrate";
+      result.stopReason =
+          "HAP's plan and the baselines are one program: nothing to compare or calibrate";
     else if (round > 1 && !ranNew)
       result.stopReason = fmt::format("round {} re-planned only programs already measured", round);
     else if (round > 1 && bestNow > previousBest * (1 - r.improvement))
-      result.stopReason = fmt::format("round {} improved the best measured step by {:.1f}% (not more than {:g}%)",
-                                      round, (1 - bestNow / previousBest) * 100, r.improvement * 100);
+      result.stopReason =
+          fmt::format("round {} improved the best measured step by {:.1f}% (not more than {:g}%)",
+                      round, (1 - bestNow / previousBest) * 100, r.improvement * 100);
     else if (round == r.rounds)
       result.stopReason = fmt::format("--rounds {} reached", r.rounds);
     if (result.stopReason.empty()) {
@@ -542,17 +582,18 @@ TuneResult runTune(const TuneRequest& r, TuneListener* l) {
   for (const TuneRound& tr : result.rounds)
     for (const TuneRun& run : tr.runs) {
       if (run.reused) continue;
-      if (result.chosen.strategy.empty() || run.measuredSeconds < result.chosen.measuredSeconds) result.chosen = run;
-      if (run.baseline() &&
-          (result.bestBaseline.strategy.empty() || run.measuredSeconds < result.bestBaseline.measuredSeconds))
+      if (result.chosen.strategy.empty() || run.measuredSeconds < result.chosen.measuredSeconds)
+        result.chosen = run;
+      if (run.baseline() && (result.bestBaseline.strategy.empty() ||
+                             run.measuredSeconds < result.bestBaseline.measuredSeconds))
         result.bestBaseline = run;
     }
   if (!r.output.empty()) {
     std::error_code ec;
     fs::copy_file(result.chosen.planPath, r.output, fs::copy_options::overwrite_existing, ec);
     if (ec)
-      throw TuneError(fmt::format("{}: cannot write the chosen plan ({}); it is {}", r.output, ec.message(),
-                                  result.chosen.planPath));
+      throw TuneError(fmt::format("{}: cannot write the chosen plan ({}); it is {}", r.output,
+                                  ec.message(), result.chosen.planPath));
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

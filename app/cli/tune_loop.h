@@ -51,53 +51,54 @@ struct TuneRequest {
   std::string modelPath;
   std::vector<std::string> inputs;  // --input NAME=DIMx...: forward argument shapes
   std::string clusterPath;
-  std::string storePath;            // "" = db::defaultPath()
+  std::string storePath;  // "" = db::defaultPath()
   // The tuned profile: "" = the cluster's `profile:` name, else the cluster's name.
   std::string profileName;
-  std::string cpuShares;            // --cpu-share as hap launch takes it ("" = all 1)
-  std::string slowdowns;            // --slowdown as hap launch takes it ("" = all 1)
+  std::string cpuShares;  // --cpu-share as hap launch takes it ("" = all 1)
+  std::string slowdowns;  // --slowdown as hap launch takes it ("" = all 1)
   int cpuPeriodMs = 20;
-  int64_t steps = 6;                // measured steps per run (hap-worker --steps)
-  int64_t warmup = 2;               // warm-up steps per run (hap-worker --warmup)
-  int rounds = 3;                   // at most
-  double improvement = 0.02;        // a round must improve the best measured step by more than this
+  int64_t steps = 6;          // measured steps per run (hap-worker --steps)
+  int64_t warmup = 2;         // warm-up steps per run (hap-worker --warmup)
+  int rounds = 3;             // at most
+  double improvement = 0.02;  // a round must improve the best measured step by more than this
   std::vector<std::string> workerArgs;  // more hap-worker arguments (hap launch's after --)
-  std::string worker;               // hap-worker; "" = runtime::resolveWorker("")
-  std::string hap;                  // the hap executable that profiles; "" = this build's
-  std::string workDir;              // where the rounds' plan files go (must exist)
-  std::string output;               // the chosen plan is copied here ("" = not written)
-  double runTimeoutSeconds = 600;   // per launch
-  plan::PlanRequest plan;           // HAP's plan options (baseline/baselines are set by the loop)
+  std::string worker;                   // hap-worker; "" = runtime::resolveWorker("")
+  std::string hap;                      // the hap executable that profiles; "" = this build's
+  std::string workDir;                  // where the rounds' plan files go (must exist)
+  std::string output;                   // the chosen plan is copied here ("" = not written)
+  double runTimeoutSeconds = 600;       // per launch
+  plan::PlanRequest plan;  // HAP's plan options (baseline/baselines are set by the loop)
   const std::atomic<int>* interrupt = nullptr;  // a signal number stops the loop
 };
 
 // One plan of one round, and its measurement.
 struct TuneRun {
   int round = 0;
-  std::string strategy;         // "hap", "dp-cp", "dp-ev", "fsdp", "megatron"
+  std::string strategy;  // "hap", "dp-cp", "dp-ev", "fsdp", "megatron"
   std::string planPath;
   std::string profile;          // "NAME@N" it was priced under
   double predictedSeconds = 0;  // its prediction under that profile
   double measuredSeconds = 0;   // mean over measured steps of the slowest rank
   double spreadSeconds = 0;     // standard deviation over those steps
   int measuredSteps = 0;
-  int64_t runId = 0;            // the recorded run measured
-  int reused = 0;               // > 0: the same program ran in that round; its measurement is reused
-  std::string sameAs;           // with reused: the strategy that ran it
+  int64_t runId = 0;   // the recorded run measured
+  int reused = 0;      // > 0: the same program ran in that round; its measurement is reused
+  std::string sameAs;  // with reused: the strategy that ran it
   bool baseline() const { return strategy != "hap"; }
   double error() const { return measuredSeconds > 0 ? predictedSeconds / measuredSeconds - 1 : 0; }
 };
 
 // A calibration between rounds.
 struct TuneCalibration {
-  std::string saved;            // "NAME@N"
+  std::string saved;  // "NAME@N"
   int runs = 0, plans = 0;
-  double mapeBefore = 0, mapeAfter = 0;  // step-time MAPE of the fitted runs under the base, the fit
+  double mapeBefore = 0,
+         mapeAfter = 0;  // step-time MAPE of the fitted runs under the base, the fit
 };
 
 struct TuneRound {
   int round = 0;
-  std::string profile;          // "NAME@N" the round planned under
+  std::string profile;  // "NAME@N" the round planned under
   std::vector<TuneRun> runs;
   double bestSeconds = 0;       // the lowest measured step of rounds 1..round
   TuneCalibration calibration;  // after the round; saved empty when none followed
@@ -105,12 +106,12 @@ struct TuneRound {
 };
 
 struct TuneResult {
-  std::string profiled;         // "" or what the loop profiled first ("NAME@N")
+  std::string profiled;  // "" or what the loop profiled first ("NAME@N")
   std::vector<TuneRound> rounds;
   TuneRun chosen;
-  TuneRun bestBaseline;         // the fastest baseline measured (strategy "" when none ran)
+  TuneRun bestBaseline;  // the fastest baseline measured (strategy "" when none ran)
   std::string stopReason;
-  double seconds = 0;           // wall time of the loop
+  double seconds = 0;  // wall time of the loop
 };
 
 // What the loop reports while it runs (all on the calling thread). Every method has an empty
@@ -118,8 +119,9 @@ struct TuneResult {
 class TuneListener {
  public:
   virtual ~TuneListener() = default;
-  virtual void onMessage(std::string_view /*line*/) {}            // progress, in words
-  virtual void onOutput(int /*rank*/, bool /*error*/, std::string_view /*line*/) {}  // a worker's line
+  virtual void onMessage(std::string_view /*line*/) {}  // progress, in words
+  virtual void onOutput(int /*rank*/, bool /*error*/, std::string_view /*line*/) {
+  }  // a worker's line
   virtual void onRoundStarted(int /*round*/, const std::string& /*profile*/) {}
   virtual void onRunFinished(const TuneRun& /*run*/) {}
   virtual void onCalibrated(int /*round*/, const TuneCalibration& /*c*/) {}
@@ -135,8 +137,8 @@ TuneResult runTune(const TuneRequest& request, TuneListener* listener = nullptr)
 // calibration's terms (compute scale per type, the cluster's collective slowdown, the gradient
 // exposure, the memory terms), which multiply (or offset) the priced figures as the fit assumes.
 // No measurement is filled in. With from == to, the stages' sum is the plan's prediction.
-cost::RunObservation pricedObservation(const plan::Plan& p, const cost::Profile& from, const cost::Profile& to,
-                                       const cost::Cluster& cluster);
+cost::RunObservation pricedObservation(const plan::Plan& p, const cost::Profile& from,
+                                       const cost::Profile& to, const cost::Cluster& cluster);
 
 // The identity of a plan's program: same key ⇔ same program and shard lengths (steps' kinds, nodes,
 // variants, instructions, methods and forms; the replication), whatever it was priced at.

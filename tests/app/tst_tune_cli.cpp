@@ -27,8 +27,12 @@ using namespace hap;
 
 namespace {
 
-QString zoo(const char* model) { return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + model + "-tiny.pt"; }
-QString heteroCluster() { return qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/clusters/local-cpu-hetero-3.yaml"; }
+QString zoo(const char* model) {
+  return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + model + "-tiny.pt";
+}
+QString heteroCluster() {
+  return qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/clusters/local-cpu-hetero-3.yaml";
+}
 
 struct Row {
   int round = 0;
@@ -47,13 +51,15 @@ struct Table {
 
 Table parse(const QString& out) {
   Table t;
-  const QRegularExpression row(R"(^\s+(\d+)  (\S+)\s+(\S+)\s+([\d.]+) ms\s+([\d.]+) ± ([\d.]+) ms\s*(.*)$)");
+  const QRegularExpression row(
+      R"(^\s+(\d+)  (\S+)\s+(\S+)\s+([\d.]+) ms\s+([\d.]+) ± ([\d.]+) ms\s*(.*)$)");
   const QRegularExpression error(R"(^\s+round (\d+): prediction error ([\d.]+)%)");
   const QRegularExpression chosen(R"(^chosen: (\S+) \(round (\d+)\), measured ([\d.]+) ms)");
   for (const QString& line : out.split('\n')) {
     if (const QRegularExpressionMatch m = row.match(line); m.hasMatch())
-      t.rows.push_back({m.captured(1).toInt(), m.captured(2), m.captured(3), m.captured(4).toDouble(),
-                        m.captured(5).toDouble(), m.captured(7).startsWith("(=")});
+      t.rows.push_back({m.captured(1).toInt(), m.captured(2), m.captured(3),
+                        m.captured(4).toDouble(), m.captured(5).toDouble(),
+                        m.captured(7).startsWith("(=")});
     else if (const QRegularExpressionMatch e = error.match(line); e.hasMatch())
       t.error[e.captured(1).toInt()] = e.captured(2).toDouble();
     else if (const QRegularExpressionMatch c = chosen.match(line); c.hasMatch()) {
@@ -92,16 +98,17 @@ class TstTuneCli : public QObject {
   Q_OBJECT
 
   QTemporaryDir dir_;
-  QString store_;                  // (a)'s store: the profile it measured, then (c) reuses it
+  QString store_;  // (a)'s store: the profile it measured, then (c) reuses it
   std::optional<cost::Profile> profiled_;
 
  private Q_SLOTS:
   void tunesFromAnEmptyStore() {
     store_ = dir_.filePath("a.db");
     const QString out = dir_.filePath("a-plan.json");
-    const HapRun r = runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--local", "--cpu-share", "1,0.5,0.25",
-                             "--steps", "3", "--warmup", "1", "--db", store_, "-o", out},
-                            170'000);
+    const HapRun r =
+        runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--local", "--cpu-share", "1,0.5,0.25",
+                "--steps", "3", "--warmup", "1", "--db", store_, "-o", out},
+               170'000);
     QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
     qInfo().noquote() << r.out;  // the rounds, for the log (ctest -V)
     // Step 0: the store had no profile, so the loop measured one for every device type.
@@ -112,27 +119,31 @@ class TstTuneCli : public QObject {
       db::Store store(store_.toStdString(), db::Store::Mode::ReadOnly);
       profiled_ = store.loadProfile("local-cpu-hetero-3", m.captured(1).toInt());
       QVERIFY(profiled_);
-      for (const char* type : {"cpu-full", "cpu-half", "cpu-quarter"}) QVERIFY2(profiled_->device(type), type);
+      for (const char* type : {"cpu-full", "cpu-half", "cpu-quarter"})
+        QVERIFY2(profiled_->device(type), type);
       QVERIFY(!profiled_->collectives.empty());
       // Every plan that ran is recorded, succeeded.
       int succeeded = 0;
-      for (const db::RunRecord& run : store.runs()) succeeded += run.status == db::RunStatus::Succeeded;
+      for (const db::RunRecord& run : store.runs())
+        succeeded += run.status == db::RunStatus::Succeeded;
       QVERIFY2(succeeded >= 2, qPrintable(r.out));
     }
     const Table t = parse(r.out);
     checkChosenIsMeasuredBest(t, r.out);
     QVERIFY2(t.rows.front().plan == "hap" && t.rows.front().round == 1, qPrintable(r.out));
     // The plan written is the chosen one.
-    QVERIFY2(readText(out).contains(QString("\"strategy\": \"%1\"").arg(t.chosen)), qPrintable(r.out));
+    QVERIFY2(readText(out).contains(QString("\"strategy\": \"%1\"").arg(t.chosen)),
+             qPrintable(r.out));
   }
 
   void correctsAMisPricedProfile() {
     QVERIFY2(profiled_, "needs the profile tunesFromAnEmptyStore measured");
-    // The measured profile with the full rank's computation priced 10x too slow and every collective
-    // 10x too fast, both within what the calibration can take back (compute scales in [0.05, 20],
-    // collective slowdowns in [1, 20]). It is meant to mislead the first plan; on mlp-tiny (a batch
-    // of 4) the programs may come out the same, so what is checked is that the predictions are
-    // corrected between rounds and that the plan returned is the one measured fastest.
+    // The measured profile with the full rank's computation priced 10x too slow and every
+    // collective 10x too fast, both within what the calibration can take back (compute scales in
+    // [0.05, 20], collective slowdowns in [1, 20]). It is meant to mislead the first plan; on
+    // mlp-tiny (a batch of 4) the programs may come out the same, so what is checked is that the
+    // predictions are corrected between rounds and that the plan returned is the one measured
+    // fastest.
     cost::Profile wrong = *profiled_;
     wrong.name = "mispriced";
     wrong.version = 0;
@@ -148,9 +159,9 @@ class TstTuneCli : public QObject {
       db::Store store(db.toStdString());
       QCOMPARE(store.saveProfile(wrong), 1);
     }
-    const HapRun r = runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--local", "--cpu-share", "1,0.5,0.25",
-                             "--steps", "3", "--warmup", "1", "--db", db, "--profile", "mispriced", "-o",
-                             dir_.filePath("b-plan.json")},
+    const HapRun r = runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--local", "--cpu-share",
+                             "1,0.5,0.25", "--steps", "3", "--warmup", "1", "--db", db, "--profile",
+                             "mispriced", "-o", dir_.filePath("b-plan.json")},
                             170'000);
     QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
     qInfo().noquote() << r.out;  // the rounds, for the log (ctest -V)
@@ -167,19 +178,22 @@ class TstTuneCli : public QObject {
   }
 
   void errorsSayWhatToDo() {
-    const HapRun noModel = runHap({"tune", dir_.filePath("missing.pt"), "-c", heteroCluster(), "--local", "--db",
-                                   dir_.filePath("e.db"), "-o", dir_.filePath("e.json")});
+    const HapRun noModel =
+        runHap({"tune", dir_.filePath("missing.pt"), "-c", heteroCluster(), "--local", "--db",
+                dir_.filePath("e.db"), "-o", dir_.filePath("e.json")});
     QCOMPARE(noModel.exitCode, 1);
     QVERIFY2(noModel.err.contains("missing.pt: no such file"), qPrintable(noModel.err));
 
-    const HapRun notLocal = runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--db", dir_.filePath("e.db")});
+    const HapRun notLocal =
+        runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--db", dir_.filePath("e.db")});
     QCOMPARE(notLocal.exitCode, 1);
     QVERIFY2(notLocal.err.contains("give --local"), qPrintable(notLocal.err));
 
     // A rank that fails: named, with what to run to see why.
     QVERIFY2(profiled_, "needs the profile tunesFromAnEmptyStore measured");
-    const HapRun failing = runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--local", "--db", store_, "--worker",
-                                   "/bin/false", "-o", dir_.filePath("f.json")});
+    const HapRun failing =
+        runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--local", "--db", store_, "--worker",
+                "/bin/false", "-o", dir_.filePath("f.json")});
     QCOMPARE(failing.exitCode, 1);
     QVERIFY2(failing.err.contains("hap tune round 1 hap: rank") && failing.err.contains("failed") &&
                  failing.err.contains("hap launch"),
@@ -199,14 +213,21 @@ class TstTuneCli : public QObject {
     for (const char* type : {"cpu-full", "cpu-half", "cpu-quarter"}) {
       cost::DeviceProfile d;
       d.deviceType = type;
-      d.ops.push_back({cost::OpFamily::MatMul, ir::DType::Float32, {{1e4, 30e-6}, {1e6, 60e-6}, {1e9, 50e-3}}});
+      d.ops.push_back(
+          {cost::OpFamily::MatMul, ir::DType::Float32, {{1e4, 30e-6}, {1e6, 60e-6}, {1e9, 50e-3}}});
       v1.devices.push_back(d);
     }
     for (cost::LinkClass k : {cost::LinkClass::Intra, cost::LinkClass::Inter})
-      v1.collectives.push_back({.collective = cost::Collective::AllReduce, .algorithm = "ring", .linkClass = k,
-                                .link = {5e8, 150e-6}, .ranks = 3, .samples = 5, .relativeResidual = 0.02});
+      v1.collectives.push_back({.collective = cost::Collective::AllReduce,
+                                .algorithm = "ring",
+                                .linkClass = k,
+                                .link = {5e8, 150e-6},
+                                .ranks = 3,
+                                .samples = 5,
+                                .relativeResidual = 0.02});
     cost::Profile v2 = v1;
-    const std::map<std::string, double> scale{{"cpu-full", 2.5}, {"cpu-half", 0.5}, {"cpu-quarter", 4}};
+    const std::map<std::string, double> scale{
+        {"cpu-full", 2.5}, {"cpu-half", 0.5}, {"cpu-quarter", 4}};
     for (cost::DeviceProfile& d : v2.devices) {
       d.computeScale = scale.at(d.deviceType);
       d.collectiveSlowdown = d.deviceType == "cpu-half" ? 3 : 1;
@@ -233,7 +254,8 @@ class TstTuneCli : public QObject {
       f.write(QString(yaml).replace("name: local-cpu-hetero-3", named).toUtf8());
       f.close();
       const QString out = dir.filePath(QString("p%1.json").arg(version));
-      const HapRun r = runHap({"plan", zoo("mlp"), "-c", cluster, "--db", db, "--baseline", "dp-cp", "-q", "-o", out});
+      const HapRun r = runHap(
+          {"plan", zoo("mlp"), "-c", cluster, "--db", db, "--baseline", "dp-cp", "-q", "-o", out});
       QVERIFY2(r.exitCode == 0, qPrintable(r.err));
       plans.push_back(plan::readPlan(out.toStdString()));
     }
@@ -242,7 +264,8 @@ class TstTuneCli : public QObject {
     const cost::RunObservation same = tune::pricedObservation(plans[0], v1, v1, cluster);
     const cost::RunObservation moved = tune::pricedObservation(plans[1], v2, v1, cluster);
     // Version 2 prices the program differently: the re-expression has something to undo.
-    QVERIFY(std::abs(plans[1].estimate.iterationSeconds / plans[0].estimate.iterationSeconds - 1) > 0.2);
+    QVERIFY(std::abs(plans[1].estimate.iterationSeconds / plans[0].estimate.iterationSeconds - 1) >
+            0.2);
     // Under its own version, the stages sum to the plan's prediction.
     QVERIFY(std::abs(cost::predictStep(same, {}) / plans[0].estimate.iterationSeconds - 1) < 1e-9);
     QVERIFY(std::abs(cost::predictStep(moved, {}) / plans[0].estimate.iterationSeconds - 1) < 1e-6);
@@ -254,10 +277,14 @@ class TstTuneCli : public QObject {
     for (size_t i = 0; i < same.stages.size(); ++i) {
       const cost::StageObservation &a = same.stages[i], &b = moved.stages[i];
       QVERIFY2(close(a.communicationSeconds, b.communicationSeconds),
-               qPrintable(QString("stage %1: %2 vs %3").arg(i).arg(a.communicationSeconds).arg(b.communicationSeconds)));
+               qPrintable(QString("stage %1: %2 vs %3")
+                              .arg(i)
+                              .arg(a.communicationSeconds)
+                              .arg(b.communicationSeconds)));
       QVERIFY(close(a.gradientSeconds, b.gradientSeconds));
       gradient += a.gradientSeconds;
-      for (const auto& [type, seconds] : a.computeByType) QVERIFY2(close(seconds, b.computeByType.at(type)), type.c_str());
+      for (const auto& [type, seconds] : a.computeByType)
+        QVERIFY2(close(seconds, b.computeByType.at(type)), type.c_str());
     }
     QVERIFY(gradient > 0);  // DP-CP all-reduces its gradients: the exposure was exercised
     QCOMPARE(moved.memory.size(), same.memory.size());
