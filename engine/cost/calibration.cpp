@@ -105,7 +105,7 @@ Calibration fit(const std::vector<RunObservation>& runs) {
       const struct {
         double TypeParameters::*field;
         double lo, hi;
-      } coordinates[] = {{&TypeParameters::computeScale, 0.05, 20}, {&TypeParameters::collectiveSlowdown, 1, 20}};
+      } coordinates[] = {{&TypeParameters::computeScale, 0.05, 20}, {&TypeParameters::collectiveSlowdown, 0.2, 20}};
       for (const auto& k : coordinates)
         p.*k.field = minimise1d(
             [&](double x) {

@@ -72,8 +72,8 @@ double predictMemory(const MemoryObservation& m, const Calibration& c);
 
 // Fits every parameter above to the runs whose heldOut is false. Types that appear only in
 // held-out runs keep the identity. Parameters are bounded: scales in [0.05, 20], slowdowns in
-// [1, 20] (a profile's collective figures are never made faster than measured), memory terms
-// non-negative.
+// [0.2, 20] (below 1 where the collectives ran faster than priced: an inventory's conservative
+// per-call costs, a fit measured on a busier machine), memory terms non-negative.
 Calibration fit(const std::vector<RunObservation>& runs);
 
 // Accuracy of predictions against measurements over a set of runs.

@@ -55,7 +55,7 @@ double callSeconds(const Cluster& cluster) {
   if (cluster.size() <= 1) return 0;
   double worst = 0;
   for (const Device& d : cluster.devices) worst = std::max(worst, cluster.type(d.rank).collectiveCallSeconds);
-  return worst;
+  return worst * collectiveSlowdown(cluster);
 }
 
 int ceilLog2(int n) {
@@ -65,10 +65,12 @@ int ceilLog2(int n) {
 }
 
 double collectiveSlowdown(const Cluster& cluster) {
-  if (!cluster.measured) return 1;
-  double worst = 1;
-  for (const DeviceType& t : cluster.types)
-    if (const DeviceProfile* d = cluster.measured->device(t.name)) worst = std::max(worst, d->collectiveSlowdown);
+  if (!cluster.measured || cluster.types.empty()) return 1;
+  double worst = 0;
+  for (const DeviceType& t : cluster.types) {
+    const DeviceProfile* d = cluster.measured->device(t.name);
+    worst = std::max(worst, d ? d->collectiveSlowdown : 1.0);
+  }
   return worst;
 }
 

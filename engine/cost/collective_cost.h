@@ -35,12 +35,14 @@ Link collectiveLink(const Cluster& cluster, Collective c, std::string_view algor
 // same rule.
 Link machineLink(const Cluster& cluster, int machine, Collective c, std::string_view algorithm = {});
 Link networkLink(const Cluster& cluster, Collective c, std::string_view algorithm = {});
-// The largest DeviceProfile::collectiveSlowdown among the cluster's device types (1 without a
-// profile): a collective runs at the pace of its slowest participant.
+// The largest DeviceProfile::collectiveSlowdown among the cluster's device types, a type the
+// profile does not list counting 1 (1 without a profile): a collective runs at the pace of its
+// slowest participant.
 double collectiveSlowdown(const Cluster& cluster);
 
 // The fixed cost of one collective call: the largest DeviceType::collectiveCallSeconds among the
-// cluster's devices (a call waits for its slowest participant's own work), 0 for one device.
+// cluster's devices (a call waits for its slowest participant's own work), times
+// collectiveSlowdown as every other part of a collective; 0 for one device.
 // Every function below adds it once per call the runtime makes: once for a padded all-gather or
 // reduce-scatter, an all-to-all, a re-shard, a broadcast and a flat all-reduce; once per non-empty
 // shard for a grouped one (a broadcast or reduce each); three times for a hierarchical all-reduce.

@@ -72,8 +72,10 @@ struct DeviceProfile {
   double memoryBandwidth = 0;  // measured bytes/s (copy of a large buffer)
   std::vector<OpThroughput> ops;
   // Calibration (hap calibrate): every compute time of this type is multiplied by computeScale
-  // (1: as measured), and every collective it takes part in by collectiveSlowdown (≥ 1: a rank
-  // that spends its own, throttled, CPU on communication slows the whole collective down).
+  // (1: as measured), and every collective it takes part in by collectiveSlowdown (above 1: a
+  // rank that spends its own, throttled, CPU on communication slows the whole collective down;
+  // below 1: the collectives ran faster than priced, e.g. an inventory's conservative
+  // collective_call).
   double computeScale = 1;
   double collectiveSlowdown = 1;
   // Peak memory of a rank of this type = baseMemoryBytes + memoryScale × the model's bytes
