@@ -4,11 +4,12 @@
 // plan: the cluster's shares 1, 0.5, 0.25), Start 2 rounds of a few steps; the table fills with every
 // plan run, the chart gets a measured and a predicted point per row, the chosen plan is the
 // measured best and is opened in the window (the shown plan is the tuned file), "Open Tuned Plan"
-// opens it again; a second loop stopped midway ends in failed() saying it was interrupted, and no
-// worker is left behind (by /proc). The store ($HAP_DB, in a temporary folder) is seeded with a
+// opens it again; a second loop stopped midway ends in failed() saying it was interrupted; a third
+// ends with the window closed; no worker is left behind (by /proc). The store ($HAP_DB, in a temporary folder) is seeded with a
 // profile of the cluster's three device types, so that the loop does not profile first.
 #include <QAction>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
@@ -116,7 +117,7 @@ class TstTuneGui : public QObject {
   void actionNextToCalibrate() {
     QAction* tune = m_window->action(QStringLiteral("run.tune"));
     QVERIFY(tune);
-    QCOMPARE(tune->text(), QStringLiteral("&Tune…"));
+    QCOMPARE(tune->text(), QStringLiteral("T&une…"));  // S&top Training Run has the T
     QMenu* run = nullptr;
     for (QAction* a : m_window->menuBar()->actions())
       if (a->text() == QStringLiteral("&Run")) run = a->menu();
@@ -241,6 +242,27 @@ class TstTuneGui : public QObject {
     QVERIFY(!d->openPlanButton()->isEnabled());
     QVERIFY(d->startButton()->isEnabled());
     QTRY_COMPARE_WITH_TIMEOUT(processesWith(m_dir.path().toUtf8()).size(), 0, 10000);
+  }
+
+  // Closing the window while a loop runs ends its workers before the window is gone.
+  void closeWhileTuning() {
+    m_window->openTuneDialog();
+    TuneDialog* d = m_window->tuneDialog();
+    QVERIFY(d);
+    d->stepsBox()->setValue(5000);
+    QVERIFY(d->start());
+    const QString folder = d->folder();
+    QTRY_VERIFY2_WITH_TIMEOUT(!processesWith(folder.toUtf8()).isEmpty() || !d->busy(),
+                              qPrintable(d->log()->toPlainText()), 120000);
+    QVERIFY2(d->busy(), qPrintable(d->log()->toPlainText()));
+    QElapsedTimer clock;
+    clock.start();
+    m_window->close();
+    m_window.reset();  // the dialog with it: its job stops the loop and waits
+    QCOMPARE(processesWith(folder.toUtf8()).size(), 0);
+    // Stopped, not run to its end (5000 steps): the loop's own thread pool is not the global one
+    // that the window's other jobs wait for when they are destroyed.
+    QVERIFY2(clock.elapsed() < 30000, qPrintable(QString::number(clock.elapsed())));
   }
 };
 

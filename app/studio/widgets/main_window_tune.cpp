@@ -19,7 +19,7 @@ namespace hap::studio {
 
 QAction* MainWindow::createTuneAction() {
   if (QAction* a = action(QStringLiteral("run.tune"))) return a;
-  QAction* a = addAction(QStringLiteral("run.tune"), tr("&Tune…"));
+  QAction* a = addAction(QStringLiteral("run.tune"), tr("T&une…"));
   a->setToolTip(tr("Close the loop on the open model and cluster: plan, run the plan and the baselines that matter, "
                    "calibrate on the runs, re-plan, until the measured best stops improving (hap tune); then open "
                    "the plan measured fastest"));

@@ -65,6 +65,7 @@ TuneJob::TuneJob(QObject* parent) : QObject(parent) {
   qRegisterMetaType<tune::TuneCalibration>();
   qRegisterMetaType<tune::TuneRound>();
   qRegisterMetaType<std::shared_ptr<const tune::TuneResult>>();
+  m_pool.setMaxThreadCount(1);
 }
 
 TuneJob::~TuneJob() {
@@ -79,7 +80,7 @@ bool TuneJob::start(tune::TuneRequest request) {
   request.interrupt = &m_interrupt;
   m_busy = true;
   Q_EMIT busyChanged(true);
-  m_future = QtConcurrent::run([this, request = std::move(request)] {
+  m_future = QtConcurrent::run(&m_pool, [this, request = std::move(request)] {
     Listener listener(this);
     std::shared_ptr<const tune::TuneResult> result;
     QString error;

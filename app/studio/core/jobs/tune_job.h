@@ -4,7 +4,9 @@
 //
 // Contract:
 // - One loop at a time: start() while busy refuses (returns false, emits nothing).
-// - The loop runs on a thread of QtConcurrent's pool. Its TuneListener callbacks become queued
+// - The loop runs on a thread of the job's own pool (it may take minutes: the global pool, which
+//   opening, planning and layout share and which other jobs wait for when they are destroyed, is
+//   left to them). Its TuneListener callbacks become queued
 //   signals on the GUI thread, in the order the loop made them: message (progress in words, and
 //   the error lines of workers and profilers, "[rank N] ..."), roundStarted, runFinished,
 //   calibrated, roundFinished. Workers' ordinary output is not forwarded (the store records the
@@ -30,6 +32,7 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <QThreadPool>
 
 #include <atomic>
 #include <memory>
@@ -109,6 +112,7 @@ class TuneJob : public QObject {
 
  private:
   class Listener;
+  QThreadPool m_pool;  // one thread: the loop's
   QFuture<void> m_future;
   std::atomic<int> m_interrupt{0};
   bool m_busy = false;
