@@ -12,6 +12,7 @@
 #include "engine/plan/plan_json.h"
 #include "engine/plan/planner.h"
 #include "engine/plan/report.h"
+#include "engine/cost/collective_cost.h"
 #include "engine/plan/simulator.h"
 #include "engine/plan/trace_export.h"
 
@@ -19,9 +20,9 @@ using namespace hap;
 
 namespace {
 
-cost::Cluster cluster() {
-  return cost::loadCluster(qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() +
-                           "/resources/clusters/a100-p100-4.yaml");
+cost::Cluster cluster(const QString& name = "a100-p100-4") {
+  return cost::loadCluster(qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() + "/resources/clusters/" +
+                           name.toStdString() + ".yaml");
 }
 
 ir::Graph zoo(const QString& name) {
@@ -39,19 +40,27 @@ class TstSimulator : public QObject {
   void replaysThePrediction_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<bool>("even");
-    for (const char* m : {"mlp", "bert", "vgg19"}) {
-      QTest::newRow(qPrintable(QString("%1 lp").arg(m))) << QString(m) << false;
-      QTest::newRow(qPrintable(QString("%1 even").arg(m))) << QString(m) << true;
-    }
+    QTest::addColumn<QString>("cluster");
+    // local-cpu-hetero-3 prices every collective call with its slowest rank's collective_call.
+    for (const char* c : {"a100-p100-4", "local-cpu-hetero-3"})
+      for (const char* m : {"mlp", "bert", "vgg19"}) {
+        QTest::newRow(qPrintable(QString("%1 lp %2").arg(m, c))) << QString(m) << false << QString(c);
+        QTest::newRow(qPrintable(QString("%1 even %2").arg(m, c))) << QString(m) << true << QString(c);
+      }
   }
   void replaysThePrediction() {
     QFETCH(QString, model);
     QFETCH(bool, even);
+    QFETCH(QString, cluster);
     const ir::Graph g = zoo(model);
     plan::PlanOptions options;
     options.baselines = false;
     if (even) options.ratios = plan::PlanOptions::Ratios::Even;
-    const plan::Plan p = plan::makePlan(g, cluster(), options);
+    const plan::Plan p = plan::makePlan(g, ::cluster(cluster), options);
+    // Every collective call but the bucketed gradients' (which pay a share of a call) lasts at
+    // least the call's fixed cost in the replay.
+    const double call = cost::callSeconds(p.cluster);
+    QCOMPARE(call > 0, cluster == "local-cpu-hetero-3");
     const plan::Timeline t = plan::simulate(p, plan::stepLabels(p, g));
     const double total = t.totalSeconds;
 
@@ -90,6 +99,8 @@ class TstSimulator : public QObject {
         if (e.kind == plan::EventKind::Communication) {
           QVERIFY(e.end() <= stage.start + stage.communicationSeconds + 1e-12 * total);
           communication += e.duration;
+          if (e.step >= 0 && p.steps[static_cast<size_t>(e.step)].instruction != "replicate-parameter")
+            QVERIFY2(e.duration >= call * (1 - 1e-9), e.label.c_str());
         } else {
           QVERIFY(e.start >= stage.start + stage.communicationSeconds - 1e-12 * total);
           (e.kind == plan::EventKind::Idle ? idle : compute) += e.duration;
