@@ -1,12 +1,13 @@
 // Run ▸ Tune… end to end through the main window (offscreen), with real hap-worker processes of
 // this build: open the tiny MLP and local-cpu-hetero-3 (3 ranks on loopback), Run ▸ Tune… (next to
 // Calibrate, enabled only with a model and a cluster open), see what is tuned (the Run dock has no
-// plan: the cluster's shares 1, 0.5, 0.25), Start 2 rounds of a few steps; the table fills with every
-// plan run, the chart gets a measured and a predicted point per row, the chosen plan is the
+// plan: the cluster's shares 1, 0.5, 0.25), Start 2 rounds of a few steps; the table fills with
+// every plan run, the chart gets a measured and a predicted point per row, the chosen plan is the
 // measured best and is opened in the window (the shown plan is the tuned file), "Open Tuned Plan"
 // opens it again; a second loop stopped midway ends in failed() saying it was interrupted; a third
-// ends with the window closed; no worker is left behind (by /proc). The store ($HAP_DB, in a temporary folder) is seeded with a
-// profile of the cluster's three device types, so that the loop does not profile first.
+// ends with the window closed; no worker is left behind (by /proc). The store ($HAP_DB, in a
+// temporary folder) is seeded with a profile of the cluster's three device types, so that the loop
+// does not profile first.
 #include <QAction>
 #include <QDockWidget>
 #include <QElapsedTimer>
@@ -39,8 +40,12 @@ using hap::test::processesWith;
 
 namespace {
 
-QString zoo(const char* name) { return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + name; }
-QString source(const char* name) { return qEnvironmentVariable("HAP_SOURCE_DIR") + "/" + name; }
+QString zoo(const char* name) {
+  return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + name;
+}
+QString source(const char* name) {
+  return qEnvironmentVariable("HAP_SOURCE_DIR") + "/" + name;
+}
 
 // A profile of local-cpu-hetero-3's device types as `hap profile --quick` would save one: a matmul
 // curve per type at its CPU share, and the loopback collectives.
@@ -49,13 +54,15 @@ cost::Profile heteroProfile() {
   p.name = "local-cpu-hetero-3";
   p.host = "test";
   p.note = "made by tst_tune_gui";
-  const std::pair<const char*, double> types[] = {{"cpu-full", 1}, {"cpu-half", 0.5}, {"cpu-quarter", 0.25}};
+  const std::pair<const char*, double> types[] = {
+      {"cpu-full", 1}, {"cpu-half", 0.5}, {"cpu-quarter", 0.25}};
   for (const auto& [type, share] : types) {
     cost::DeviceProfile d;
     d.deviceType = type;
     d.description = "synthetic";
     d.threads = 1;
-    d.ops.push_back({cost::OpFamily::MatMul, ir::DType::Float32,
+    d.ops.push_back({cost::OpFamily::MatMul,
+                     ir::DType::Float32,
                      {{1e4, 20e-6 / share}, {1e6, 60e-6 / share}, {1e9, 50e-3 / share}}});
     p.devices.push_back(d);
   }
@@ -142,10 +149,13 @@ class TstTuneGui : public QObject {
     QVERIFY(d);
     QTRY_VERIFY(d->isVisible());
     QVERIFY(!d->isModal());
-    QVERIFY2(d->targetLabel()->text().contains("mlp-tiny.pt"), qPrintable(d->targetLabel()->text()));
-    QVERIFY2(d->targetLabel()->text().contains("local-cpu-hetero-3"), qPrintable(d->targetLabel()->text()));
+    QVERIFY2(d->targetLabel()->text().contains("mlp-tiny.pt"),
+             qPrintable(d->targetLabel()->text()));
+    QVERIFY2(d->targetLabel()->text().contains("local-cpu-hetero-3"),
+             qPrintable(d->targetLabel()->text()));
     QVERIFY2(d->targetLabel()->text().contains(m_db), qPrintable(d->targetLabel()->text()));
-    QVERIFY2(d->emulationLabel()->text().contains("1, 0.5, 0.25"), qPrintable(d->emulationLabel()->text()));
+    QVERIFY2(d->emulationLabel()->text().contains("1, 0.5, 0.25"),
+             qPrintable(d->emulationLabel()->text()));
     QVERIFY(d->startButton()->isEnabled());
     QVERIFY(!d->stopButton()->isEnabled());
     QVERIFY(!d->openPlanButton()->isEnabled());
@@ -161,7 +171,8 @@ class TstTuneGui : public QObject {
     QVERIFY(d->stopButton()->isEnabled());
     QVERIFY(!d->startButton()->isEnabled());
     QVERIFY(ended.wait(420000));
-    QVERIFY2(ended.first().first().toBool(), qPrintable(d->messageLabel()->text() + "\n" + d->log()->toPlainText()));
+    QVERIFY2(ended.first().first().toBool(),
+             qPrintable(d->messageLabel()->text() + "\n" + d->log()->toPlainText()));
     QVERIFY(!d->busy());
 
     // The table: every plan of every round, as hap tune prints them.
@@ -188,10 +199,13 @@ class TstTuneGui : public QObject {
     QVERIFY(result);
     const int chosen = rows->chosenRow();
     QVERIFY(chosen >= 0);
-    QCOMPARE(rows->index(chosen, TuneRoundsModel::NoteColumn).data().toString(), QStringLiteral("chosen"));
-    for (int r = 0; r < rows->rowCount(); ++r) QVERIFY(result->chosen.measuredSeconds <= rows->run(r).measuredSeconds);
+    QCOMPARE(rows->index(chosen, TuneRoundsModel::NoteColumn).data().toString(),
+             QStringLiteral("chosen"));
+    for (int r = 0; r < rows->rowCount(); ++r)
+      QVERIFY(result->chosen.measuredSeconds <= rows->run(r).measuredSeconds);
     QVERIFY(d->resultLabel()->isVisible());
-    QVERIFY2(d->resultLabel()->text().contains(QStringLiteral("Chosen: %1").arg(QString::fromStdString(result->chosen.strategy))),
+    QVERIFY2(d->resultLabel()->text().contains(
+                 QStringLiteral("Chosen: %1").arg(QString::fromStdString(result->chosen.strategy))),
              qPrintable(d->resultLabel()->text()));
     QVERIFY(QFileInfo::exists(d->tunedPlanPath()));
     QVERIFY(d->tunedPlanPath().startsWith(m_dir.filePath("runs")));
@@ -214,7 +228,8 @@ class TstTuneGui : public QObject {
     {
       db::Store store(m_db.toStdString(), db::Store::Mode::ReadOnly);
       int succeeded = 0;
-      for (const db::RunRecord& run : store.runs()) succeeded += run.status == db::RunStatus::Succeeded;
+      for (const db::RunRecord& run : store.runs())
+        succeeded += run.status == db::RunStatus::Succeeded;
       QVERIFY(succeeded >= 2);
     }
     QTRY_COMPARE_WITH_TIMEOUT(processesWith(m_dir.path().toUtf8()).size(), 0, 10000);
@@ -238,7 +253,8 @@ class TstTuneGui : public QObject {
     QVERIFY(!d->stopButton()->isEnabled());
     QVERIFY(ended.wait(60000));
     QCOMPARE(ended.first().first().toBool(), false);
-    QVERIFY2(d->messageLabel()->text().contains("interrupted"), qPrintable(d->messageLabel()->text()));
+    QVERIFY2(d->messageLabel()->text().contains("interrupted"),
+             qPrintable(d->messageLabel()->text()));
     QVERIFY(!d->openPlanButton()->isEnabled());
     QVERIFY(d->startButton()->isEnabled());
     QTRY_COMPARE_WITH_TIMEOUT(processesWith(m_dir.path().toUtf8()).size(), 0, 10000);

@@ -19,8 +19,8 @@ using namespace hap::studio;
 
 namespace {
 
-tune::TuneRun makeRun(int round, const char* strategy, double predictedMs, double measuredMs, double spreadMs,
-                      int64_t runId, int reused = 0, const char* sameAs = "") {
+tune::TuneRun makeRun(int round, const char* strategy, double predictedMs, double measuredMs,
+                      double spreadMs, int64_t runId, int reused = 0, const char* sameAs = "") {
   tune::TuneRun r;
   r.round = round;
   r.strategy = strategy;
@@ -39,8 +39,9 @@ tune::TuneRun makeRun(int round, const char* strategy, double predictedMs, doubl
 // Two rounds as the loop reports them: round 2's dp-cp is round 1's program (reused), and round 2's
 // hap plan is measured fastest.
 std::vector<tune::TuneRun> twoRounds() {
-  return {makeRun(1, "hap", 10, 20, 0.5, 1), makeRun(1, "dp-cp", 12, 15, 0.25, 2), makeRun(1, "dp-ev", 14, 18, 1, 3),
-          makeRun(2, "hap", 13, 14, 0.3, 4), makeRun(2, "dp-cp", 15.5, 15, 0.25, 2, 1, "dp-cp")};
+  return {makeRun(1, "hap", 10, 20, 0.5, 1), makeRun(1, "dp-cp", 12, 15, 0.25, 2),
+          makeRun(1, "dp-ev", 14, 18, 1, 3), makeRun(2, "hap", 13, 14, 0.3, 4),
+          makeRun(2, "dp-cp", 15.5, 15, 0.25, 2, 1, "dp-cp")};
 }
 
 tune::TuneResult resultOf(const std::vector<tune::TuneRun>& runs, int64_t chosenRun) {
@@ -56,7 +57,9 @@ tune::TuneResult resultOf(const std::vector<tune::TuneRun>& runs, int64_t chosen
   return r;
 }
 
-QString cell(const TuneRoundsModel& m, int row, int column) { return m.index(row, column).data().toString(); }
+QString cell(const TuneRoundsModel& m, int row, int column) {
+  return m.index(row, column).data().toString();
+}
 
 }  // namespace
 
@@ -73,7 +76,8 @@ class TstTuneRoundsModel : public QObject {
     QCOMPARE(model.rounds(), 0);
     QCOMPARE(model.headerData(TuneRoundsModel::MeasuredColumn, Qt::Horizontal).toString(),
              QStringLiteral("Measured (mean ± sd)"));
-    QCOMPARE(model.headerData(TuneRoundsModel::ProfileColumn, Qt::Horizontal).toString(), QStringLiteral("Priced under"));
+    QCOMPARE(model.headerData(TuneRoundsModel::ProfileColumn, Qt::Horizontal).toString(),
+             QStringLiteral("Priced under"));
   }
 
   void rowsAsTheyCome() {
@@ -87,14 +91,20 @@ class TstTuneRoundsModel : public QObject {
     QCOMPARE(model.rounds(), 2);
     QCOMPARE(cell(model, 0, TuneRoundsModel::RoundColumn), QStringLiteral("1"));
     QCOMPARE(cell(model, 0, TuneRoundsModel::PlanColumn), QStringLiteral("hap"));
-    QCOMPARE(cell(model, 0, TuneRoundsModel::ProfileColumn), QStringLiteral("local-cpu-hetero-3@1"));
+    QCOMPARE(cell(model, 0, TuneRoundsModel::ProfileColumn),
+             QStringLiteral("local-cpu-hetero-3@1"));
     QCOMPARE(cell(model, 0, TuneRoundsModel::PredictedColumn), QStringLiteral("10.00 ms"));
     QCOMPARE(cell(model, 0, TuneRoundsModel::MeasuredColumn), QStringLiteral("20.00 ± 0.50 ms"));
     QCOMPARE(cell(model, 0, TuneRoundsModel::ErrorColumn), QStringLiteral("−50.0%"));
     QCOMPARE(cell(model, 4, TuneRoundsModel::ErrorColumn), QStringLiteral("+3.3%"));
-    QCOMPARE(model.index(0, TuneRoundsModel::MeasuredColumn).data(TuneRoundsModel::ValueRole).toDouble(), 0.020);
-    QCOMPARE(model.index(0, TuneRoundsModel::ErrorColumn).data(TuneRoundsModel::ValueRole).toDouble(), -0.5);
-    QCOMPARE(model.index(3, TuneRoundsModel::RoundColumn).data(TuneRoundsModel::ValueRole).toInt(), 2);
+    QCOMPARE(
+        model.index(0, TuneRoundsModel::MeasuredColumn).data(TuneRoundsModel::ValueRole).toDouble(),
+        0.020);
+    QCOMPARE(
+        model.index(0, TuneRoundsModel::ErrorColumn).data(TuneRoundsModel::ValueRole).toDouble(),
+        -0.5);
+    QCOMPARE(model.index(3, TuneRoundsModel::RoundColumn).data(TuneRoundsModel::ValueRole).toInt(),
+             2);
     // Numbers right-aligned, words left.
     QCOMPARE(model.index(0, TuneRoundsModel::PredictedColumn).data(Qt::TextAlignmentRole).toInt(),
              int(Qt::AlignRight | Qt::AlignVCenter));
@@ -103,8 +113,14 @@ class TstTuneRoundsModel : public QObject {
     // The reused program says whose measurement it is; nothing is chosen before the result.
     QCOMPARE(cell(model, 0, TuneRoundsModel::NoteColumn), QString());
     QCOMPARE(cell(model, 4, TuneRoundsModel::NoteColumn), QStringLiteral("= round 1 dp-cp"));
-    QVERIFY(model.index(4, TuneRoundsModel::NoteColumn).data(Qt::ToolTipRole).toString().contains("reused"));
-    QVERIFY(model.index(0, TuneRoundsModel::PlanColumn).data(Qt::ToolTipRole).toString().contains("round1-hap.json"));
+    QVERIFY(model.index(4, TuneRoundsModel::NoteColumn)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains("reused"));
+    QVERIFY(model.index(0, TuneRoundsModel::PlanColumn)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains("round1-hap.json"));
     QVERIFY(!model.hasResult());
     QCOMPARE(model.chosenRow(), -1);
     for (int r = 0; r < model.rowCount(); ++r) QVERIFY(!model.isChosen(r));
@@ -128,11 +144,13 @@ class TstTuneRoundsModel : public QObject {
     QVERIFY(!model.index(0, TuneRoundsModel::PlanColumn).data(Qt::FontRole).isValid());
     QCOMPARE(cell(model, 1, TuneRoundsModel::NoteColumn), QString());
 
-    // Chosen: round 1's dp-cp, which round 2 reused: both rows carry the mark, the run's own row is chosenRow.
+    // Chosen: round 1's dp-cp, which round 2 reused: both rows carry the mark, the run's own row is
+    // chosenRow.
     model.setResult(resultOf(runs, 2));
     QCOMPARE(model.chosenRow(), 1);
     QCOMPARE(cell(model, 1, TuneRoundsModel::NoteColumn), QStringLiteral("chosen"));
-    QCOMPARE(cell(model, 4, TuneRoundsModel::NoteColumn), QStringLiteral("= round 1 dp-cp, chosen"));
+    QCOMPARE(cell(model, 4, TuneRoundsModel::NoteColumn),
+             QStringLiteral("= round 1 dp-cp, chosen"));
     QVERIFY(model.isChosen(4));
     QCOMPARE(cell(model, 3, TuneRoundsModel::NoteColumn), QString());
 
@@ -199,14 +217,16 @@ class TstTuneRoundsModel : public QObject {
     QSignalSpy busy(&job, &TuneJob::busyChanged);
     tune::TuneRequest r;
     r.modelPath = dir.filePath("missing.pt").toStdString();
-    r.clusterPath = qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() + "/resources/clusters/local-cpu-hetero-3.yaml";
+    r.clusterPath = qEnvironmentVariable("HAP_SOURCE_DIR").toStdString() +
+                    "/resources/clusters/local-cpu-hetero-3.yaml";
     r.storePath = dir.filePath("store.db").toStdString();
     r.workDir = dir.path().toStdString();
     QVERIFY(job.start(r));
     QVERIFY(job.busy());
     QVERIFY(!job.start(r));
     QTRY_COMPARE_WITH_TIMEOUT(failed.size(), 1, 30000);
-    QVERIFY2(failed.first().first().toString().contains("missing.pt"), qPrintable(failed.first().first().toString()));
+    QVERIFY2(failed.first().first().toString().contains("missing.pt"),
+             qPrintable(failed.first().first().toString()));
     QVERIFY(!job.busy());
     QTest::qWait(50);
     QCOMPARE(failed.size(), 1);
@@ -219,7 +239,8 @@ class TstTuneRoundsModel : public QObject {
     r.workDir = dir.filePath("nowhere").toStdString();
     QVERIFY(job.start(r));
     QTRY_COMPARE_WITH_TIMEOUT(failed.size(), 2, 30000);
-    QVERIFY2(failed.last().first().toString().contains("nowhere"), qPrintable(failed.last().first().toString()));
+    QVERIFY2(failed.last().first().toString().contains("nowhere"),
+             qPrintable(failed.last().first().toString()));
   }
 };
 

@@ -20,9 +20,12 @@ namespace hap::studio {
 QAction* MainWindow::createTuneAction() {
   if (QAction* a = action(QStringLiteral("run.tune"))) return a;
   QAction* a = addAction(QStringLiteral("run.tune"), tr("T&une…"));
-  a->setToolTip(tr("Close the loop on the open model and cluster: plan, run the plan and the baselines that matter, "
-                   "calibrate on the runs, re-plan, until the measured best stops improving (hap tune); then open "
-                   "the plan measured fastest"));
+  a->setToolTip(
+      tr("Close the loop on the open model and cluster: plan, run the plan and the baselines that "
+         "matter, "
+         "calibrate on the runs, re-plan, until the measured best stops improving (hap tune); then "
+         "open "
+         "the plan measured fastest"));
   connect(a, &QAction::triggered, this, &MainWindow::openTuneDialog);
   const auto update = [this] { updateTuneAction(); };
   connect(this, &MainWindow::modelOpened, this, update);
@@ -34,7 +37,8 @@ QAction* MainWindow::createTuneAction() {
 }
 
 void MainWindow::updateTuneAction() {
-  if (QAction* a = action(QStringLiteral("run.tune"))) a->setEnabled(m_model != nullptr && m_cluster->hasCluster());
+  if (QAction* a = action(QStringLiteral("run.tune")))
+    a->setEnabled(m_model != nullptr && m_cluster->hasCluster());
 }
 
 TuneSetup MainWindow::tuneSetup() const {
@@ -51,7 +55,8 @@ TuneSetup MainWindow::tuneSetup() const {
   // The store the Profiles dock shows (the default store unless another was opened there), as
   // Calibrate takes it.
   auto* profiles = findChild<ProfilesView*>();
-  s.storePath = profiles && !profiles->storePath().isEmpty() ? profiles->storePath() : StoreReader::defaultPath();
+  s.storePath = profiles && !profiles->storePath().isEmpty() ? profiles->storePath()
+                                                             : StoreReader::defaultPath();
   if (m_launch) {
     const LaunchSettings run = m_launch->settings();
     s.cpuShares = run.cpuShares;

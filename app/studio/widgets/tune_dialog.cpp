@@ -32,7 +32,9 @@
 namespace hap::studio {
 namespace {
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString qs(const std::string& s) {
+  return QString::fromStdString(s);
+}
 
 QLabel* boldLabel(const QString& text, QWidget* parent) {
   auto* l = new QLabel(text, parent);
@@ -59,7 +61,9 @@ QString listOf(const std::vector<double>& values) {
   return parts.join(QStringLiteral(", "));
 }
 
-QString ms(double seconds) { return TuneRoundsModel::milliseconds(seconds); }
+QString ms(double seconds) {
+  return TuneRoundsModel::milliseconds(seconds);
+}
 
 }  // namespace
 
@@ -98,22 +102,26 @@ TuneDialog::TuneDialog(QWidget* parent) : QDialog(parent) {
   m_warmup->setObjectName(QStringLiteral("tuneWarmup"));
   m_warmup->setRange(0, 100000);
   m_warmup->setValue(static_cast<int>(defaults.warmup));
-  m_warmup->setToolTip(tr("Warm-up steps per run, left out of the measurement (hap tune --warmup)"));
+  m_warmup->setToolTip(
+      tr("Warm-up steps per run, left out of the measurement (hap tune --warmup)"));
   m_roundsBox = new QSpinBox(this);
   m_roundsBox->setObjectName(QStringLiteral("tuneRounds"));
   m_roundsBox->setRange(1, 100);
   m_roundsBox->setValue(defaults.rounds);
-  m_roundsBox->setToolTip(tr("At most this many rounds of plan, run, calibrate; the loop stops earlier when a round "
-                             "does not improve the best measured step (hap tune --rounds)"));
+  m_roundsBox->setToolTip(
+      tr("At most this many rounds of plan, run, calibrate; the loop stops earlier when a round "
+         "does not improve the best measured step (hap tune --rounds)"));
   m_start = new QPushButton(tr("&Start"), this);
   m_start->setObjectName(QStringLiteral("tuneStart"));
   m_start->setDefault(true);
-  m_start->setToolTip(tr("Profile the device types if the store has none, then plan, run HAP's plan and the baselines "
-                         "that matter, calibrate and re-plan, round after round (hap tune --local)"));
+  m_start->setToolTip(tr(
+      "Profile the device types if the store has none, then plan, run HAP's plan and the baselines "
+      "that matter, calibrate and re-plan, round after round (hap tune --local)"));
   m_stop = new QPushButton(tr("S&top"), this);
   m_stop->setObjectName(QStringLiteral("tuneStop"));
   m_stop->setAutoDefault(false);
-  m_stop->setToolTip(tr("Stop the loop: the running workers are ended; the runs recorded so far stay in the store"));
+  m_stop->setToolTip(tr(
+      "Stop the loop: the running workers are ended; the runs recorded so far stay in the store"));
   m_busy = new QLabel(this);
   m_busy->setObjectName(QStringLiteral("tuneBusy"));
   auto* controls = new QHBoxLayout;
@@ -173,7 +181,8 @@ TuneDialog::TuneDialog(QWidget* parent) : QDialog(parent) {
   m_table->horizontalHeader()->setHighlightSections(false);
   m_table->horizontalHeader()->setStretchLastSection(true);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  m_table->horizontalHeader()->setSectionResizeMode(TuneRoundsModel::NoteColumn, QHeaderView::Stretch);
+  m_table->horizontalHeader()->setSectionResizeMode(TuneRoundsModel::NoteColumn,
+                                                    QHeaderView::Stretch);
 
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->setObjectName(QStringLiteral("tuneSplit"));
@@ -234,7 +243,10 @@ TuneDialog::TuneDialog(QWidget* parent) : QDialog(parent) {
   connect(m_job, &TuneJob::busyChanged, this, [this] { updateButtons(); });
   connect(m_job, &TuneJob::message, this, &TuneDialog::appendLog);
   connect(m_job, &TuneJob::roundStarted, this, [this](int round, const QString& profile) {
-    m_busy->setText(tr("Round %1 of at most %2, priced under %3…").arg(round).arg(m_roundsBox->value()).arg(profile));
+    m_busy->setText(tr("Round %1 of at most %2, priced under %3…")
+                        .arg(round)
+                        .arg(m_roundsBox->value())
+                        .arg(profile));
   });
   connect(m_job, &TuneJob::runFinished, this, &TuneDialog::onRunFinished);
   connect(m_job, &TuneJob::calibrated, this, [this](int round, const tune::TuneCalibration& c) {
@@ -247,7 +259,8 @@ TuneDialog::TuneDialog(QWidget* parent) : QDialog(parent) {
                   .arg(c.mapeAfter * 100, 0, 'f', 1));
   });
   connect(m_job, &TuneJob::roundFinished, this, [this](const tune::TuneRound& round) {
-    appendLog(tr("Round %1: prediction error %2% (mean |predicted/measured − 1|), best measured so far %3")
+    appendLog(tr("Round %1: prediction error %2% (mean |predicted/measured − 1|), best measured so "
+                 "far %3")
                   .arg(round.round)
                   .arg(round.mape() * 100, 0, 'f', 1)
                   .arg(ms(round.bestSeconds)));
@@ -265,7 +278,9 @@ TuneDialog::~TuneDialog() {
   m_job->stop();
 }
 
-bool TuneDialog::busy() const { return m_job->busy(); }
+bool TuneDialog::busy() const {
+  return m_job->busy();
+}
 
 bool TuneDialog::setSetup(const TuneSetup& s) {
   if (busy()) return false;
@@ -284,30 +299,37 @@ bool TuneDialog::setSetup(const TuneSetup& s) {
 void TuneDialog::showSetup() {
   const TuneSetup& s = m_setup;
   if (s.modelPath.isEmpty() || s.cluster.size() == 0) {
-    m_target->setText(tr("Open a model and a cluster to tune (File ▸ Open Model…, File ▸ Open Cluster…)."));
+    m_target->setText(
+        tr("Open a model and a cluster to tune (File ▸ Open Model…, File ▸ Open Cluster…)."));
     m_emulation->clear();
     return;
   }
   QString clusterFile;
-  if (s.clusterPath.isEmpty()) clusterFile = tr("not saved: written to the tune's folder");
-  else if (s.clusterModified) clusterFile = tr("%1, changed: written to the tune's folder as it is now").arg(s.clusterPath);
-  else clusterFile = s.clusterPath;
-  m_target->setText(tr("<b>Model</b> %1 &nbsp; <b>Cluster</b> %2, %3 ranks (%4) &nbsp; <b>Store</b> %5")
-                        .arg(QFileInfo(s.modelPath).fileName().toHtmlEscaped(),
-                             qs(s.cluster.name).toHtmlEscaped())
-                        .arg(s.cluster.size())
-                        .arg(clusterFile.toHtmlEscaped(),
-                             (s.storePath.isEmpty() ? tr("the default store") : s.storePath).toHtmlEscaped()));
+  if (s.clusterPath.isEmpty())
+    clusterFile = tr("not saved: written to the tune's folder");
+  else if (s.clusterModified)
+    clusterFile = tr("%1, changed: written to the tune's folder as it is now").arg(s.clusterPath);
+  else
+    clusterFile = s.clusterPath;
+  m_target->setText(
+      tr("<b>Model</b> %1 &nbsp; <b>Cluster</b> %2, %3 ranks (%4) &nbsp; <b>Store</b> %5")
+          .arg(QFileInfo(s.modelPath).fileName().toHtmlEscaped(),
+               qs(s.cluster.name).toHtmlEscaped())
+          .arg(s.cluster.size())
+          .arg(clusterFile.toHtmlEscaped(),
+               (s.storePath.isEmpty() ? tr("the default store") : s.storePath).toHtmlEscaped()));
   m_target->setToolTip(s.modelPath);
   const TuneEmulation e = tuneEmulation(s);
-  m_emulation->setText(e.fromRunDock
-                           ? tr("Each rank held to CPU share %1, computation slowed down %2 (the Run dock's form: "
-                                "change them in the Run dock).")
-                                 .arg(listOf(e.cpuShares), listOf(e.slowdowns))
-                           : tr("Each rank held to CPU share %1 (the cluster's relative speeds), no slowdown; the Run "
-                                "dock has no shares for %2 ranks: show a plan of this cluster there to change them.")
-                                 .arg(listOf(e.cpuShares))
-                                 .arg(s.cluster.size()));
+  m_emulation->setText(
+      e.fromRunDock
+          ? tr("Each rank held to CPU share %1, computation slowed down %2 (the Run dock's form: "
+               "change them in the Run dock).")
+                .arg(listOf(e.cpuShares), listOf(e.slowdowns))
+          : tr("Each rank held to CPU share %1 (the cluster's relative speeds), no slowdown; the "
+               "Run "
+               "dock has no shares for %2 ranks: show a plan of this cluster there to change them.")
+                .arg(listOf(e.cpuShares))
+                .arg(s.cluster.size()));
 }
 
 void TuneDialog::updateButtons() {
@@ -317,8 +339,10 @@ void TuneDialog::updateButtons() {
   m_stop->setEnabled(running && !m_job->stopping());
   for (QSpinBox* b : {m_steps, m_warmup, m_roundsBox}) b->setEnabled(!running);
   m_openPlan->setEnabled(!running && !m_tunedPlan.isEmpty() && m_result);
-  if (!running) m_busy->clear();
-  else if (m_job->stopping()) m_busy->setText(tr("Stopping…"));
+  if (!running)
+    m_busy->clear();
+  else if (m_job->stopping())
+    m_busy->setText(tr("Stopping…"));
 }
 
 bool TuneDialog::start() {
@@ -361,7 +385,9 @@ void TuneDialog::stop() {
   updateButtons();
 }
 
-void TuneDialog::appendLog(const QString& line) { m_log->appendPlainText(line); }
+void TuneDialog::appendLog(const QString& line) {
+  m_log->appendPlainText(line);
+}
 
 void TuneDialog::showMessage(const QString& text, bool error) {
   m_message->setText(text);
@@ -375,7 +401,8 @@ void TuneDialog::onRunFinished(const tune::TuneRun& run) {
   if (!run.reused)
     appendLog(tr("Round %1: %2 measured %3 ± %4 (predicted %5)")
                   .arg(run.round)
-                  .arg(qs(run.strategy), ms(run.measuredSeconds), ms(run.spreadSeconds), ms(run.predictedSeconds)));
+                  .arg(qs(run.strategy), ms(run.measuredSeconds), ms(run.spreadSeconds),
+                       ms(run.predictedSeconds)));
   redrawChart();
 }
 
@@ -394,13 +421,15 @@ void TuneDialog::onFinished(std::shared_ptr<const tune::TuneResult> result) {
                      .arg(c.round)
                      .arg(ms(c.measuredSeconds), ms(c.spreadSeconds), versus.toHtmlEscaped());
   if (c.baseline())
-    text += QLatin1Char(' ') + tr("The baseline %1 won: every plan of HAP's measured slower.").arg(qs(c.strategy));
+    text += QLatin1Char(' ') +
+            tr("The baseline %1 won: every plan of HAP's measured slower.").arg(qs(c.strategy));
   text += QStringLiteral("<br>") + tr("Stopped: %1. %2 s in all; the plan is %3.")
                                        .arg(qs(result->stopReason).toHtmlEscaped())
                                        .arg(result->seconds, 0, 'f', 1)
                                        .arg(m_tunedPlan.toHtmlEscaped());
   if (!result->profiled.empty())
-    text += QStringLiteral("<br>") + tr("Profiled first: %1.").arg(qs(result->profiled).toHtmlEscaped());
+    text += QStringLiteral("<br>") +
+            tr("Profiled first: %1.").arg(qs(result->profiled).toHtmlEscaped());
   m_resultLabel->setText(text);
   m_resultLabel->show();
   appendLog(tr("Stopped: %1. Chosen: %2 (round %3), measured %4.")
@@ -484,7 +513,8 @@ void TuneDialog::redrawChart() {
 
 int TuneDialog::chartPoints(bool measured) const {
   int n = 0;
-  for (const auto& s : m_series) n += static_cast<int>((measured ? s->measured : s->predicted)->count());
+  for (const auto& s : m_series)
+    n += static_cast<int>((measured ? s->measured : s->predicted)->count());
   return n;
 }
 

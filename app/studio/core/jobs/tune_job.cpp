@@ -34,12 +34,14 @@ class TuneJob::Listener : public tune::TuneListener {
     // As `hap tune` without --verbose: the lines that say something went wrong.
     if (!error || line.find("rror") == std::string_view::npos) return;
     const QString text = QString::fromUtf8(line.data(), static_cast<qsizetype>(line.size()));
-    post([job = m_job, text = (rank >= 0 ? QStringLiteral("[rank %1] ").arg(rank) : QStringLiteral("[profile] ")) + text] {
-      Q_EMIT job->message(text);
-    });
+    post([job = m_job, text = (rank >= 0 ? QStringLiteral("[rank %1] ").arg(rank)
+                                         : QStringLiteral("[profile] ")) +
+                              text] { Q_EMIT job->message(text); });
   }
   void onRoundStarted(int round, const std::string& profile) override {
-    post([job = m_job, round, p = QString::fromStdString(profile)] { Q_EMIT job->roundStarted(round, p); });
+    post([job = m_job, round, p = QString::fromStdString(profile)] {
+      Q_EMIT job->roundStarted(round, p);
+    });
   }
   void onRunFinished(const tune::TuneRun& run) override {
     post([job = m_job, run] { Q_EMIT job->runFinished(run); });
@@ -95,8 +97,10 @@ bool TuneJob::start(tune::TuneRequest request) {
     listener.post([this, result, error] {
       m_busy = false;
       Q_EMIT busyChanged(false);
-      if (result) Q_EMIT finished(result);
-      else Q_EMIT failed(error);
+      if (result)
+        Q_EMIT finished(result);
+      else
+        Q_EMIT failed(error);
     });
   });
   return true;
@@ -156,16 +160,20 @@ std::optional<PreparedTune> prepareTune(const TuneSetup& s, const QDateTime& at,
     if (error) *error = why;
     return std::optional<PreparedTune>();
   };
-  if (s.modelPath.isEmpty()) return fail(QObject::tr("Open the model to tune first (File ▸ Open Model…)."));
-  if (s.cluster.size() == 0) return fail(QObject::tr("Open the cluster to tune on first (File ▸ Open Cluster…)."));
+  if (s.modelPath.isEmpty())
+    return fail(QObject::tr("Open the model to tune first (File ▸ Open Model…)."));
+  if (s.cluster.size() == 0)
+    return fail(QObject::tr("Open the cluster to tune on first (File ▸ Open Cluster…)."));
   QString why;
   const QString folder =
-      makeRunFolder(runsDirectory(), QFileInfo(s.modelPath).completeBaseName() + QStringLiteral("-tune"), at, &why);
+      makeRunFolder(runsDirectory(),
+                    QFileInfo(s.modelPath).completeBaseName() + QStringLiteral("-tune"), at, &why);
   if (folder.isEmpty()) return fail(why);
   const QString rounds = QDir(folder).filePath(QStringLiteral("rounds"));
   if (!QDir().mkpath(rounds)) {
     QDir(folder).removeRecursively();
-    return fail(QObject::tr("Cannot create %1: make the runs folder writable or set $HAP_RUNS_DIR").arg(rounds));
+    return fail(QObject::tr("Cannot create %1: make the runs folder writable or set $HAP_RUNS_DIR")
+                    .arg(rounds));
   }
   QString clusterPath = s.clusterPath;
   if (clusterPath.isEmpty() || s.clusterModified) {
@@ -190,7 +198,7 @@ std::optional<PreparedTune> prepareTune(const TuneSetup& s, const QDateTime& at,
   r.steps = s.steps;
   r.warmup = s.warmup;
   r.rounds = s.rounds;
-  r.worker = launchWorker().toStdString();       // "" = the loop's own search, which says what to do
+  r.worker = launchWorker().toStdString();  // "" = the loop's own search, which says what to do
   r.hap = ProfileJob::locateHap().toStdString();  // the same
   r.workDir = rounds.toStdString();
   r.output = p.tunedPlan.toStdString();

@@ -69,8 +69,8 @@ TuneEmulation tuneEmulation(const TuneSetup& s);
 
 struct PreparedTune {
   tune::TuneRequest request;
-  QString folder;      // the tune's own folder
-  QString tunedPlan;   // request.output: where the chosen plan is copied
+  QString folder;     // the tune's own folder
+  QString tunedPlan;  // request.output: where the chosen plan is copied
 };
 // The request for `s` (contract); nullopt with `error` set (one line naming the file or field) when
 // there is no model or cluster, or the folder or the cluster file cannot be written.

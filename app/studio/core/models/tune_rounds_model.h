@@ -28,7 +28,14 @@ class TuneRoundsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column {
-    RoundColumn, PlanColumn, ProfileColumn, PredictedColumn, MeasuredColumn, ErrorColumn, NoteColumn, ColumnCount
+    RoundColumn,
+    PlanColumn,
+    ProfileColumn,
+    PredictedColumn,
+    MeasuredColumn,
+    ErrorColumn,
+    NoteColumn,
+    ColumnCount
   };
   enum Role { ValueRole = Qt::UserRole };
 
@@ -53,7 +60,8 @@ class TuneRoundsModel : public QAbstractTableModel {
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
 
   // "12.34 ms" (two decimals, as `hap tune` prints).
   static QString milliseconds(double seconds);
