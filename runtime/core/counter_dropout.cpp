@@ -23,7 +23,9 @@ at::Tensor scaledKeep(const at::Tensor& keep, const at::Tensor& input, double p)
   return keep.to(input.device()).to(input.scalar_type()).mul_(scale);
 }
 
-bool training(const c10::IValue& train) { return train.isNone() || train.toBool(); }
+bool training(const c10::IValue& train) {
+  return train.isNone() || train.toBool();
+}
 
 // The JIT operators of the reference: counterDropout on the whole input.
 void dropoutOp(torch::jit::Stack& stack) {
@@ -40,8 +42,8 @@ void dropoutInPlaceOp(torch::jit::Stack& stack) {
   at::Tensor self = torch::jit::pop(stack).toTensor();
   if (train && p != 0) {
     const std::vector<int64_t> full = self.sizes().vec();
-    const at::Tensor keep = dropoutKeepMask(drawDropoutKey(), p, full,
-                                            std::vector<int64_t>(full.size(), 0), full);
+    const at::Tensor keep =
+        dropoutKeepMask(drawDropoutKey(), p, full, std::vector<int64_t>(full.size(), 0), full);
     self.mul_(scaledKeep(keep, self, p));
   }
   torch::jit::push(stack, self);
@@ -76,7 +78,8 @@ void rewriteBlock(torch::jit::Block* block) {
     if (!counterDropoutOp(node->kind().toQualString()).empty()) found.push_back(node);
   }
   for (torch::jit::Node* node : found) {
-    const c10::Symbol op = c10::Symbol::fromQualString(counterDropoutOp(node->kind().toQualString()));
+    const c10::Symbol op =
+        c10::Symbol::fromQualString(counterDropoutOp(node->kind().toQualString()));
     torch::jit::Node* counter =
         node->owningGraph()->create(op, node->inputs(), node->outputs().size());
     counter->insertBefore(node);
@@ -131,10 +134,9 @@ void useCounterDropout(torch::jit::Module& module) {
       const std::shared_ptr<torch::jit::Graph> graph = method.graph();
       // A scripted module's calls of functions (F.dropout) are inlined first, so that their
       // dropout nodes are the method's own.
-      const bool calls = std::any_of(graph->nodes().begin(), graph->nodes().end(),
-                                     [](const torch::jit::Node* n) {
-                                       return n->kind() == c10::prim::CallFunction;
-                                     });
+      const bool calls = std::any_of(
+          graph->nodes().begin(), graph->nodes().end(),
+          [](const torch::jit::Node* n) { return n->kind() == c10::prim::CallFunction; });
       if (calls) torch::jit::Inline(*graph);
       rewriteBlock(graph->block());
     }

@@ -28,9 +28,9 @@ inline void philoxRound(uint32_t& x0, uint32_t& x1, uint32_t& x2, uint32_t& x3, 
 }
 
 inline PhiloxCounter block(uint64_t key, uint64_t blockIndex) {
-  return philox4x32_10({static_cast<uint32_t>(blockIndex), static_cast<uint32_t>(blockIndex >> 32),
-                        0, 0},
-                       {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)});
+  return philox4x32_10(
+      {static_cast<uint32_t>(blockIndex), static_cast<uint32_t>(blockIndex >> 32), 0, 0},
+      {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)});
 }
 
 // kLanes consecutive blocks from `firstBlock`, one word array per lane, so that the compiler
@@ -92,7 +92,9 @@ PhiloxCounter philox4x32_10(PhiloxCounter counter, PhiloxKey key) {
   return {x0, x1, x2, x3};
 }
 
-uint32_t streamWord(uint64_t key, uint64_t index) { return block(key, index >> 2)[index & 3]; }
+uint32_t streamWord(uint64_t key, uint64_t index) {
+  return block(key, index >> 2)[index & 3];
+}
 
 uint64_t keepThreshold(double keepProbability) {
   if (!(keepProbability > 0)) return 0;

@@ -645,9 +645,12 @@ std::vector<at::Tensor> StepKernel::Impl::dropout(const std::vector<at::Tensor>&
   const Operand& x = inputs[0];
   const std::vector<int64_t>& shape = g.value(x.value).shape;
   std::vector<int64_t> start(shape.size(), 0);
-  if (replicaDim >= 0)
-    start[static_cast<size_t>(replicaDim)] = context.machine * shape[static_cast<size_t>(replicaDim)];
-  if (rules::isGather(x.rel)) start[static_cast<size_t>(x.rel)] += offsetOf(x.lengths, context.rank);
+  if (replicaDim >= 0) {
+    const auto d = static_cast<size_t>(replicaDim);
+    start[d] = context.machine * shape[d];
+  }
+  if (rules::isGather(x.rel))
+    start[static_cast<size_t>(x.rel)] += offsetOf(x.lengths, context.rank);
   return counterDropout(in[0], dropoutP, dropoutTrain, globalShape(shape, replicaDim), start,
                         outputs.size() > 1);
 }
