@@ -4,12 +4,14 @@
 // plan: the cluster's shares 1, 0.5, 0.25), Start 2 rounds of a few steps; the table fills with
 // every plan run, the chart gets a measured and a predicted point per row, the chosen plan is the
 // measured best and is opened in the window (the shown plan is the tuned file), "Open Tuned Plan"
-// opens it again; a second loop stopped midway ends in failed() saying it was interrupted; a third
+// opens it again; with the tuned plan shown, the dialog takes the Run dock's shares and slowdowns
+// (a slowdown changed there shows); a second loop stopped midway ends in failed() saying it was interrupted; a third
 // ends with the window closed; no worker is left behind (by /proc). The store ($HAP_DB, in a
 // temporary folder) is seeded with a profile of the cluster's three device types, so that the loop
 // does not profile first.
 #include <QAction>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QMenu>
@@ -28,6 +30,7 @@
 #include <memory>
 
 #include "app/studio/core/models/tune_rounds_model.h"
+#include "app/studio/widgets/launch_view.h"
 #include "app/studio/widgets/main_window.h"
 #include "app/studio/widgets/tune_dialog.h"
 #include "db/store.h"
@@ -236,9 +239,26 @@ class TstTuneGui : public QObject {
   }
 
   void stopMidway() {
-    m_window->openTuneDialog();  // again: the setup is what the window has open now
+    // The tuned plan is shown, so the Run dock has a share and a slowdown per rank: the dialog
+    // takes them, as they are when it is opened.
+    LaunchView* run = m_window->launchView();
+    QVERIFY(run);
+    QCOMPARE(run->shareBoxes().size(), size_t(3));
+    QCOMPARE(run->slowdownBoxes().size(), size_t(3));
+    run->slowdownBoxes()[2]->setValue(2);
+    m_window->openTuneDialog();
     TuneDialog* d = m_window->tuneDialog();
     QVERIFY(d);
+    QVERIFY2(d->emulationLabel()->text().contains("CPU share 1, 0.5, 0.25") &&
+                 d->emulationLabel()->text().contains("slowed down 1, 1, 2") &&
+                 d->emulationLabel()->text().contains("Run dock"),
+             qPrintable(d->emulationLabel()->text()));
+    QVERIFY(m_window->tuneSetup().slowdowns == (std::vector<double>{1, 1, 2}));
+    QVERIFY(m_window->tuneSetup().cpuShares == (std::vector<double>{1, 0.5, 0.25}));
+    run->slowdownBoxes()[2]->setValue(1);
+    m_window->openTuneDialog();  // again: the setup is what the window has open now
+    QVERIFY2(d->emulationLabel()->text().contains("slowed down 1, 1, 1"),
+             qPrintable(d->emulationLabel()->text()));
     d->stepsBox()->setValue(5000);  // long enough to be stopped while a run goes
     d->warmupBox()->setValue(1);
     d->roundsBox()->setValue(3);
