@@ -4,11 +4,11 @@
 // plan: the cluster's shares 1, 0.5, 0.25), Start 2 rounds of a few steps; the table fills with
 // every plan run, the chart gets a measured and a predicted point per row, the chosen plan is the
 // measured best and is opened in the window (the shown plan is the tuned file), "Open Tuned Plan"
-// opens it again; with the tuned plan shown, the dialog takes the Run dock's shares and slowdowns
-// (a slowdown changed there shows); a second loop stopped midway ends in failed() saying it was interrupted; a third
-// ends with the window closed; no worker is left behind (by /proc). The store ($HAP_DB, in a
-// temporary folder) is seeded with a profile of the cluster's three device types, so that the loop
-// does not profile first.
+// opens it again; with the tuned plan shown, the dialog takes the Run dock's shares and
+// slowdowns (a slowdown changed there shows); a second loop stopped midway ends in failed() saying
+// it was interrupted; a third ends with the window closed; no worker is left behind (by /proc).
+// The store ($HAP_DB, in a temporary folder) is seeded with a profile of the cluster's three
+// device types, so that the loop does not profile first.
 #include <QAction>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
