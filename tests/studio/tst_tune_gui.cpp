@@ -263,7 +263,16 @@ class TstTuneGui : public QObject {
     d->warmupBox()->setValue(1);
     d->roundsBox()->setValue(3);
     QSignalSpy ended(d, &TuneDialog::tuneFinished);
+    // A share changed in the Run dock while the dialog is open is the one Start runs.
+    run->shareBoxes()[2]->setValue(0.5);
     QVERIFY(d->start());
+    QVERIFY(d->setup().cpuShares == (std::vector<double>{1, 0.5, 0.5}));
+    QVERIFY2(d->emulationLabel()->text().contains("CPU share 1, 0.5, 0.5"),
+             qPrintable(d->emulationLabel()->text()));
+    // While it runs, the dialog keeps what it started with.
+    run->shareBoxes()[2]->setValue(0.25);
+    m_window->openTuneDialog();
+    QVERIFY(d->setup().cpuShares == (std::vector<double>{1, 0.5, 0.5}));
     // Stop once the first plan's workers run.
     QTRY_VERIFY_WITH_TIMEOUT(d->log()->toPlainText().contains("running hap"), 120000);
     QTRY_VERIFY2_WITH_TIMEOUT(!processesWith(d->folder().toUtf8()).isEmpty() || !d->busy(),

@@ -74,8 +74,15 @@ void MainWindow::openTuneDialog() {
     };
     connect(m_tuneDialog, &TuneDialog::tunedPlanReady, this, open);
     connect(m_tuneDialog, &TuneDialog::openPlanRequested, this, open);
+    // What the window has open, again at Start and whenever the model or the cluster changes (a
+    // running loop keeps what it started with: setSetup refuses then).
+    m_tuneDialog->setSetupProvider([this] { return tuneSetup(); });
+    const auto refresh = [this] { m_tuneDialog->setSetup(tuneSetup()); };
+    connect(this, &MainWindow::modelOpened, m_tuneDialog, refresh);
+    connect(this, &MainWindow::planOpened, m_tuneDialog, refresh);
+    connect(m_cluster, &ClusterPanel::clusterChanged, m_tuneDialog, refresh);
+    connect(m_cluster, &ClusterPanel::pathChanged, m_tuneDialog, refresh);
   }
-  // What the window has open now; a loop that runs keeps what it started with.
   m_tuneDialog->setSetup(tuneSetup());
   m_tuneDialog->show();
   m_tuneDialog->raise();

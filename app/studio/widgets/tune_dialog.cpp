@@ -347,6 +347,7 @@ void TuneDialog::updateButtons() {
 
 bool TuneDialog::start() {
   if (busy()) return false;
+  if (m_provider) setSetup(m_provider());
   TuneSetup s = m_setup;
   s.steps = m_steps->value();
   s.warmup = m_warmup->value();

@@ -15,6 +15,7 @@
 
 #include <QDialog>
 
+#include <functional>
 #include <memory>
 
 #include "app/studio/core/jobs/tune_job.h"
@@ -43,9 +44,12 @@ class TuneDialog : public QDialog {
   // warm-up and rounds of `s` are the boxes' starting values the first time only.
   bool setSetup(const TuneSetup& s);
   const TuneSetup& setup() const { return m_setup; }
+  // Where Start reads the setup again first (the main window: what it has open when Start is
+  // clicked, so that shares changed in the Run dock meanwhile are the ones run).
+  void setSetupProvider(std::function<TuneSetup()> provider) { m_provider = std::move(provider); }
 
-  // Start: the loop on the setup with the boxes' steps, warm-up and rounds. False, saying why in
-  // the message line, when busy or it cannot be prepared.
+  // Start: the loop on the setup (the provider's, when there is one) with the boxes' steps,
+  // warm-up and rounds. False, saying why in the message line, when busy or it cannot be prepared.
   bool start();
   void stop();
   bool busy() const;
@@ -95,6 +99,7 @@ class TuneDialog : public QDialog {
   Series& seriesOf(const QString& strategy);
 
   TuneSetup m_setup;
+  std::function<TuneSetup()> m_provider;
   bool m_setupGiven = false;
   QString m_runningModel;  // the model of the running (or last) loop
   QString m_folder, m_tunedPlan;
