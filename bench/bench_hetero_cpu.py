@@ -39,8 +39,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # CPU-sized presets: a step takes about a second on one core, far above the 20 ms quota period.
-# Without dropout: hap-worker draws every dropout mask whole on every rank (so that it is the
-# single-device program's mask), which DDP does not; that cost is not what this compares.
+# Without dropout: hap-worker draws its dropout masks with its own counter-based generator (each
+# rank only its piece, runtime/core/counter_rng.h), DDP with PyTorch's; that is not what this
+# compares.
 MODELS = {
     "bert": ["batch=32", "embed=256", "heads=4", "layers=4", "hidden=1024", "seq_len=64", "vocab=4096", "dropout=0"],
     "mlp": ["batch=256", "features=512", "hidden=2048"],

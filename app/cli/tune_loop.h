@@ -10,6 +10,9 @@
 //   current at its start, writes each plan to TuneRequest::workDir, and runs each plan whose
 //   program and lengths (plan::Plan::steps' variants and forms, the replication) no earlier round
 //   ran; a plan already run is not run again: its earlier measurement is reused (TuneRun::reused).
+//   Round 1 also runs HAP's plan priced as the cluster file is ("hap-given": its own profile, else
+//   its inventory) where that is another program: what `hap plan` gives without tuning, so the
+//   loop never returns a plan measured slower than it.
 // - A run is `hap launch --local --db`'s (runtime::runLocalLaunch, recorded in the store); its
 //   measured step is, per measured step, the slowest rank's wall time, averaged (the calibration's
 //   figure), with the standard deviation over those steps as its spread.
@@ -74,9 +77,11 @@ struct TuneRequest {
 // One plan of one round, and its measurement.
 struct TuneRun {
   int round = 0;
-  std::string strategy;  // "hap", "dp-cp", "dp-ev", "fsdp", "megatron"
+  // "hap", "dp-cp", "dp-ev", "fsdp", "megatron"; "hap-given": round 1's HAP plan priced as the
+  // cluster file is (its own profile, else its inventory), where its program differs from "hap"
+  std::string strategy;
   std::string planPath;
-  std::string profile;          // "NAME@N" it was priced under
+  std::string profile;          // "NAME@N" it was priced under, "inventory" without a profile
   double predictedSeconds = 0;  // its prediction under that profile
   double measuredSeconds = 0;   // mean over measured steps of the slowest rank
   double spreadSeconds = 0;     // standard deviation over those steps
@@ -84,7 +89,7 @@ struct TuneRun {
   int64_t runId = 0;   // the recorded run measured
   int reused = 0;      // > 0: the same program ran in that round; its measurement is reused
   std::string sameAs;  // with reused: the strategy that ran it
-  bool baseline() const { return strategy != "hap"; }
+  bool baseline() const { return strategy != "hap" && strategy != "hap-given"; }
   double error() const { return measuredSeconds > 0 ? predictedSeconds / measuredSeconds - 1 : 0; }
 };
 

@@ -3,7 +3,12 @@
 // The runtime draws random numbers so that replicated random ops give identical results on all
 // ranks (../shared/DESIGN.md §5): every rank draws the full-size values from the shared seed. A
 // sharded variant keeps this rank's piece of them, so the pieces are exactly the single-device
-// values and the split does not change the random stream.
+// values and the split does not change the random stream. Dropout's mask is counter-based
+// (runtime/core/counter_rng.h: each element's draw is a function of the seed and its index in the
+// full tensor), so a rank draws only its piece of it, which is exactly that piece of the mask.
+#include <algorithm>
+#include <iterator>
+
 #include "engine/rules/broadcast.h"
 #include "engine/rules/families.h"
 
@@ -12,6 +17,10 @@ namespace {
 
 constexpr char kPieceNote[] =
     "random: draw the full-size values from the shared seed and keep this rank's piece";
+
+constexpr char kDropoutPieceNote[] =
+    "random: draw this rank's piece of the counter-based mask (each element's draw keyed by its "
+    "index in the full tensor)";
 
 constexpr char kSameMaskNote[] =
     "random: every rank draws the same full-size mask from the shared seed";
@@ -36,7 +45,9 @@ void randomRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out
 // full-size mask, partial sums stay partial sums. native_dropout also returns that mask.
 void dropoutRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   const size_t first = out.size();
-  appendPointwiseShards(g, n, out, kPieceNote);
+  const bool elementMask = std::find(std::begin(kElementMaskOps), std::end(kElementMaskOps), n.op) !=
+                           std::end(kElementMaskOps);
+  appendPointwiseShards(g, n, out, elementMask ? kDropoutPieceNote : kPieceNote);
   std::vector<rules::Rel> outs(n.outputs.size(), rules::kIdentity);
   outs[0] = rules::kReduce;
   out.push_back(makeVariant("partial", {rules::kReduce}, std::move(outs), kSameMaskNote));

@@ -47,6 +47,7 @@ QLabel* boldLabel(const QString& text, QWidget* parent) {
 // One colour per plan, the same in every round: HAP's first, then the baselines in a fixed order.
 QColor colourOf(const QString& strategy) {
   if (strategy == QLatin1String("hap")) return QColor(0x4e, 0x79, 0xa7);
+  if (strategy == QLatin1String("hap-given")) return QColor(0x76, 0xb7, 0xb2);  // before tuning
   if (strategy == QLatin1String("dp-cp")) return QColor(0xf2, 0x8e, 0x2b);
   if (strategy == QLatin1String("dp-ev")) return QColor(0x59, 0xa1, 0x4f);
   if (strategy == QLatin1String("fsdp")) return QColor(0xb0, 0x7a, 0xa1);

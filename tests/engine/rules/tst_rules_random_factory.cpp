@@ -38,7 +38,7 @@ class TstRulesRandomFactory : public QObject {
                                        "partial: R -> R",
                                    }));
     std::vector<hap::rules::Variant> vs = hap::rules::variantsFor(b.g, b.g.node(n));
-    QVERIFY(vs[1].note.find("full-size values from the shared seed") != std::string::npos);
+    QVERIFY(vs[1].note.find("this rank's piece of the counter-based mask") != std::string::npos);
     QVERIFY(vs[4].note.find("same full-size mask") != std::string::npos);
     QVERIFY(hap::rules::findRule("aten::dropout_") != nullptr);
     // Every variant draws the single-device mask, the replicate one too (in a replicated plan,
