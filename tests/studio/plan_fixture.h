@@ -30,4 +30,14 @@ inline std::shared_ptr<const PlanDocument> planZoo(const char* model, const char
   return makePlanDocument(std::move(planned.plan), planned.graph, "", std::string(model) + " plan", request);
 }
 
+// A plan of bert-tiny with the kinds of step the views show: column- and row-parallel linears (its
+// FFNs pinned so, as Megatron splits them), the all-reduce of their partial sums, the rest as the
+// search chooses. Under the cost model alone bert-tiny's plan is data parallel on these clusters
+// (replicated gradients are cheap in the runtime's buckets: engine/cost/bucketed_gradients.h).
+inline std::shared_ptr<const PlanDocument> planWithCollectives(const char* cluster = "a100-p100-4.yaml") {
+  plan::PlanRequest request;
+  request.pins = {"layers.*.ffn.fc1=column", "layers.*.ffn.fc2=row"};
+  return planZoo("bert-tiny.pt", cluster, request);
+}
+
 }  // namespace hap::studio::testing

@@ -57,7 +57,7 @@ class TestExplainViewGui : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     qRegisterMetaType<std::vector<hap::ir::NodeId>>();
-    m_default = labelled(testing::planZoo("bert-tiny.pt", "a100-p100-4.yaml"), QStringLiteral("Plan 1"));
+    m_default = labelled(testing::planWithCollectives(), QStringLiteral("Plan 1"));
     plan::PlanRequest pinned;
     pinned.pins = {"layers.*.ffn.fc1=row"};
     m_pinned = labelled(testing::planZoo("bert-tiny.pt", "a100-p100-4.yaml", pinned), QStringLiteral("Plan 2 (pinned)"));

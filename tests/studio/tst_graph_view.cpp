@@ -593,7 +593,7 @@ class TestGraphView : public QObject {
   // graph shows every conversion on exactly the edge of its read.
   void edgesShowConversions() {
     QVERIFY(openBert());
-    const auto doc = testing::planZoo("bert-tiny.pt", "a100-p100-4.yaml");
+    const auto doc = testing::planWithCollectives();
     m_view->setPlan(doc);
     m_view->expandAll();
     QVERIFY(waitForLayout());

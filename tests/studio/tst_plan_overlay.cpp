@@ -52,7 +52,7 @@ class TestPlanOverlay : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    m_doc = testing::planZoo("bert-tiny.pt", "a100-p100-4.yaml");
+    m_doc = testing::planWithCollectives();
     QVERIFY(m_doc);
     m_overlay = std::make_unique<PlanOverlay>(m_doc);
     m_tree = std::make_shared<const ScopeTree>(*m_doc->imported);

@@ -277,7 +277,7 @@ class TestPropertiesModel : public QObject {
   // A column-parallel linear: its variant, segment, every input's and output's form with each
   // rank's exact length, and its time per device, all equal to its Compute step's.
   void planRowsOfANode() {
-    const auto doc = hap::studio::testing::planZoo("bert-tiny.pt", "a100-p100-4.yaml");
+    const auto doc = hap::studio::testing::planWithCollectives();
     const ir::Graph& g = *doc->imported;
     const hap::plan::Plan& p = doc->p();
     auto scopes = std::make_shared<const ScopeTree>(g);
@@ -356,7 +356,7 @@ class TestPropertiesModel : public QObject {
 
   // A value read after an all-reduce: its form, its reads and the collective.
   void planRowsOfAValue() {
-    const auto doc = hap::studio::testing::planZoo("bert-tiny.pt", "a100-p100-4.yaml");
+    const auto doc = hap::studio::testing::planWithCollectives();
     const hap::plan::Plan& p = doc->p();
     auto scopes = std::make_shared<const ScopeTree>(*doc->imported);
     m_model->setGraph(doc->imported, scopes);

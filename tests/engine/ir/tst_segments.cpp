@@ -122,14 +122,26 @@ class TstSegments : public QObject {
       QCOMPARE(std::accumulate(st.inputs[0].lengths.begin(), st.inputs[0].lengths.end(), int64_t{0}),
                pg.value(in).shape[static_cast<size_t>(st.inputs[0].rel)]);
       QVERIFY(st.forwardSync);
-      // The input is cut by its producer's segment's ratios, the output by this segment's.
+      // The input is cut by its producer's segment's lengths, the output by this segment's: the
+      // plan prices the whole lengths it executes, whose shares may differ from the segment's
+      // fractional ratios by rounding.
+      const auto sharesOf = [](const std::vector<int64_t>& lengths) {
+        const double total = static_cast<double>(std::accumulate(lengths.begin(), lengths.end(), int64_t{0}));
+        std::vector<double> out;
+        for (int64_t l : lengths) out.push_back(static_cast<double>(l) / total);
+        return out;
+      };
       for (const plan::PlanStep& producer : p.steps) {
         if (producer.kind != plan::PlanStep::Kind::Compute || producer.outputs.empty() || producer.outputs[0].value != in)
           continue;
+        QCOMPARE(producer.outputs[0].lengths, st.inputs[0].lengths);
         const double expected = cost::reshardSeconds(c, static_cast<double>(pg.value(in).bytes()),
-                                                     p.segments[static_cast<size_t>(producer.segment)].ratios,
-                                                     p.segments[static_cast<size_t>(st.segment)].ratios);
-        QVERIFY(std::abs(st.forwardCommunication - expected) <= 1e-12 * std::max(expected, 1e-12));
+                                                     sharesOf(st.inputs[0].lengths), sharesOf(st.outputs[0].lengths));
+        QVERIFY2(std::abs(st.forwardCommunication - expected) <= 1e-12 * std::max(expected, 1e-12),
+                 qPrintable(QString("%1: priced %2 s, reshardSeconds %3 s")
+                                .arg(QString::fromStdString(pg.describe(st.node)))
+                                .arg(st.forwardCommunication, 0, 'g', 12)
+                                .arg(expected, 0, 'g', 12)));
         ++checked;
       }
     }
