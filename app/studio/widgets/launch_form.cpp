@@ -97,7 +97,7 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
   };
 
   // Ranks: the CPU share of each (a slower device emulated on this machine).
-  form->addRow(heading(tr("CPU share per rank"), body));
+  form->addRow(heading(tr("Per rank: CPU share, slowdown"), body));
   m_sharesBox = new QWidget(body);
   m_sharesBox->setObjectName(QStringLiteral("shares"));
   m_sharesGrid = new QGridLayout(m_sharesBox);

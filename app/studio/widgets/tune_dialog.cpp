@@ -145,7 +145,8 @@ TuneDialog::TuneDialog(QWidget* parent) : QDialog(parent) {
   m_chart = makeChartView(this, QStringLiteral("tuneChart"));
   m_chart->setMinimumSize(320, 240);
   QChart* chart = m_chart->chart();
-  chart->setTitle(tr("Step time per round: measured (solid) and predicted (dashed)"));
+  // Short enough for the chart's narrowest width; the axis says which line is which.
+  chart->setTitle(tr("Step time per round"));
   m_xAxis = new QValueAxis;
   m_xAxis->setTitleText(tr("Round"));
   m_xAxis->setLabelFormat(QStringLiteral("%.0f"));
@@ -154,7 +155,7 @@ TuneDialog::TuneDialog(QWidget* parent) : QDialog(parent) {
   m_xAxis->setTickInterval(1);
   m_xAxis->setRange(0.5, 1.5);
   m_yAxis = new QValueAxis;
-  m_yAxis->setTitleText(tr("Step (ms)"));
+  m_yAxis->setTitleText(tr("ms: measured —, predicted - -"));
   m_yAxis->setLabelFormat(QStringLiteral("%.3g"));
   m_yAxis->setRange(0, 1);
   chart->addAxis(m_xAxis, Qt::AlignBottom);
@@ -459,7 +460,7 @@ TuneDialog::Series& TuneDialog::seriesOf(const QString& strategy) {
   s->order = static_cast<int>(m_series.size());
   const QColor colour = colourOf(strategy);
   s->measured = new QLineSeries;
-  s->measured->setName(tr("%1 measured").arg(strategy));
+  s->measured->setName(strategy);  // the legend names each plan once, by its solid line
   s->measured->setPen(QPen(colour, 2));
   s->measured->setPointsVisible(true);
   s->predicted = new QLineSeries;
@@ -472,6 +473,8 @@ TuneDialog::Series& TuneDialog::seriesOf(const QString& strategy) {
     l->attachAxis(m_xAxis);
     l->attachAxis(m_yAxis);
   }
+  // Only the measured line in the legend: nine markers leave no room for their names.
+  for (QLegendMarker* m : chart->legend()->markers(s->predicted)) m->setVisible(false);
   // The chosen ring stays on top and last in the legend.
   chart->removeSeries(m_chosen);
   chart->addSeries(m_chosen);
