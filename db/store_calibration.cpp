@@ -209,20 +209,7 @@ CalibrationResult calibrateStore(const CalibrationRequest& a) {
   result.heldOut = accuracyChange(held, heldKeys, before, after);
 
   // Compose with what the base already held: the fit is relative to the base's predictions.
-  for (const auto& [type, t] : after.types) {
-    cost::DeviceProfile* d = nullptr;
-    for (cost::DeviceProfile& x : profile.devices)
-      if (x.deviceType == type) d = &x;
-    if (!d) {
-      d = &profile.devices.emplace_back();
-      d->deviceType = type;
-    }
-    d->baseMemoryBytes = t.baseMemoryBytes + t.memoryScale * d->baseMemoryBytes;
-    d->memoryScale *= t.memoryScale;
-    d->computeScale *= t.computeScale;
-    d->collectiveSlowdown *= t.collectiveSlowdown;
-  }
-  profile.gradientExposure *= after.gradientExposure;
+  cost::compose(profile, after);
   profile.version = 0;
   profile.createdAt.clear();  // the store stamps it
   profile.note = fmt::format("{}: {} runs of {} plans fitted, {} held out, base {}", a.origin, fitted.size(),

@@ -294,20 +294,7 @@ TuneCalibration calibrate(const std::string& storePath, const cost::Cluster& clu
 
   // The base composed with the fit, as db::calibrateStore composes it.
   cost::Profile profile = base;
-  for (const auto& [type, t] : fit.types) {
-    cost::DeviceProfile* d = nullptr;
-    for (cost::DeviceProfile& x : profile.devices)
-      if (x.deviceType == type) d = &x;
-    if (!d) {
-      d = &profile.devices.emplace_back();
-      d->deviceType = type;
-    }
-    d->baseMemoryBytes = t.baseMemoryBytes + t.memoryScale * d->baseMemoryBytes;
-    d->memoryScale *= t.memoryScale;
-    d->computeScale *= t.computeScale;
-    d->collectiveSlowdown *= t.collectiveSlowdown;
-  }
-  profile.gradientExposure *= fit.gradientExposure;
+  cost::compose(profile, fit);
   profile.version = 0;
   profile.createdAt.clear();
   profile.note = fmt::format("hap tune round {}: {} runs of {} plans of {} fitted, base {}@{}",

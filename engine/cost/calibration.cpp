@@ -77,6 +77,23 @@ double predictMemory(const MemoryObservation& m, const Calibration& c) {
   return p.baseMemoryBytes + p.memoryScale * m.predictedBytes;
 }
 
+void compose(Profile& profile, const Calibration& c) {
+  for (const auto& [type, t] : c.types) {
+    DeviceProfile* d = nullptr;
+    for (DeviceProfile& x : profile.devices)
+      if (x.deviceType == type) d = &x;
+    if (!d) {
+      d = &profile.devices.emplace_back();
+      d->deviceType = type;
+    }
+    d->baseMemoryBytes = t.baseMemoryBytes + t.memoryScale * d->baseMemoryBytes;
+    d->memoryScale *= t.memoryScale;
+    d->computeScale *= t.computeScale;
+    d->collectiveSlowdown *= t.collectiveSlowdown;
+  }
+  profile.gradientExposure *= c.gradientExposure;
+}
+
 Calibration fit(const std::vector<RunObservation>& runs) {
   std::vector<const RunObservation*> used;
   std::set<std::string> types;

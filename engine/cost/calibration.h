@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/cost/profile.h"
+
 namespace hap::cost {
 
 // One stage of a run's plan as priced under the base profile.
@@ -75,6 +77,12 @@ double predictMemory(const MemoryObservation& m, const Calibration& c);
 // [0.2, 20] (below 1 where the collectives ran faster than priced: an inventory's conservative
 // per-call costs, a fit measured on a busier machine), memory terms non-negative.
 Calibration fit(const std::vector<RunObservation>& runs);
+
+// `profile` with calibration `c` composed onto what it already held (a fit is relative to the
+// profile's own predictions): per type, scales multiply and the runtime memory maps through the
+// fit's line; a type the profile lacks is added. Version, creation time and note are the
+// caller's (`hap calibrate`, `hap tune`).
+void compose(Profile& profile, const Calibration& c);
 
 // Accuracy of predictions against measurements over a set of runs.
 struct Accuracy {

@@ -340,9 +340,10 @@ Plan makePlan(const ir::Graph& imported, const cost::Cluster& cluster, const Pla
   dp.ratios = simpler->name == "dp-cp" ? PlanOptions::Ratios::Proportional : PlanOptions::Ratios::Even;
   dp.baselines = false;
   Plan chosen = searchPlan(imported, cluster, dp);
+  // Both plans segment the model alike (options.segments), so their planned graphs are one.
+  const ir::Graph g = planGraph(imported, plan);
   const double bucket = options.cost.gradientBucketBytes;
-  const int hapCalls = collectiveCalls(plan, planGraph(imported, plan), bucket);
-  const int dpCalls = collectiveCalls(chosen, planGraph(imported, chosen), bucket);
+  const int hapCalls = collectiveCalls(plan, g, bucket), dpCalls = collectiveCalls(chosen, g, bucket);
   if (dpCalls >= hapCalls) return plan;
   std::string name = simpler->name;
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });

@@ -76,20 +76,21 @@ std::vector<plan::PlanDevice> launchDevices(const PlanDocument* doc) {
 
 int launchRanks(const PlanDocument* doc) { return static_cast<int>(launchDevices(doc).size()); }
 
-std::vector<double> emulatedShares(const PlanDocument* doc) {
-  const std::vector<plan::PlanDevice> devices = launchDevices(doc);
-  std::vector<double> shares(devices.size(), 1.0);
-  if (!doc) return shares;
-  const cost::Cluster& c = doc->p().cluster;
-  for (const cost::Machine& m : c.machines)
+std::vector<double> emulatedShares(const cost::Cluster& cluster) {
+  std::vector<double> shares(static_cast<size_t>(cluster.size()), 1.0);
+  for (const cost::Machine& m : cluster.machines)
     if (m.host != "127.0.0.1" && m.host != "localhost" && m.host != "::1") return shares;
   double fastest = 0;
-  for (const cost::DeviceType& t : c.types) fastest = std::max(fastest, t.flops32);
+  for (const cost::DeviceType& t : cluster.types) fastest = std::max(fastest, t.flops32);
   if (!(fastest > 0)) return shares;
-  for (size_t r = 0; r < devices.size(); ++r)
-    for (const cost::DeviceType& t : c.types)
-      if (t.name == devices[r].type) shares[r] = std::clamp(t.flops32 / fastest, 0.05, 1.0);
+  for (int r = 0; r < cluster.size(); ++r)
+    shares[static_cast<size_t>(r)] = std::clamp(cluster.type(r).flops32 / fastest, 0.05, 1.0);
   return shares;
+}
+
+std::vector<double> emulatedShares(const PlanDocument* doc) {
+  // A plan's world is its cluster's devices, rank by rank (plan::worldDevices).
+  return doc ? emulatedShares(doc->p().cluster) : std::vector<double>{};
 }
 
 QString launchModelPath(const PlanDocument* doc, const QString& modelPath) {

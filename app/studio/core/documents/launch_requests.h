@@ -39,6 +39,8 @@ int launchRanks(const PlanDocument* doc);
 // this host (127.0.0.1, localhost, ::1) and the device types differ in float32 FLOP/s, each rank's
 // type's FLOP/s over the fastest's (local-cpu-hetero-3: 1, 0.5, 0.25); else 1 for every rank.
 std::vector<double> emulatedShares(const PlanDocument* doc);
+// The same rule for a cluster's ranks (the tune's shares when the Run dock has none).
+std::vector<double> emulatedShares(const cost::Cluster& cluster);
 
 // The model file the workers of `doc` load: `modelPath` when given, else the plan's.
 QString launchModelPath(const PlanDocument* doc, const QString& modelPath);

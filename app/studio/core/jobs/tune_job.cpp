@@ -130,15 +130,7 @@ std::string TuneJob::perRankList(const std::vector<double>& values) {
 }
 
 std::vector<double> TuneJob::emulatedShares(const cost::Cluster& cluster) {
-  std::vector<double> shares(static_cast<size_t>(cluster.size()), 1.0);
-  for (const cost::Machine& m : cluster.machines)
-    if (m.host != "127.0.0.1" && m.host != "localhost" && m.host != "::1") return shares;
-  double fastest = 0;
-  for (const cost::DeviceType& t : cluster.types) fastest = std::max(fastest, t.flops32);
-  if (!(fastest > 0)) return shares;
-  for (int r = 0; r < cluster.size(); ++r)
-    shares[static_cast<size_t>(r)] = std::clamp(cluster.type(r).flops32 / fastest, 0.05, 1.0);
-  return shares;
+  return studio::emulatedShares(cluster);
 }
 
 TuneEmulation tuneEmulation(const TuneSetup& s) {
