@@ -26,6 +26,7 @@
 #include <QVBoxLayout>
 
 #include "app/studio/core/display/units.h"
+#include "app/studio/core/documents/action_state.h"
 #include "app/studio/core/documents/cluster_document.h"
 #include "app/studio/core/graph/colouring.h"
 #include "app/studio/core/jobs/open_job.h"
@@ -135,6 +136,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setModel(std::move(doc));
     addRecent(QString::fromStdString(m_model->path));
     Q_EMIT modelOpened();
+    std::erase_if(m_openFailures, [](const OpenFailure& f) { return f.kind == FileKind::Model; });
   });
   connect(m_openJob, &OpenJob::planOpened, this,
           [this](std::shared_ptr<const PlanDocument> plan, std::shared_ptr<const ModelDocument> model) {
@@ -145,6 +147,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             setModel(std::move(model));
             m_history->add(plan);
             showPlan(plan);
+            std::erase_if(m_openFailures, [](const OpenFailure& f) {
+              return f.kind == FileKind::Model || f.kind == FileKind::Plan;
+            });
             addRecent(QString::fromStdString(plan->path));
             updateTitle();
             Q_EMIT planOpened();
@@ -173,9 +178,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(m_cluster, &ClusterPanel::modifiedChanged, this, [this](bool) { updateTitle(); });
   connect(m_cluster, &ClusterPanel::clusterChanged, this, [this] {
     updateTitle();
-    updatePlanActions();
+    updateActions();
   });
-  connect(m_cluster, &ClusterPanel::pathChanged, this, [this] { updatePlanActions(); });
+  connect(m_cluster, &ClusterPanel::pathChanged, this, [this] { updateActions(); });
 
   // The layout's minimum as it is now, with the bottom docks tabbed: an earlier activation, while
   // they were still side by side, left the window a minimum width of all of them (3000 px).
@@ -186,7 +191,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   if (!settings.contains(QStringLiteral("window/geometry"))) resize(1400, 900);
   rebuildRecentMenu();
   updateTitle();
-  updatePlanActions();
+  updateActions();
 }
 
 MainWindow::~MainWindow() = default;
@@ -420,8 +425,6 @@ void MainWindow::createMenus() {
     QAction* a = colour->addAction(colourByName(c));
     a->setObjectName(QStringLiteral("view.colourBy.%1").arg(static_cast<int>(c)));
     a->setCheckable(true);
-    a->setEnabled(false);
-    a->setToolTip(tr("Needs a plan"));
     group->addAction(a);
     m_actions[a->objectName()] = a;
     m_planModeActions.push_back(a);
@@ -429,7 +432,6 @@ void MainWindow::createMenus() {
   }
   // The device whose predicted time "Device cost" shows (the bottleneck unless chosen).
   m_costDeviceMenu = colour->addMenu(tr("Cost on &Device"));
-  m_costDeviceMenu->setEnabled(false);
   connect(m_costDeviceMenu, &QMenu::aboutToShow, this, [this] {
     m_costDeviceMenu->clear();
     if (!m_plan) return;
@@ -520,7 +522,7 @@ bool MainWindow::openCluster(const QString& path) {
   if (!confirmDiscardCluster()) return false;
   const ClusterFile file = openClusterFile(path);
   if (!file.ok()) {
-    showError(file.error);
+    reportOpenFailure(FileKind::Cluster, path, file.error);
     return false;
   }
   m_cluster->setCluster(file.cluster, path);
@@ -535,6 +537,8 @@ void MainWindow::openPlan(const QString& path, const QString& modelPath) {
   m_openJob->openPlan(path, !modelPath.isEmpty() ? modelPath
                             : m_model            ? QString::fromStdString(m_model->path)
                                                  : QString());
+  if (std::erase_if(m_openFailures, [](const OpenFailure& f) { return f.kind == FileKind::Cluster; }) > 0)
+    updateProblems();
 }
 
 void MainWindow::onOpenFailed(const QString& path, const OpenError& error) {
@@ -556,7 +560,8 @@ void MainWindow::onOpenFailed(const QString& path, const OpenError& error) {
     dialog->open();
     return;
   }
-  showError(QString::fromStdString(error.message));
+  reportOpenFailure(kindOf(path) == FileKind::Plan ? FileKind::Plan : FileKind::Model, path,
+                    QString::fromStdString(error.message));
   m_statusModel->setText(m_model ? tr("%1 (the failed file was not opened)")
                                        .arg(QFileInfo(QString::fromStdString(m_model->path)).fileName())
                                  : tr("Nothing open"));
@@ -567,7 +572,17 @@ void MainWindow::showError(const QString& message) {
   m_errorBar->showMessage(message);
   auto* item = new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxCritical), message, m_problems);
   item->setData(Qt::UserRole, -1);
-  m_problemsDock->show();
+  showProblemsDock();
+  Q_EMIT openFailed(message);
+}
+
+void MainWindow::reportOpenFailure(FileKind kind, const QString& path, const QString& message) {
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  std::erase_if(m_openFailures, [&](const OpenFailure& f) { return QFileInfo(f.path).absoluteFilePath() == absolute; });
+  m_openFailures.push_back({kind, path, message});
+  updateProblems();
+  m_lastError = message;
+  m_errorBar->showMessage(message);
   Q_EMIT openFailed(message);
 }
 
@@ -580,6 +595,15 @@ void MainWindow::setModel(std::shared_ptr<const ModelDocument> model) {
   m_selection = {};
   const ir::Graph& g = *m_model->graph;
   m_statusModel->setText(tr("%1 — %2 ops, %3 parameters, imported in %4 s")
+void MainWindow::showProblemsDock() {
+  if (!m_problemsDock->isHidden()) return;
+  m_problemsDock->show();
+  // Beside the bottom docks, a third of the window wide (it came up 150 px wide before), and
+  // high enough for a few messages.
+  resizeDocks({m_problemsDock}, {std::max(420, width() / 3)}, Qt::Horizontal);
+  resizeDocks({m_problemsDock}, {std::max(140, height() / 6)}, Qt::Vertical);
+}
+
                              .arg(QFileInfo(QString::fromStdString(m_model->path)).fileName())
                              .arg(g.nodes.size())
                              .arg(formatCount(static_cast<double>(g.parameterCount())))
@@ -595,16 +619,27 @@ void MainWindow::updateProblems() {
   for (const ir::Diagnostic& d : g.diagnostics) {
     const QString text = d.node >= 0 ? QStringLiteral("%1: %2").arg(QString::fromStdString(g.describe(d.node)),
                                                                       QString::fromStdString(d.message))
+  updateActions();
                                      : QString::fromStdString(d.message);
     auto* item = new QListWidgetItem(
         style()->standardIcon(d.severity == ir::Diagnostic::Severity::Error ? QStyle::SP_MessageBoxCritical
                                                                             : QStyle::SP_MessageBoxWarning),
+  // The files that did not open, then the open model's diagnostics.
+  for (const OpenFailure& f : m_openFailures) {
+    auto* item = new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxCritical), f.message, m_problems);
+    item->setData(Qt::UserRole, -1);
+    item->setToolTip(f.path);
+  }
+  const size_t count = m_openFailures.size() + (m_model ? m_model->graph->diagnostics.size() : 0);
+  m_problemsDock->setWindowTitle(count == 0 ? tr("Problems") : tr("Problems (%1)").arg(count));
+  // Shown while it has something to say.
+  if (count > 0)
+    showProblemsDock();
+  else
+    m_problemsDock->hide();
         text, m_problems);
     item->setData(Qt::UserRole, d.node);
   }
-  m_problemsDock->setVisible(!g.diagnostics.empty());  // shown while it has something to say
-  m_problemsDock->setWindowTitle(g.diagnostics.empty() ? tr("Problems")
-                                                       : tr("Problems (%1)").arg(g.diagnostics.size()));
 }
 
 void MainWindow::setSelection(const Selection& s) {

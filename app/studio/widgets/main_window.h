@@ -123,13 +123,19 @@ class MainWindow : public QMainWindow {
   void setSelection(const Selection& s);
   void updateTitle();
   void updateProblems();
+  void showProblemsDock();  // shown at a readable size when it was hidden
   void onOpenFailed(const QString& path, const OpenError& error);
   QAction* addAction(const QString& id, const QString& text, const QKeySequence& shortcut = {});
   bool confirmDiscardCluster();
   void createPlanViews();
   void createPlanActions();
   void onPlanFinished(std::shared_ptr<const PlanDocument> plan, double seconds);
-  void updatePlanActions();
+  // Every action's enabled state (and the Plan button's), from what is open (action_state.h);
+  // called whenever the model, the cluster, the plan shown, planning or a run changes.
+  void updateActions();
+  // A file that did not open: the error bar, and an entry in Problems that stays until a file of
+  // that kind opens (the menu's Open, drag and drop and the command line all report so).
+  void reportOpenFailure(FileKind kind, const QString& path, const QString& message);
   // Export helpers: ask for a file, write it through the CLI's code, report the outcome.
   void exportPlanFile();
   void exportPlanText(bool trace);
@@ -180,6 +186,11 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const PlanDocument> m_plan;
   QString m_lastError;
   Selection m_selection;
+  struct OpenFailure {
+    FileKind kind;
+    QString path, message;
+  };
+  std::vector<OpenFailure> m_openFailures;  // listed first in Problems (reportOpenFailure)
 
   // ---- Calibrate (issue 20, item 4; main_window_calibrate.cpp) ----
  public:
@@ -214,7 +225,7 @@ class MainWindow : public QMainWindow {
  private:
   void createLaunchDock();     // the dock "dock.run", tabbed with the plan views
   void createLaunchActions();  // run.launch (Ctrl+F5), run.stop (Shift+F5)
-  void updateLaunchPlan();     // the shown plan to the Run dock; the run actions' state
+  void updateLaunchPlan();     // the shown plan to the Run dock
   bool confirmStopRun();       // closing: stop a run going (every rank reaped), or refuse the close
   LaunchView* m_launch = nullptr;
   QDockWidget* m_runDock = nullptr;
@@ -246,7 +257,6 @@ class MainWindow : public QMainWindow {
 
  private:
   QAction* createTuneAction();  // "run.tune", made and registered on first call
-  void updateTuneAction();      // enabled with a model and a cluster open
   TuneDialog* m_tuneDialog = nullptr;
   // ---- end Tune ----
 };

@@ -29,7 +29,7 @@ void MainWindow::createLaunchDock() {
     const auto* profiles = findChild<ProfilesView*>();
     return profiles ? profiles->storePath() : QString();
   });
-  connect(m_launch, &LaunchView::busyChanged, this, [this](bool) { updateLaunchPlan(); });
+  connect(m_launch, &LaunchView::busyChanged, this, [this](bool) { updateActions(); });
   connect(m_launch, &LaunchView::runStarted, this, [this](qint64 run) {
     m_statusModel->setText(run != 0 ? tr("Training run %1 started").arg(run) : tr("Training run started"));
   });
@@ -89,13 +89,6 @@ void MainWindow::updateLaunchPlan() {
     if (m_plan) model = QString::fromStdString(m_model ? m_model->path : m_plan->p().modelPath);
     m_launch->setPlan(m_plan, model);
   }
-  const bool busy = m_launch->busy();
-  if (QAction* a = action(QStringLiteral("run.launch"))) {
-    a->setEnabled(m_plan != nullptr && !busy);
-    a->setToolTip(m_plan ? tr("Run the shown plan on this machine with the Run dock's options")
-                         : tr("Needs a plan: plan first (Plan ▸ Plan)"));
-  }
-  if (QAction* a = action(QStringLiteral("run.stop"))) a->setEnabled(busy);
 }
 
 bool MainWindow::confirmStopRun() {

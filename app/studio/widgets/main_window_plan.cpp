@@ -17,6 +17,7 @@
 #include <QStatusBar>
 #include <QToolButton>
 
+#include "app/studio/core/documents/action_state.h"
 #include "app/studio/core/jobs/open_job.h"
 #include "app/studio/core/graph/colouring.h"
 #include "app/studio/core/documents/plan_export.h"
@@ -29,6 +30,7 @@
 #include "app/studio/widgets/error_bar.h"
 #include "app/studio/widgets/explain_view.h"
 #include "app/studio/widgets/graph_view.h"
+#include "app/studio/widgets/launch_view.h"
 #include "app/studio/widgets/main_window.h"
 #include "app/studio/widgets/plan_panel.h"
 #include "app/studio/widgets/profiles_view.h"
@@ -89,7 +91,7 @@ void MainWindow::createPlanViews() {
     m_progress->setVisible(busy || m_openJob->busy());
     m_cancel->setVisible(busy || m_openJob->busy());
     if (busy) m_progress->setRange(0, 0);
-    updatePlanActions();
+    updateActions();
   });
 
   // Views to the graph and back.
@@ -258,13 +260,8 @@ void MainWindow::showPlan(std::shared_ptr<const PlanDocument> plan) {
   for (QDockWidget* d : m_planDocks) refreshPlanView(d);
   m_graphView->setPlan(m_plan);
   m_properties->setPlan(m_plan);
-  for (QAction* a : m_planModeActions) {
-    a->setEnabled(m_plan != nullptr);
-    a->setToolTip(m_plan ? QString() : tr("Needs a plan"));
-  }
-  m_costDeviceMenu->setEnabled(m_plan != nullptr);
   if (m_plan && m_costDevice >= static_cast<int>(m_plan->p().devices.size())) setCostDevice(-1);
-  updatePlanActions();
+  updateActions();
   updateLaunchPlan();  // the Run dock (main_window_launch.cpp)
   updateMeasuredPlan();  // the Measured dock (main_window_measured.cpp)
   updateTitle();
@@ -299,14 +296,48 @@ void MainWindow::setCostDevice(int rank) {
   }
 }
 
-void MainWindow::updatePlanActions() {
-  const bool busy = m_planJob->busy();
-  action("plan.plan")->setEnabled(m_model != nullptr && m_cluster->hasCluster());
-  action("plan.cancel")->setEnabled(busy);
-  for (const char* id : {"plan.exportPlan", "plan.exportTrace", "plan.exportReport", "plan.exportTorchrun",
-                         "plan.exportSlurm", "plan.exportSsh"})
-    action(id)->setEnabled(m_plan != nullptr);
-  m_planPanel->planButton()->setEnabled(m_model != nullptr && m_cluster->hasCluster());
+void MainWindow::updateActions() {
+  DocumentState doc;
+  doc.model = m_model != nullptr;
+  doc.cluster = m_cluster->hasCluster();
+  doc.plan = m_plan != nullptr;
+  doc.planning = m_planJob->busy();
+  doc.running = m_launch && m_launch->busy();
+  const ActionState state = actionState(doc);
+  const auto set = [this](const char* id, bool enabled, const QString& why = {}) {
+    QAction* a = action(QString::fromLatin1(id));
+    if (!a) return;  // made later in the constructor (createMenus)
+    a->setEnabled(enabled);
+    // A disabled command says what it waits for; an enabled one keeps its own tooltip.
+    if (!why.isNull()) a->setToolTip(enabled ? a->property("enabledToolTip").toString() : why);
+  };
+  // Each action's own tooltip, kept before the first "needs" replaces it.
+  for (auto& [id, a] : m_actions)
+    if (!a->property("enabledToolTip").isValid()) a->setProperty("enabledToolTip", a->toolTip());
+  const QString needsModel = whyDisabled(doc, Needs::Model);
+  const QString needsBoth = whyDisabled(doc, Needs::ModelAndCluster);
+  const QString needsPlan = whyDisabled(doc, Needs::Plan);
+  set("file.reload", state.reloadModel, needsModel);
+  for (const char* id : {"file.exportSvg", "file.exportPng", "file.exportDot"}) set(id, state.exportGraph, needsModel);
+  set("plan.plan", state.plan, needsBoth);
+  set("plan.cancel", state.cancelPlanning);
+  for (const char* id : {"plan.exportPlan", "plan.exportTrace", "plan.exportReport"}) set(id, state.exportPlan, needsPlan);
+  for (const char* id : {"plan.exportTorchrun", "plan.exportSlurm", "plan.exportSsh"})
+    set(id, state.exportLaunch, needsPlan);
+  if (QAction* a = action(QStringLiteral("plan.exportTorchrun")))
+    for (QObject* menu : a->associatedObjects())  // the Export Launch Scripts submenus
+      if (auto* m = qobject_cast<QMenu*>(menu)) m->menuAction()->setEnabled(state.exportLaunch);
+  set("plan.compare", state.comparePlans, needsPlan);
+  for (QAction* a : m_planModeActions) {
+    a->setEnabled(state.planColouring);
+    a->setToolTip(state.planColouring ? QString() : needsPlan);
+  }
+  if (m_costDeviceMenu) m_costDeviceMenu->setEnabled(state.planColouring);
+  set("run.launch", state.startRun, doc.running ? tr("A training run is going") : needsPlan);
+  set("run.stop", state.stopRun);
+  set("run.tune", state.tune, needsBoth);
+  set("run.calibrate", state.calibrate);
+  m_planPanel->planButton()->setEnabled(state.plan);
   m_planPanel->setFiles(m_model ? QString::fromStdString(m_model->path) : QString(), m_cluster->path());
 }
 

@@ -27,18 +27,7 @@ QAction* MainWindow::createTuneAction() {
          "open "
          "the plan measured fastest"));
   connect(a, &QAction::triggered, this, &MainWindow::openTuneDialog);
-  const auto update = [this] { updateTuneAction(); };
-  connect(this, &MainWindow::modelOpened, this, update);
-  connect(this, &MainWindow::planOpened, this, update);
-  connect(m_cluster, &ClusterPanel::clusterChanged, this, update);
-  connect(m_cluster, &ClusterPanel::pathChanged, this, update);
-  a->setEnabled(false);
-  return a;
-}
-
-void MainWindow::updateTuneAction() {
-  if (QAction* a = action(QStringLiteral("run.tune")))
-    a->setEnabled(m_model != nullptr && m_cluster->hasCluster());
+  return a;  // enabled with a model and a cluster open (updateActions)
 }
 
 TuneSetup MainWindow::tuneSetup() const {
