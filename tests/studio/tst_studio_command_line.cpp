@@ -11,6 +11,8 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QProcess>
+#include <QRegularExpression>
+#include <QTextBrowser>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -21,6 +23,7 @@
 
 #include "app/studio/core/documents/plan_export.h"
 #include "app/studio/widgets/error_bar.h"
+#include "app/studio/widgets/getting_started.h"
 #include "app/studio/widgets/graph_view.h"
 #include "app/studio/widgets/main_window.h"
 #include "app/studio/widgets/studio_main.h"
@@ -50,7 +53,7 @@ Run studio(QStringList args, const QString& picture) {
   return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardError())};
 }
 
-QString plain(QString text) { return text.remove('&').remove(QStringLiteral("…")).trimmed(); }
+QString plain(QString text) { return text.remove(QLatin1Char('&')).remove(QStringLiteral("…")).simplified(); }
 
 // An entry of the menu bar's menu `menu`, by the text the user reads ("Plan", "Compare Plans").
 QAction* menuItem(QMainWindow& w, const QString& menu, const QString& item) {
@@ -229,6 +232,33 @@ class TstStudioCommandLine : public QObject {
     for (const char* item : {"Plan", "Export Launch Scripts", "Compare Plans"})
       QVERIFY2(menuItem(*w, "Plan", item)->isEnabled(), item);
     QVERIFY(menuItem(*w, "Run", "Start Training Run")->isEnabled());
+  }
+
+  // Help ▸ Getting Started: the page opens, and every menu entry it names ("**Plan ▸ Plan**
+  // (Ctrl+R)") is one of the window's, with that shortcut.
+  void gettingStartedNamesRealMenus() {
+    MainWindow w;
+    w.show();
+    QAction* help = menuItem(w, "Help", "Getting Started");
+    QVERIFY(help && help->isEnabled());
+    help->trigger();
+    auto* page = w.findChild<GettingStartedDialog*>();
+    QVERIFY(page && page->isVisible());
+    const QString text = GettingStartedDialog::markdown();
+    QVERIFY(text.contains("open → plan → run → tune"));
+    QVERIFY(page->browser()->toPlainText().contains("Getting started"));
+    static const QRegularExpression entry(QStringLiteral("\\*\\*(\\w+) ▸ ([^*]+)\\*\\*(?: \\(([^)]+)\\))?"));
+    int checked = 0;
+    for (auto m = entry.globalMatch(text); m.hasNext();) {
+      const QRegularExpressionMatch e = m.next();
+      QAction* a = menuItem(w, e.captured(1), plain(e.captured(2)));
+      QVERIFY2(a, qPrintable(e.captured(0)));
+      const QString keys = e.captured(3);
+      if (keys.contains('+') && !keys.contains(' '))
+        QVERIFY2(a->shortcut().toString() == keys, qPrintable(e.captured(0) + " is " + a->shortcut().toString()));
+      ++checked;
+    }
+    QVERIFY(checked >= 10);
   }
 
   // The real executable: exit status and stderr.

@@ -45,6 +45,7 @@
 #include "app/studio/widgets/cluster_panel.h"
 #include "app/studio/widgets/error_bar.h"
 #include "app/studio/widgets/find_bar.h"
+#include "app/studio/widgets/getting_started.h"
 #include "app/studio/widgets/graph_view.h"
 #include "app/studio/widgets/inputs_dialog.h"
 #include "app/studio/widgets/properties_panel.h"
@@ -93,7 +94,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   createLaunchActions();
   createMenus();
 
-  m_statusModel = new QLabel(tr("Open a model (Ctrl+O) or drop a .pt file here"), this);
+  m_statusModel = new QLabel(
+      tr("Open a model (Ctrl+O) or drop a .pt file here; Help ▸ Getting Started (F1) shows the way"), this);
   statusBar()->addWidget(m_statusModel, 1);
   m_statusLayout = new QLabel(this);
   statusBar()->addPermanentWidget(m_statusLayout);
@@ -133,10 +135,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (m_planJob->busy()) cancelPlanning();  // it plans the previous model
     showPlan(nullptr);  // a plan belongs to the model it was made for
     m_history->clear();
+    std::erase_if(m_openFailures, [](const OpenFailure& f) { return f.kind == FileKind::Model; });
     setModel(std::move(doc));
     addRecent(QString::fromStdString(m_model->path));
     Q_EMIT modelOpened();
-    std::erase_if(m_openFailures, [](const OpenFailure& f) { return f.kind == FileKind::Model; });
   });
   connect(m_openJob, &OpenJob::planOpened, this,
           [this](std::shared_ptr<const PlanDocument> plan, std::shared_ptr<const ModelDocument> model) {
@@ -144,12 +146,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             const bool sameModel = m_model && m_model->path == model->path && m_model->graph &&
                                    m_model->graph->nodes.size() == model->graph->nodes.size();
             if (!sameModel) m_history->clear();  // plans of another model cannot be compared with it
-            setModel(std::move(model));
-            m_history->add(plan);
-            showPlan(plan);
             std::erase_if(m_openFailures, [](const OpenFailure& f) {
               return f.kind == FileKind::Model || f.kind == FileKind::Plan;
             });
+            setModel(std::move(model));
+            m_history->add(plan);
+            showPlan(plan);
             addRecent(QString::fromStdString(plan->path));
             updateTitle();
             Q_EMIT planOpened();
@@ -361,6 +363,15 @@ void MainWindow::createActions() {
   a = addAction(QStringLiteral("view.collapseRepeated"), tr("Collapse &Repeated Blocks"));
   connect(a, &QAction::triggered, m_graphView, &GraphView::collapseRepeatedBlocks);
 
+  a = addAction(QStringLiteral("help.gettingStarted"), tr("&Getting Started"), QKeySequence::HelpContents);
+  a->setToolTip(tr("Open, plan, run and tune a bundled model, step by step"));
+  connect(a, &QAction::triggered, this, [this] {
+    auto* page = findChild<GettingStartedDialog*>();
+    if (!page) page = new GettingStartedDialog(this);  // modeless, made once
+    page->show();
+    page->raise();
+    page->activateWindow();
+  });
   a = addAction(QStringLiteral("help.about"), tr("&About HAP Studio"));
   a->setMenuRole(QAction::AboutRole);
   connect(a, &QAction::triggered, this, [this] {
@@ -490,6 +501,8 @@ void MainWindow::createMenus() {
   run->addAction(action("run.showMeasured"));  // Compare with Run… (main_window_measured.cpp)
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(action("help.gettingStarted"));
+  help->addSeparator();
   help->addAction(action("help.about"));
   if (QSettings().value("view/leftToRight", false).toBool()) action("view.leftToRight")->setChecked(true);
 }
@@ -528,6 +541,8 @@ bool MainWindow::openCluster(const QString& path) {
   m_cluster->setCluster(file.cluster, path);
   addRecent(path);
   m_errorBar->hide();
+  if (std::erase_if(m_openFailures, [](const OpenFailure& f) { return f.kind == FileKind::Cluster; }) > 0)
+    updateProblems();
   updateTitle();
   return true;
 }
@@ -537,8 +552,6 @@ void MainWindow::openPlan(const QString& path, const QString& modelPath) {
   m_openJob->openPlan(path, !modelPath.isEmpty() ? modelPath
                             : m_model            ? QString::fromStdString(m_model->path)
                                                  : QString());
-  if (std::erase_if(m_openFailures, [](const OpenFailure& f) { return f.kind == FileKind::Cluster; }) > 0)
-    updateProblems();
 }
 
 void MainWindow::onOpenFailed(const QString& path, const OpenError& error) {
@@ -586,15 +599,6 @@ void MainWindow::reportOpenFailure(FileKind kind, const QString& path, const QSt
   Q_EMIT openFailed(message);
 }
 
-void MainWindow::setModel(std::shared_ptr<const ModelDocument> model) {
-  m_model = std::move(model);
-  m_graphView->setGraph(m_model->graph, m_model->scopes);
-  m_summary->setGraph(m_model->graph);
-  m_properties->setGraph(m_model->graph, m_model->scopes);
-  m_findBar->setGraph(m_model->graph);
-  m_selection = {};
-  const ir::Graph& g = *m_model->graph;
-  m_statusModel->setText(tr("%1 — %2 ops, %3 parameters, imported in %4 s")
 void MainWindow::showProblemsDock() {
   if (!m_problemsDock->isHidden()) return;
   m_problemsDock->show();
@@ -604,26 +608,26 @@ void MainWindow::showProblemsDock() {
   resizeDocks({m_problemsDock}, {std::max(140, height() / 6)}, Qt::Vertical);
 }
 
+void MainWindow::setModel(std::shared_ptr<const ModelDocument> model) {
+  m_model = std::move(model);
+  m_graphView->setGraph(m_model->graph, m_model->scopes);
+  m_summary->setGraph(m_model->graph);
+  m_properties->setGraph(m_model->graph, m_model->scopes);
+  m_findBar->setGraph(m_model->graph);
+  m_selection = {};
+  const ir::Graph& g = *m_model->graph;
+  m_statusModel->setText(tr("%1 — %2 ops, %3 parameters, imported in %4 s")
                              .arg(QFileInfo(QString::fromStdString(m_model->path)).fileName())
                              .arg(g.nodes.size())
                              .arg(formatCount(static_cast<double>(g.parameterCount())))
                              .arg(m_model->importSeconds, 0, 'f', 2));
   updateProblems();
   updateTitle();
+  updateActions();
 }
 
 void MainWindow::updateProblems() {
   m_problems->clear();
-  if (!m_model) return;
-  const ir::Graph& g = *m_model->graph;
-  for (const ir::Diagnostic& d : g.diagnostics) {
-    const QString text = d.node >= 0 ? QStringLiteral("%1: %2").arg(QString::fromStdString(g.describe(d.node)),
-                                                                      QString::fromStdString(d.message))
-  updateActions();
-                                     : QString::fromStdString(d.message);
-    auto* item = new QListWidgetItem(
-        style()->standardIcon(d.severity == ir::Diagnostic::Severity::Error ? QStyle::SP_MessageBoxCritical
-                                                                            : QStyle::SP_MessageBoxWarning),
   // The files that did not open, then the open model's diagnostics.
   for (const OpenFailure& f : m_openFailures) {
     auto* item = new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxCritical), f.message, m_problems);
@@ -637,6 +641,15 @@ void MainWindow::updateProblems() {
     showProblemsDock();
   else
     m_problemsDock->hide();
+  if (!m_model) return;
+  const ir::Graph& g = *m_model->graph;
+  for (const ir::Diagnostic& d : g.diagnostics) {
+    const QString text = d.node >= 0 ? QStringLiteral("%1: %2").arg(QString::fromStdString(g.describe(d.node)),
+                                                                      QString::fromStdString(d.message))
+                                     : QString::fromStdString(d.message);
+    auto* item = new QListWidgetItem(
+        style()->standardIcon(d.severity == ir::Diagnostic::Severity::Error ? QStyle::SP_MessageBoxCritical
+                                                                            : QStyle::SP_MessageBoxWarning),
         text, m_problems);
     item->setData(Qt::UserRole, d.node);
   }
