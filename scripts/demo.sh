@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# README command (a): set up and build; export BERT-Base of the zoo and describe it with
+# README command (a): set up and build what it runs (hap, hap-worker, hap-studio); export BERT-Base of the zoo and describe it with
 # `hap inspect`; then the main job on a bundled example: plan the tiny BERT for 3 local CPU ranks
 # and train it with `hap launch` on the shipped token sample, 1 rank's plan for comparison.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/build.sh"
+# Set up and configure as scripts/build.sh does, then build only what the demo runs: the CLI, the
+# worker and the app (with their libraries), not the tests and benchmarks (scripts/test.sh builds
+# everything).
+"$root/scripts/setup.sh"
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S "$root" -B "$root/build" "${generator[@]}" >/dev/null
+targets=(hap hap-worker)
+grep -q '^HAP_WITH_GUI:BOOL=ON' "$root/build/CMakeCache.txt" && targets+=(hap-studio)
+cmake --build "$root/build" --parallel "$(nproc)" --target "${targets[@]}"
 hap="$root/build/app/cli/hap"
 /usr/bin/python3 "$root/resources/models/export.py" --model bert --preset default --out "$root/build/zoo"
 "$hap" inspect "$root/build/zoo/bert-default.pt" --dot "$root/build/bert-default.dot"
