@@ -221,9 +221,10 @@ class TestColouring : public QObject {
     QCOMPARE(scope.scopeColour(a), scope.nodeColour(0));
     QCOMPARE(scope.scopeColour(tree.find("a.fc")), scope.nodeColour(0));
     QVERIFY(scope.nodeColour(0) != scope.nodeColour(2));
+    // "b" runs no op of its own and holds only "b.fc": one scope, named by the chain.
     QCOMPARE(labels(scope.legend()),
              (std::vector<QString>{QStringLiteral("(top)"), QStringLiteral("a"),
-                                   QStringLiteral("b")}));
+                                   QStringLiteral("b/fc")}));
   }
 
   void planModesAreFedFromOutside() {

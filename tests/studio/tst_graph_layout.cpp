@@ -243,7 +243,7 @@ class TestGraphLayout : public QObject {
     ScopeTree tree(bert_);
     CollapseState state(tree);
     compareGolden(layoutDot(bert_, tree, state), "bert-tiny-collapsed.dot");
-    state.reveal(tree, tree.find("layers.0.attn.q"));  // layers.0 and its attn expanded
+    state.reveal(tree, tree.find("layers.0.attn.q"));  // layers, layers.0 and its attn expanded
     compareGolden(layoutDot(bert_, tree, state), "bert-tiny-layer0.dot");
   }
 
@@ -314,15 +314,26 @@ class TestGraphLayout : public QObject {
     ScopeTree tree(bert_);
     CollapseState state(tree);
     Layout l = layoutGraph(bert_, tree, state);
-    ScopeId layer0 = tree.find("layers.0");
-    int b = l.boxOfNode(tree, state, tree.scope(tree.find("layers.0.attn.q")).nodes.at(0));
+    const ir::NodeId qNode = tree.scope(tree.find("layers.0.attn.q")).nodes.at(0);
+    int b = l.boxOfNode(tree, state, qNode);
     QVERIFY(b >= 0);
-    const LayoutBox& box = l.boxes[static_cast<size_t>(b)];
+    // The ModuleList is one box.
+    QCOMPARE(l.boxes[static_cast<size_t>(b)].kind, LayoutBox::Kind::CollapsedScope);
+    QCOMPARE(l.boxes[static_cast<size_t>(b)].id, tree.find("layers"));
+    QCOMPARE(l.boxes[static_cast<size_t>(b)].title, std::string("layers"));
+    QVERIFY(l.clusters.empty());  // nothing expanded but the root
+    // Opened, each of its blocks is.
+    CollapseState open = state;
+    open.setExpanded(tree.find("layers"), true);
+    const Layout inner = layoutGraph(bert_, tree, open);
+    b = inner.boxOfNode(tree, open, qNode);
+    QVERIFY(b >= 0);
+    const LayoutBox& box = inner.boxes[static_cast<size_t>(b)];
     QCOMPARE(box.kind, LayoutBox::Kind::CollapsedScope);
-    QCOMPARE(box.id, layer0);
+    QCOMPARE(box.id, tree.find("layers.0"));
     QCOMPARE(box.title, std::string("layers.0"));
     QCOMPARE(box.detail, std::string("28 ops · 8.54K params · 1.29 MFLOP"));
-    QVERIFY(l.clusters.empty());  // nothing expanded but the root
+    QCOMPARE(inner.clusters.size(), size_t{1});
     // A scope of one op names it.
     const LayoutBox& tokens = l.boxes[static_cast<size_t>(
         l.boxOfNode(tree, state, tree.scope(tree.find("tokens")).nodes.at(0)))];
@@ -332,6 +343,49 @@ class TestGraphLayout : public QObject {
         l.boxes[static_cast<size_t>(l.boxOfNode(tree, state, bert_.value(bert_.loss).producer))];
     QCOMPARE(loss.title, std::string("cross_entropy_loss"));
     QCOMPARE(loss.detail, std::string("[]"));
+  }
+
+  // "Show only this scope": only the ops inside it, values from outside as input boxes, no frame
+  // for the scope itself; its inside collapsed as the state says.
+  void focusDrawsOnlyTheScope() {
+    ScopeTree tree(bert_);
+    const ScopeId attn = tree.find("layers.0.attn");
+    CollapseState state(tree);
+    state.reveal(tree, attn);
+    state.setExpanded(attn, true);
+    LayoutOptions options;
+    options.focus = attn;
+    const Layout l = layoutGraph(bert_, tree, state, options);
+    int ops = 0, inputs = 0;
+    for (const LayoutBox& b : l.boxes) {
+      switch (b.kind) {
+        case LayoutBox::Kind::Op:
+          QVERIFY(tree.contains(attn, tree.scopeOfNode(b.id)));
+          ++ops;
+          break;
+        case LayoutBox::Kind::CollapsedScope:
+          QVERIFY(tree.contains(attn, b.id) && b.id != attn);
+          break;
+        case LayoutBox::Kind::Input: {
+          // Read inside, made outside (or a graph input read inside).
+          const ir::Value& v = bert_.value(b.id);
+          QVERIFY(std::any_of(v.users.begin(), v.users.end(), [&](ir::NodeId u) {
+            return tree.contains(attn, tree.scopeOfNode(u));
+          }));
+          if (v.producer >= 0) QVERIFY(!tree.contains(attn, tree.scopeOfNode(v.producer)));
+          ++inputs;
+          break;
+        }
+      }
+    }
+    QVERIFY(ops > 0);
+    QVERIFY(inputs >= 1);  // the block's input, made by the norm or dropout before it
+    for (const LayoutCluster& c : l.clusters) QVERIFY(c.scope != attn);
+    for (const LayoutEdge& e : l.edges) QVERIFY(e.from >= 0 && e.to >= 0 && e.from != e.to);
+    // The whole graph's drawing has more boxes; the DOT text has no frame for the focus.
+    QVERIFY(layoutGraph(bert_, tree, state).boxes.size() > l.boxes.size());
+    QVERIFY(layoutDot(bert_, tree, state, options).find("cluster_s" + std::to_string(attn) + " ") ==
+            std::string::npos);
   }
 
   void cancel() {
@@ -444,12 +498,12 @@ class TestGraphLayout : public QObject {
   }
 
   void largeSynthetic() {
-    ir::Graph g = syntheticGraph(400);  // 2,000 ops, 1,600 scopes below the root
+    ir::Graph g = syntheticGraph(400);  // 2,000 ops, 1,601 scopes below the root
     QCOMPARE(g.nodes.size(), size_t{2000});
     ScopeTree tree(g);
     CollapseState state(tree);
     for (const Scope& s : tree.scopes())
-      if (s.depth == 1) state.setExpanded(s.id, true);  // 400 blocks, each of three boxes
+      if (s.depth <= 2) state.setExpanded(s.id, true);  // `blocks`, 400 blocks of three boxes
     Layout l = layoutGraph(g, tree, state);
     std::string failure = checkInvariants(g, tree, state, {}, l);
     QVERIFY2(failure.empty(), failure.c_str());

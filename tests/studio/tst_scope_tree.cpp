@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/studio/core/graph/graph_layout.h"
 #include "app/studio/core/graph/scope_tree.h"
 #include "engine/import/importer.h"
 #include "engine/ir/graph.h"
@@ -65,15 +66,19 @@ class TestScopeTree : public QObject {
     QCOMPARE(root.label, std::string("(top)"));
     QCOMPARE(root.parent, -1);
     QCOMPARE(root.depth, 0);
-    // Top-level children in order of first appearance, list indices joined to their parent.
+    // Top-level children in order of first appearance; the ModuleList `layers` is a scope, its
+    // blocks (labelled with the list's name) are its children.
     QCOMPARE(childPaths(t, kRootScope),
-             (std::vector<std::string>{"tokens", "positions", "norm", "dropout", "layers.0",
-                                       "layers.1", "head"}));
+             (std::vector<std::string>{"tokens", "positions", "norm", "dropout", "layers",
+                                       "head"}));
+    const ScopeId layers = t.find("layers");
+    QVERIFY(layers > 0);
+    QCOMPARE(childPaths(t, layers), (std::vector<std::string>{"layers.0", "layers.1"}));
     ScopeId layer0 = t.find("layers.0");
     QVERIFY(layer0 > 0);
     QCOMPARE(t.scope(layer0).label, std::string("layers.0"));
-    QCOMPARE(t.scope(layer0).depth, 1);
-    QCOMPARE(t.find("layers"), -1);
+    QCOMPARE(t.scope(layer0).parent, layers);
+    QCOMPARE(t.scope(layer0).depth, 2);
     QCOMPARE(t.find("nonexistent"), -1);
     ScopeId attn = t.find("layers.0.attn");
     ScopeId q = t.find("layers.0.attn.q");
@@ -81,7 +86,7 @@ class TestScopeTree : public QObject {
     QCOMPARE(t.scope(q).parent, attn);
     QCOMPARE(t.scope(attn).parent, layer0);
     QCOMPARE(t.scope(q).label, std::string("q"));
-    QCOMPARE(t.scope(q).depth, 3);
+    QCOMPARE(t.scope(q).depth, 4);
     QCOMPARE(childPaths(t, attn).front(), std::string("layers.0.attn.q"));
     QVERIFY(t.contains(kRootScope, q));
     QVERIFY(t.contains(layer0, q));
@@ -110,23 +115,26 @@ class TestScopeTree : public QObject {
     QVERIFY(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
   }
 
-  // A scope's totals are ir::summarize's row for that scope at the scope's depth.
+  // A scope's totals are the sum of ir::summarize's full-scope rows inside it.
   void bertTotalsMatchSummary() {
     ScopeTree t(bert_);
+    const ir::GraphSummary sum = ir::summarize(bert_, -1);
     for (const Scope& s : t.scopes()) {
-      ir::GraphSummary sum = ir::summarize(bert_, s.depth);
-      const ir::ScopeSummary* row = &sum.total;
-      if (s.id != kRootScope) {
-        auto it = std::find_if(sum.scopes.begin(), sum.scopes.end(),
-                               [&](const ir::ScopeSummary& r) { return r.scope == s.path; });
-        QVERIFY2(it != sum.scopes.end(), s.path.c_str());
-        row = &*it;
-      }
-      QCOMPARE(s.opCount, row->nodes);
-      QCOMPARE(s.parameters, row->parameters);
-      QCOMPARE(s.parameterBytes, row->parameterBytes);
-      QCOMPARE(s.flops, row->flops);
-      QCOMPARE(s.activationBytes, row->activationBytes);
+      ir::ScopeSummary row;
+      for (const ir::ScopeSummary& r : sum.scopes)
+        if (s.id == kRootScope || r.scope == s.path || r.scope.starts_with(s.path + ".")) {
+          row.nodes += r.nodes;
+          row.parameters += r.parameters;
+          row.parameterBytes += r.parameterBytes;
+          row.flops += r.flops;
+          row.activationBytes += r.activationBytes;
+        }
+      QVERIFY2(row.nodes > 0 || row.parameters > 0, s.path.c_str());
+      QCOMPARE(s.opCount, row.nodes);
+      QCOMPARE(s.parameters, row.parameters);
+      QCOMPARE(s.parameterBytes, row.parameterBytes);
+      QCOMPARE(s.flops, row.flops);
+      QCOMPARE(s.activationBytes, row.activationBytes);
     }
     QCOMPARE(t.scope(kRootScope).opCount, static_cast<int>(bert_.nodes.size()));
     QCOMPARE(t.scope(kRootScope).parameters, bert_.parameterCount());
@@ -152,14 +160,16 @@ class TestScopeTree : public QObject {
   void collapseState() {
     ScopeTree t(bert_);
     CollapseState st(t);
-    ScopeId layer0 = t.find("layers.0"), attn = t.find("layers.0.attn"),
-            q = t.find("layers.0.attn.q");
+    ScopeId layers = t.find("layers"), layer0 = t.find("layers.0"),
+            attn = t.find("layers.0.attn"), q = t.find("layers.0.attn.q");
     ir::NodeId qNode = t.scope(q).nodes.at(0);
     ir::NodeId topNode = t.scope(kRootScope).nodes.at(0);
 
     QVERIFY(st.expanded(kRootScope));
     QVERIFY(!st.expanded(layer0));
     QCOMPARE(st.representative(t, topNode), -1);  // the top level is always shown
+    QCOMPARE(st.representative(t, qNode), layers);
+    st.setExpanded(layers, true);
     QCOMPARE(st.representative(t, qNode), layer0);
     st.setExpanded(layer0, true);
     QCOMPARE(st.representative(t, qNode), attn);
@@ -175,6 +185,7 @@ class TestScopeTree : public QObject {
     st.collapseAll();
     QVERIFY(st == CollapseState(t));
     st.reveal(t, q);
+    QVERIFY(st.expanded(layers));
     QVERIFY(st.expanded(layer0));
     QVERIFY(st.expanded(attn));
     QVERIFY(!st.expanded(q));
@@ -220,6 +231,108 @@ class TestScopeTree : public QObject {
     // bert-tiny shows 11 ops and scopes at the top level: it opens collapsed.
     const ScopeTree bert(bert_);
     QVERIFY(CollapseState::opening(bert, bert_) == CollapseState(bert));
+  }
+
+  // A U-Net written with nn.Sequential blocks, wrapped in `m` with the loss beside it (issue 31):
+  // the children of each Sequential ("m.d1.0", "m.d1.1", ...) sit under one scope "m.d1", so the
+  // collapsed drawing shows one box per block, not every op.
+  void sequentialChildrenGrouped() {
+    ir::Graph g;
+    ir::ValueId v = g.addValue(ir::ValueKind::Input, "x", {2, 3, 16, 16}, ir::DType::Float32);
+    g.inputs.push_back(v);
+    for (const char* block : {"d1", "d2", "mid", "u2", "u1"}) {
+      v = addOp(g, "aten::_convolution", std::string("m.") + block + ".0", {v}, {2, 8, 16, 16});
+      v = addOp(g, "aten::batch_norm", std::string("m.") + block + ".1", {v}, {2, 8, 16, 16});
+      v = addOp(g, "aten::relu", std::string("m.") + block + ".2", {v}, {2, 8, 16, 16});
+      if (std::string(block) == "d1") v = addOp(g, "aten::max_pool2d", "m.p1", {v}, {2, 8, 8, 8});
+    }
+    v = addOp(g, "aten::cat", "m", {v, v}, {2, 16, 16, 16});
+    addOp(g, "aten::cross_entropy_loss", "loss", {v}, {});
+    const ScopeTree t(g);
+    const ScopeId m = t.find("m"), d1 = t.find("m.d1");
+    QVERIFY(m > 0 && d1 > 0);
+    QCOMPARE(childPaths(t, m),
+             (std::vector<std::string>{"m.d1", "m.p1", "m.d2", "m.mid", "m.u2", "m.u1"}));
+    QCOMPARE(childPaths(t, d1), (std::vector<std::string>{"m.d1.0", "m.d1.1", "m.d1.2"}));
+    QCOMPARE(t.scope(t.find("m.d1.1")).label, std::string("d1.1"));
+    QCOMPARE(t.scope(d1).opCount, 3);
+    // Blocks of the same ops and shapes share a key; the index does not enter it.
+    QCOMPARE(t.scope(d1).structureKey, t.scope(t.find("m.d2")).structureKey);
+    QCOMPARE(t.wrapper(), m);  // every parameter and all but one op: the summary descends into it
+
+    // Opening (and Collapse All) shows m's blocks, each one box: 6 in m, its cat, and the loss.
+    const CollapseState opening = CollapseState::opening(t, g);
+    QVERIFY(opening.expanded(m));
+    QVERIFY(!opening.expanded(d1));
+    QCOMPARE(opening.drawnBoxes(t, g), 8);
+    const Layout l = layoutGraph(g, t, opening);
+    int scopeBoxes = 0;
+    for (const LayoutBox& b : l.boxes) scopeBoxes += b.kind == LayoutBox::Kind::CollapsedScope;
+    QCOMPARE(scopeBoxes, 7);  // d1, p1, d2, mid, u2, u1 and the loss module
+  }
+
+  // Chains of scopes that run no op of their own and hold one child each are one scope, one box,
+  // one double-click: named by the chain, found by every path in it.
+  void chainsMerge() {
+    ir::Graph g;
+    ir::ValueId v = g.addValue(ir::ValueKind::Input, "x", {4, 16}, ir::DType::Float32);
+    g.inputs.push_back(v);
+    for (int i = 0; i < 3; ++i)
+      for (const char* part : {"0", "1", "2"})
+        v = addOp(g, "aten::linear", "blocks.0.layers." + std::to_string(i) + "." + part, {v},
+                  {4, 16});
+    v = addOp(g, "aten::linear", "head", {v}, {4, 4});
+    addOp(g, "aten::cross_entropy_loss", "", {v}, {});
+    const ScopeTree t(g);
+    QCOMPARE(childPaths(t, kRootScope), (std::vector<std::string>{"blocks.0.layers", "head"}));
+    const ScopeId chain = t.find("blocks.0.layers");
+    QVERIFY(chain > 0);
+    QCOMPARE(t.find("blocks"), chain);
+    QCOMPARE(t.find("blocks.0"), chain);
+    QCOMPARE(t.scope(chain).label, std::string("blocks.0/layers"));
+    QCOMPARE(t.scope(chain).outerPath, std::string("blocks"));
+    QCOMPARE(t.scope(chain).depth, 1);
+    QCOMPARE(t.scope(chain).opCount, 9);
+    QCOMPARE(childPaths(t, chain), (std::vector<std::string>{"blocks.0.layers.0",
+                                                             "blocks.0.layers.1",
+                                                             "blocks.0.layers.2"}));
+    QCOMPARE(t.scope(t.find("blocks.0.layers.1.2")).label, std::string("layers.1.2"));
+    // One expansion shows the layers.
+    CollapseState st(t);
+    st.setExpanded(chain, true);
+    QCOMPARE(st.drawnBoxes(t, g), 5);  // three layers, head, the loss
+    // The chain holds 9 of 11 ops, every parameter (none here), and is the only child with more
+    // than one op: the model's wrapper.
+    QCOMPARE(t.wrapper(), chain);
+
+    // A chain ending in a single op ("attn" holding only "attn.out") is one scope too.
+    ir::Graph h;
+    ir::ValueId y = h.addValue(ir::ValueKind::Input, "y", {2}, ir::DType::Float32);
+    h.inputs.push_back(y);
+    y = addOp(h, "aten::relu", "attn.out", {y}, {2});
+    addOp(h, "aten::relu", "", {y}, {2});
+    const ScopeTree th(h);
+    QCOMPARE(th.size(), 2);
+    QCOMPARE(th.scope(1).label, std::string("attn/out"));
+    QCOMPARE(th.wrapper(), kRootScope);  // no child with more than one op
+  }
+
+  // A ModuleList looped over with its parent's ops between the entries (mlp-tiny's `hidden`:
+  // linear, then the parent's relu, then the next linear) is no scope: one box for it would feed
+  // itself through the relu. Its entries stay in the parent.
+  void loopedModuleListStaysFlat() {
+    ir::Graph g;
+    ir::ValueId v = g.addValue(ir::ValueKind::Input, "x", {4}, ir::DType::Float32);
+    g.inputs.push_back(v);
+    for (int i = 0; i < 2; ++i) {
+      v = addOp(g, "aten::linear", "hidden." + std::to_string(i), {v}, {4});
+      v = addOp(g, "aten::relu", "", {v}, {4});
+    }
+    const ScopeTree t(g);
+    QCOMPARE(t.find("hidden"), -1);
+    QCOMPARE(childPaths(t, kRootScope), (std::vector<std::string>{"hidden.0", "hidden.1"}));
+    QCOMPARE(t.scope(t.find("hidden.1")).label, std::string("hidden.1"));
+    QCOMPARE(t.scope(t.find("hidden.1")).depth, 1);
   }
 
   void handBuilt() {

@@ -95,18 +95,45 @@ Scene buildScene(const ir::Graph& g, const ScopeTree& tree, const CollapseState&
     return static_cast<int>(sc.boxes.size()) - 1;
   };
 
+  const ScopeId focus = options.focus > kRootScope && options.focus < tree.size() ? options.focus
+                                                                                   : kRootScope;
+  auto inFocus = [&](ir::NodeId n) {
+    return focus == kRootScope || tree.contains(focus, tree.scopeOfNode(n));
+  };
   std::map<ir::ValueId, int> inputBox;
   if (options.showInputs) {
+    auto addInput = [&](ir::ValueId v, std::string title) {
+      const ir::Value& val = g.value(v);
+      inputBox[v] = addBox({LayoutBox::Kind::Input, v, std::move(title),
+                            ir::formatShape(val.shape), {}},
+                           "i" + std::to_string(v), focus);
+    };
     for (ir::ValueId v : g.inputs) {
       const ir::Value& val = g.value(v);
-      inputBox[v] = addBox({LayoutBox::Kind::Input, v, val.name, ir::formatShape(val.shape), {}},
-                           "i" + std::to_string(v), kRootScope);
+      if (focus == kRootScope ||
+          std::any_of(val.users.begin(), val.users.end(), [&](ir::NodeId u) { return inFocus(u); }))
+        addInput(v, val.name);
+    }
+    if (focus != kRootScope) {
+      // Values made outside the focused scope and read inside it, in order of first reader, named
+      // by the op that makes them.
+      for (const ir::Node& n : g.nodes) {
+        if (!inFocus(n.id)) continue;
+        for (ir::ValueId v : n.tensorInputs()) {
+          const ir::Value& val = g.value(v);
+          if (val.kind != ir::ValueKind::Activation || val.producer == ir::kNone ||
+              inFocus(val.producer) || inputBox.count(v))
+            continue;
+          addInput(v, shortOp(g.node(val.producer).op) + " (outside)");
+        }
+      }
     }
   }
 
   std::vector<int> nodeBox(g.nodes.size(), -1);
   std::map<ScopeId, int> scopeBox;
   for (const ir::Node& n : g.nodes) {
+    if (!inFocus(n.id)) continue;
     ScopeId rep = state.representative(tree, n.id);
     if (rep < 0) {
       std::string detail = n.outputs.empty() ? "" : ir::formatShape(g.value(n.outputs[0]).shape);
@@ -129,14 +156,14 @@ Scene buildScene(const ir::Graph& g, const ScopeTree& tree, const CollapseState&
   std::map<std::pair<int, int>, size_t> edgeOf;
   for (const ir::Node& n : g.nodes) {
     int to = nodeBox[static_cast<size_t>(n.id)];
+    if (to < 0) continue;  // outside the focus
     for (ir::ValueId v : n.tensorInputs()) {
       const ir::Value& val = g.value(v);
       int from = -1;
-      if (val.kind == ir::ValueKind::Activation && val.producer != ir::kNone) {
+      if (auto it = inputBox.find(v); it != inputBox.end()) {
+        from = it->second;
+      } else if (val.kind == ir::ValueKind::Activation && val.producer != ir::kNone) {
         from = nodeBox[static_cast<size_t>(val.producer)];
-      } else if (val.kind == ir::ValueKind::Input) {
-        auto it = inputBox.find(v);
-        if (it != inputBox.end()) from = it->second;
       }
       if (from < 0 || from == to) continue;
       auto [it, inserted] = edgeOf.try_emplace({from, to}, sc.edges.size());
@@ -170,11 +197,14 @@ std::string inches(double points) {
 }
 
 std::string dotText(const Scene& sc, const ScopeTree& tree, const LayoutOptions& options) {
+  // The focused scope is drawn as the top level: no frame.
+  const ScopeId top = options.focus > kRootScope && options.focus < tree.size() ? options.focus
+                                                                              : kRootScope;
   // Which expanded scopes frame something, and what each one holds directly, in order of the
   // first box they contain.
   std::vector<int> firstBox(static_cast<size_t>(tree.size()), -1);
   for (int b = 0; b < static_cast<int>(sc.boxes.size()); ++b)
-    for (ScopeId s = sc.parentOf[static_cast<size_t>(b)]; s > kRootScope;
+    for (ScopeId s = sc.parentOf[static_cast<size_t>(b)]; s > kRootScope && s != top;
          s = tree.scope(s).parent) {
       if (firstBox[static_cast<size_t>(s)] >= 0)
         break;  // set by an earlier box, as are its parents
@@ -237,7 +267,7 @@ std::string dotText(const Scene& sc, const ScopeTree& tree, const LayoutOptions&
       out += ", width=" + inches(boxWidth(b)) + ", height=" + inches(boxHeight(b)) + "];\n";
     }
   };
-  emit(emit, kRootScope, 1);
+  emit(emit, top, 1);
 
   for (const LayoutEdge& e : sc.edges)
     out += "  " + sc.names[static_cast<size_t>(e.from)] + " -> " +

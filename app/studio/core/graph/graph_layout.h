@@ -20,6 +20,10 @@ struct LayoutOptions {
   // Draw forward's inputs as boxes of their own (parameters, buffers and constants are never
   // drawn: they are listed in the properties of the ops that use them, as Netron does).
   bool showInputs = true;
+  // "Show only this scope": only the ops inside this scope's subtree are drawn (the scope and its
+  // ancestors must be expanded in the collapse state); values they read from outside it are drawn
+  // as input boxes (Kind::Input, id the value), and the scope gets no frame of its own.
+  ScopeId focus = kRootScope;
 };
 
 struct PointF {
@@ -31,7 +35,8 @@ struct RectF {
   bool operator==(const RectF&) const = default;
 };
 
-// One drawn box: an op node, a collapsed scope, or a graph input.
+// One drawn box: an op node, a collapsed scope, or a graph input (with a focus, also a value read
+// from outside the focused scope).
 struct LayoutBox {
   enum class Kind { Op, CollapsedScope, Input };
   Kind kind = Kind::Op;

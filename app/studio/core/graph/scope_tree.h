@@ -1,9 +1,16 @@
 // The module-scope hierarchy of an imported graph, and which scopes the user has expanded.
 //
-// Scopes follow ir::truncateScope's components: a numeric component (a ModuleList or Sequential
-// index) stays with its parent, so "encoder.layers.3.self_attn" has the ancestors "encoder",
-// "encoder.layers.3" and itself, and the blocks of a ModuleList are siblings under "encoder".
-// Scope 0 is the root (the top level, path ""). Every node belongs to exactly one scope, its
+// Every dotted component of a node's scope is a level, list and Sequential indices included: the
+// children of an nn.Sequential `d1` ("d1.0", "d1.1", ...) sit under a scope "d1", as the blocks of
+// a ModuleList "encoder.layers" sit under "encoder.layers", so collapsing groups every module.
+// An index is labelled with the name before it ("layers.3", "d1.0"). The exception: a container
+// (no op of its own, only indexed children) whose ops do not run as one stretch of the graph (a
+// ModuleList looped over with its parent's ops between the entries) is no scope, since its box
+// would feed itself through those ops; its entries sit in its parent, and find() does not know it.
+// A chain of scopes that run no op of their own and hold one child scope each is one scope (one
+// box, one click to open): it keeps the innermost path (where its ops are), outerPath is the
+// outermost, and its label names the chain ("blocks.0/layers"). find() knows every path of the
+// chain. Scope 0 is the root (the top level, path ""). Every node belongs to exactly one scope, its
 // deepest (Node::scope); a scope's totals cover its whole subtree.
 #pragma once
 
@@ -21,8 +28,9 @@ inline constexpr ScopeId kRootScope = 0;
 
 struct Scope {
   ScopeId id = 0;
-  std::string path;   // "encoder.layers.3" ("" for the root)
-  std::string label;  // last component as shown: "layers.3", "self_attn" ("(top)" for the root)
+  std::string path;       // "encoder.layers.3" ("" for the root); a chain's innermost path
+  std::string outerPath;  // a chain's outermost path ("blocks" for "blocks.0/layers"), else path
+  std::string label;      // as shown: "layers.3", "self_attn", "blocks.0/layers" ("(top)": root)
   ScopeId parent = -1;
   int depth = 0;                     // 0 for the root
   std::vector<ScopeId> children;     // in order of first appearance in the graph
@@ -47,10 +55,14 @@ class ScopeTree {
   const Scope& scope(ScopeId id) const { return scopes_.at(static_cast<size_t>(id)); }
   const std::vector<Scope>& scopes() const { return scopes_; }
   ScopeId scopeOfNode(ir::NodeId n) const { return nodeScope_.at(static_cast<size_t>(n)); }
-  // The scope with this exact path, or -1.
+  // The scope with this exact path (any path of a merged chain), or -1.
   ScopeId find(const std::string& path) const;
   // True when `ancestor` is `s` or one of its ancestors.
   bool contains(ScopeId ancestor, ScopeId s) const;
+  // The module the model is wrapped in, or the root: descending from the top while one child holds
+  // every parameter of its parent, more than half its ops, and is the only child with more than
+  // one op (a user's `model` with the loss beside it). The Model Summary counts depth from it.
+  ScopeId wrapper() const;
 
  private:
   std::vector<Scope> scopes_;

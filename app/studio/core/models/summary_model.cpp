@@ -10,13 +10,6 @@ namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
-// The depth at which truncateScope leaves `scope` whole.
-int fullDepth(const std::string& scope) {
-  int d = 0;
-  while (ir::truncateScope(scope, d) != scope) ++d;
-  return d;
-}
-
 }  // namespace
 
 SummaryModel::SummaryModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -24,18 +17,34 @@ SummaryModel::SummaryModel(QObject* parent) : QAbstractTableModel(parent) {}
 void SummaryModel::setGraph(std::shared_ptr<const ir::Graph> graph) {
   beginResetModel();
   m_graph = std::move(graph);
+  m_tree.reset();
+  m_wrapper = kRootScope;
   m_maxDepth = 0;
   if (m_graph) {
-    std::unordered_set<std::string> seen;
-    auto visit = [&](const std::string& scope) {
-      if (seen.insert(scope).second) m_maxDepth = std::max(m_maxDepth, fullDepth(scope));
-    };
-    for (const ir::Node& n : m_graph->nodes) visit(n.scope);
-    for (ir::ValueId p : m_graph->parameters)
-      visit(std::string(ir::ownerScope(m_graph->value(p).name)));
+    m_tree = std::make_unique<ScopeTree>(*m_graph);
+    m_wrapper = m_tree->wrapper();
+    const int base = m_tree->scope(m_wrapper).depth;
+    for (const Scope& sc : m_tree->scopes())
+      m_maxDepth = std::max(m_maxDepth, m_tree->contains(m_wrapper, sc.id) && sc.id != m_wrapper
+                                            ? sc.depth - base
+                                            : sc.depth);
   }
   recompute();
   endResetModel();
+}
+
+QString SummaryModel::wrapperPath() const {
+  return m_tree ? qs(m_tree->scope(m_wrapper).path) : QString();
+}
+
+ScopeId SummaryModel::rowScope(ScopeId s) const {
+  if (m_depth < 0) return s;
+  if (m_depth == 0) return kRootScope;
+  const int base = m_wrapper != kRootScope && m_tree->contains(m_wrapper, s) && s != m_wrapper
+                       ? m_tree->scope(m_wrapper).depth
+                       : 0;
+  while (m_tree->scope(s).depth > base + m_depth) s = m_tree->scope(s).parent;
+  return s;
 }
 
 void SummaryModel::setDepth(int depth) {
@@ -48,7 +57,39 @@ void SummaryModel::setDepth(int depth) {
 }
 
 void SummaryModel::recompute() {
-  m_summary = m_graph ? ir::summarize(*m_graph, m_depth) : ir::GraphSummary{};
+  m_summary = ir::GraphSummary{};
+  if (!m_graph || !m_tree) return;
+  // The totals and value counts as ir::summarize has them; the rows from the scope tree.
+  m_summary = ir::summarize(*m_graph, 0);
+  m_summary.depth = m_depth;
+  m_summary.scopes.clear();
+  std::vector<int> rowOf(static_cast<size_t>(m_tree->size()), -1);
+  auto row = [&](ScopeId s) -> ir::ScopeSummary& {
+    const ScopeId r = rowScope(s);
+    int& index = rowOf[static_cast<size_t>(r)];
+    if (index < 0) {
+      index = static_cast<int>(m_summary.scopes.size());
+      m_summary.scopes.emplace_back();
+      m_summary.scopes.back().scope = m_tree->scope(r).path;
+    }
+    return m_summary.scopes[static_cast<size_t>(index)];
+  };
+  for (const ir::Node& n : m_graph->nodes) {
+    ir::ScopeSummary& r = row(m_tree->scopeOfNode(n.id));
+    r.flops += n.cost.flops;
+    r.activationBytes += n.cost.bytesWritten;
+    ++r.nodes;
+    std::string_view op = n.op;
+    if (op.starts_with("aten::")) op.remove_prefix(6);
+    ++r.opCounts[std::string(op)];
+  }
+  for (ir::ValueId id : m_graph->parameters) {
+    const ir::Value& p = m_graph->value(id);
+    const ScopeId owner = m_tree->find(std::string(ir::ownerScope(p.name)));
+    ir::ScopeSummary& r = row(owner >= 0 ? owner : kRootScope);
+    r.parameters += p.numel();
+    r.parameterBytes += p.bytes();
+  }
 }
 
 int SummaryModel::totalRow() const {

@@ -1,14 +1,20 @@
-// The per-scope model summary `hap inspect` prints, as a table model (issue 17, item 4).
+// The per-scope model summary, as a table model (issue 17, item 4; issue 31).
 //
-// One row per module scope truncated to the current depth (ir::summarize), in order of first
-// appearance in the graph, then one totals row, always the last source row. SummaryProxyModel
-// sorts numerically by SortRole and keeps the totals row last in either order.
+// One row per module scope of the graph's ScopeTree at the current depth, in order of first
+// appearance in the graph (nodes first, then parameters, as ir::summarize orders them), then one
+// totals row, always the last source row. Depths count the tree's levels as the graph view draws
+// them: the children of an nn.Sequential are one level below it, a chain of single-child scopes is
+// one level, and inside a model wrapped in one module (ScopeTree::wrapper: a user's `model` with
+// the loss beside it) depth 1 is the wrapper's children, not the wrapper. Depth 0 is one row for
+// the whole model, -1 every scope whole. SummaryProxyModel sorts numerically by SortRole and keeps
+// the totals row last in either order.
 #pragma once
 
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
 #include <memory>
 
+#include "app/studio/core/graph/scope_tree.h"
 #include "engine/ir/graph.h"
 #include "engine/ir/summary.h"
 
@@ -39,12 +45,15 @@ class SummaryModel : public QAbstractTableModel {
 
   // Replaces the graph (nullptr clears the table) and recomputes at the current depth.
   void setGraph(std::shared_ptr<const ir::Graph> graph);
-  // Truncation depth of the rows, as `hap inspect --depth`: -1 full scopes, 0 one row.
+  // Depth of the rows: -1 every scope, 0 one row, d: the scopes d levels below the top (below
+  // the wrapper, inside it).
   void setDepth(int depth);
   int depth() const { return m_depth; }
   // The smallest depth at which no scope is truncated any more (0 for a graph without scopes):
   // every depth >= maxDepth() gives the same rows as -1.
   int maxDepth() const { return m_maxDepth; }
+  // The module depth counts from (ScopeTree::wrapper), "" for the top level.
+  QString wrapperPath() const;
 
   const ir::GraphSummary& summary() const { return m_summary; }
   // The source row of the totals row, or -1 when there is no graph.
@@ -63,7 +72,12 @@ class SummaryModel : public QAbstractTableModel {
   void recompute();
   const ir::ScopeSummary& rowSummary(int row) const;
 
+  // The scope standing for `s` at the current depth.
+  ScopeId rowScope(ScopeId s) const;
+
   std::shared_ptr<const ir::Graph> m_graph;
+  std::unique_ptr<ScopeTree> m_tree;
+  ScopeId m_wrapper = kRootScope;
   ir::GraphSummary m_summary;
   int m_depth = 1;
   int m_maxDepth = 0;
