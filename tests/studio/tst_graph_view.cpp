@@ -253,8 +253,8 @@ class TestGraphView : public QObject {
         ++highlighted;
     QVERIFY(highlighted >= 1);
 
-    // A collapsed scope, then a graph input.
-    const ScopeId layer = m_tree->find("layers.1");
+    // A collapsed scope (the ModuleList of layers), then a graph input.
+    const ScopeId layer = m_tree->find("layers");
     centre = m_view->scopeBoxCentre(layer);
     QVERIFY(centre);
     QTest::mouseClick(m_view->viewport(), Qt::LeftButton, {}, onScreen(*centre));
@@ -276,7 +276,7 @@ class TestGraphView : public QObject {
 
   void doubleClickExpandsAndCollapses() {
     QVERIFY(openBert());
-    const ScopeId layer = m_tree->find("layers.0");
+    const ScopeId layer = m_tree->find("layers");
     auto centre = m_view->scopeBoxCentre(layer);
     QVERIFY(centre);
     const QPoint before = onScreen(*centre);
@@ -359,6 +359,7 @@ class TestGraphView : public QObject {
     m_view->setExpanded(l1, true);
     m_view->expandAll();
     m_view->collapseAll();
+    m_view->setExpanded(m_tree->find("layers"), true);
     m_view->setExpanded(l1, true);
     QVERIFY(m_view->layoutBusy());
     QVERIFY(finished.wait(kLayoutTimeoutMs));
@@ -433,6 +434,7 @@ class TestGraphView : public QObject {
 
   void exports() {
     QVERIFY(openBert());
+    m_view->setExpanded(m_tree->find("layers"), true);
     m_view->setExpanded(m_tree->find("layers.0"), true);
     QVERIFY(waitForLayout());
     QTemporaryDir dir;
@@ -751,6 +753,7 @@ class TestGraphView : public QObject {
 
     // A collapsed scope: the union of its nodes' variants; its subtree's pattern.
     m_view->collapseAll();
+    m_view->setExpanded(m_tree->find("layers"), true);
     QVERIFY(waitForLayout());
     const ScopeId layer = m_tree->find("layers.1");
     std::set<std::string> inLayer;
@@ -822,7 +825,7 @@ class TestGraphView : public QObject {
   void highlightNodesMarksBoxes() {
     QVERIFY(openBert());
     const ir::NodeId loss = m_bert->value(m_bert->loss).producer;
-    const ScopeId layer = m_tree->find("layers.0");
+    const ScopeId layer = m_tree->find("layers");  // collapsed, it holds the node
     const ir::NodeId inLayer = firstNodeIn("layers.0.attn");
     m_view->highlightNodes({inLayer, loss});
     const Layout& l = *m_view->currentLayout();

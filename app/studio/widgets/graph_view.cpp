@@ -1,6 +1,9 @@
 #include "app/studio/widgets/graph_view.h"
 
+#include <QAction>
 #include <QApplication>
+#include <QFileInfo>
+#include <QKeyEvent>
 #include <QContextMenuEvent>
 #include <QElapsedTimer>
 #include <QFile>
@@ -19,6 +22,8 @@
 #include <set>
 
 #include "app/studio/core/jobs/layout_job.h"
+#include "app/studio/widgets/graph_breadcrumbs.h"
+#include "app/studio/widgets/graph_minimap.h"
 #include "app/studio/widgets/graph_scene_item.h"
 
 namespace hap::studio {
@@ -220,6 +225,22 @@ GraphView::GraphView(QWidget* parent)
       "QLabel { background: rgba(32,33,36,200); color: white; border-radius: 4px;"
       " padding: 3px 8px; }"));
   m_busyLabel->hide();
+  m_minimap = new GraphMinimap(this);
+  m_breadcrumbs = new GraphBreadcrumbs(this);
+  setViewportMargins(0, m_breadcrumbs->sizeHint().height(), 0, 0);
+  connect(m_breadcrumbs, &GraphBreadcrumbs::crumbClicked, this, [this](int i) {
+    if (i >= 0 && i < static_cast<int>(m_trail.scopes.size()))
+      setFocusScope(m_trail.scopes[static_cast<size_t>(i)]);
+  });
+  // The keys are the view's own (keyPressEvent); the text shows them in menus.
+  m_focusAction = new QAction(tr("Show Only This Scope") + QStringLiteral("\tF"), this);
+  m_focusAction->setObjectName(QStringLiteral("graph.focusScope"));
+  m_focusAction->setEnabled(false);
+  connect(m_focusAction, &QAction::triggered, this, &GraphView::focusSelection);
+  m_unfocusAction = new QAction(tr("Show Whole Graph") + QStringLiteral("\tEsc"), this);
+  m_unfocusAction->setObjectName(QStringLiteral("graph.unfocus"));
+  m_unfocusAction->setEnabled(false);
+  connect(m_unfocusAction, &QAction::triggered, this, [this] { setFocusScope(kRootScope); });
 
   connect(m_job, &LayoutJob::layoutReady, this, &GraphView::onLayoutReady);
   connect(m_job, &LayoutJob::busyChanged, this, [this](bool busy) {
@@ -253,6 +274,7 @@ void GraphView::setGraph(std::shared_ptr<const ir::Graph> graph,
   const bool sameGraph = graph == m_graph;
   m_graph = std::move(graph);
   m_tree = std::move(tree);
+  m_options.focus = kRootScope;
   m_state = CollapseState::opening(*m_tree, *m_graph);
   m_layoutState = m_pendingState = m_state;
   dropDrawing();
@@ -291,13 +313,16 @@ void GraphView::clear() {
   m_ruleVariants.reset();
   m_variantsFor = nullptr;
   m_colouring = NodeColouring();
+  m_options.focus = kRootScope;
   setSelectionInternal({}, true);
   refreshLegend();
+  m_minimap->refresh();
 }
 
 // ---- layout requests ----------------------------------------------------------------------------
 
 void GraphView::requestLayout(Anchor anchor) {
+  m_relayout = false;
   if (!m_graph) return;
   m_pendingAnchor = anchor;
   m_pendingState = m_state;
@@ -305,7 +330,7 @@ void GraphView::requestLayout(Anchor anchor) {
 }
 
 void GraphView::changeState(const CollapseState& next, Anchor anchor) {
-  if (!(next == m_state)) {
+  if (!(next == m_state) || m_relayout) {
     m_state = next;
     requestLayout(anchor);
   } else if (m_job->busy()) {
@@ -332,6 +357,8 @@ void GraphView::showLayout(std::shared_ptr<const Layout> layout) {
   m_pendingAnchor = {};
   applyAnchor(anchor);
   refreshLegend();
+  m_minimap->refresh();
+  updateBreadcrumbs();
   // The variant names of "Compute under variant": once per graph, after the first drawing so as
   // not to compete with it.
   if (!m_ruleVariants && m_variantsFor != m_graph.get()) startRuleVariants();
@@ -500,6 +527,8 @@ void GraphView::setSelectionInternal(Selection s, bool emitSignal) {
   const bool changed = !(s == m_selection);
   m_selection = s;
   applySelection();
+  updateBreadcrumbs();
+  updateFocusActions();
   if (changed && emitSignal) Q_EMIT selectionChanged(m_selection);
 }
 
@@ -569,6 +598,7 @@ void GraphView::select(Selection selection) {
       return;
     case Selection::Kind::Scope: {
       if (selection.id < 0 || selection.id >= m_tree->size()) return;
+      leaveFocusUnlessInside(selection.id);
       CollapseState next = m_state;
       next.reveal(*m_tree, selection.id);
       setSelectionInternal(selection, true);
@@ -592,8 +622,9 @@ void GraphView::highlightValue(ir::ValueId value) {
 
 void GraphView::reveal(ir::NodeId node) {
   if (!m_graph || !m_tree || node < 0 || node >= static_cast<int>(m_graph->nodes.size())) return;
-  CollapseState next = m_state;
   const ScopeId s = m_tree->scopeOfNode(node);
+  leaveFocusUnlessInside(s);
+  CollapseState next = m_state;
   next.reveal(*m_tree, s);
   if (s != kRootScope) next.setExpanded(s, true);
   setSelectionInternal(Selection::node(node), true);
@@ -604,15 +635,73 @@ void GraphView::reveal(ir::NodeId node) {
 
 void GraphView::setExpanded(ScopeId scope, bool expanded) {
   if (!m_tree || scope <= kRootScope || scope >= m_tree->size()) return;
+  // Collapsing the focused scope or one around it shows the whole graph again.
+  if (!expanded) leaveFocusUnlessInside(m_tree->scope(scope).parent);
   CollapseState next = m_state;
   next.setExpanded(scope, expanded);
   changeState(next, anchorForScope(scope));
+}
+
+void GraphView::leaveFocusUnlessInside(ScopeId s) {
+  if (!m_tree || m_options.focus == kRootScope || m_tree->contains(m_options.focus, s)) return;
+  m_options.focus = kRootScope;
+  m_relayout = true;  // the caller's changeState draws the whole graph
+  Q_EMIT focusScopeChanged(kRootScope);
+  updateFocusActions();
+}
+
+void GraphView::setFocusScope(ScopeId scope) {
+  if (!m_tree || !m_graph) return;
+  if (scope < 0 || scope >= m_tree->size()) scope = kRootScope;
+  if (scope == m_options.focus) return;
+  const ScopeId previous = m_options.focus;
+  m_options.focus = scope;
+  m_state = focusState(*m_tree, m_state, scope);
+  // Into a scope: fit it; back out: the scope left, where the user was.
+  requestLayout(scope != kRootScope ? Anchor{Anchor::Kind::Fit}
+                                    : Anchor{Anchor::Kind::Scope, previous, true});
+  updateBreadcrumbs();
+  updateFocusActions();
+  Q_EMIT focusScopeChanged(scope);
+}
+
+void GraphView::focusSelection() {
+  if (!m_tree) return;
+  const ScopeId s = focusScopeFor(*m_tree, m_selection);
+  if (s != kRootScope) setFocusScope(s);
+}
+
+void GraphView::updateFocusActions() {
+  const bool graph = m_tree && m_graph;
+  m_focusAction->setEnabled(graph && focusScopeFor(*m_tree, m_selection) != kRootScope &&
+                            focusScopeFor(*m_tree, m_selection) != m_options.focus);
+  m_unfocusAction->setEnabled(graph && m_options.focus != kRootScope);
+}
+
+void GraphView::updateBreadcrumbs() {
+  if (!m_tree || !m_graph) {
+    m_trail = {};
+    m_breadcrumbs->setTrail({}, 0);
+    return;
+  }
+  m_trail = studio::breadcrumbTrail(*m_tree, *m_graph, m_options.focus, m_selection);
+  QStringList labels;
+  for (ScopeId s : m_trail.scopes) {
+    if (s == kRootScope) {
+      const QString file = QFileInfo(QString::fromStdString(m_graph->sourceFile)).fileName();
+      labels << (file.isEmpty() ? tr("(top)") : file);
+    } else {
+      labels << QString::fromStdString(m_tree->scope(s).label);
+    }
+  }
+  m_breadcrumbs->setTrail(labels, m_trail.focusIndex);
 }
 
 void GraphView::expandAll() {
   if (!m_tree) return;
   CollapseState next = m_state;
   next.expandAll();
+  next = focusState(*m_tree, next, m_options.focus);
   Anchor anchor{Anchor::Kind::Fit};
   switch (m_selection.kind) {
     case Selection::Kind::None: break;
@@ -625,8 +714,10 @@ void GraphView::expandAll() {
 
 void GraphView::collapseAll() {
   if (!m_tree) return;
-  CollapseState next = m_state;
-  next.collapseAll();
+  // Every scope collapsed, then a model wrapped in one module opened as at first (its modules,
+  // not one box); inside a focus, its ancestors and itself stay open.
+  CollapseState next = m_graph ? CollapseState::opening(*m_tree, *m_graph) : m_state;
+  next = focusState(*m_tree, next, m_options.focus);
   changeState(next, {Anchor::Kind::Fit});
 }
 
@@ -641,6 +732,7 @@ void GraphView::collapseRepeatedBlocks() {
     if (s.id != kRootScope && s.opCount >= 2 && !s.structureKey.empty() &&
         count[s.structureKey] > 1)
       next.setExpanded(s.id, false);
+  next = focusState(*m_tree, next, m_options.focus);
   changeState(next, {Anchor::Kind::Fit});
 }
 
@@ -886,8 +978,20 @@ void GraphView::positionOverlays() {
   m_legend->move(vp.right() - m_legend->width() - 10, vp.top() + 10);
   m_busyLabel->adjustSize();
   m_busyLabel->move(vp.left() + 10, vp.top() + 10);
+  m_minimap->move(vp.right() - m_minimap->width() - 10, vp.bottom() - m_minimap->height() - 10);
+  m_breadcrumbs->setGeometry(0, 0, width(), vp.top());
   m_legend->raise();
   m_busyLabel->raise();
+  m_minimap->raise();
+}
+
+QRectF GraphView::visibleSceneRect() const {
+  return mapToScene(viewport()->rect()).boundingRect();
+}
+
+void GraphView::scrollContentsBy(int dx, int dy) {
+  QGraphicsView::scrollContentsBy(dx, dy);
+  m_minimap->refresh();
 }
 
 // ---- zoom ---------------------------------------------------------------------------------------
@@ -896,6 +1000,7 @@ void GraphView::zoomBy(qreal factor) {
   const qreal current = transform().m11();
   const qreal target = std::clamp(current * factor, kMinScale, kMaxScale);
   if (current > 0) scale(target / current, target / current);
+  m_minimap->refresh();
 }
 
 void GraphView::zoomIn() {
@@ -921,9 +1026,13 @@ void GraphView::fitToWindow() {
     scale(kMaxFitScale, kMaxFitScale);
     centerOn(r.center());
   }
+  m_minimap->refresh();
 }
 
-void GraphView::actualSize() { resetTransform(); }
+void GraphView::actualSize() {
+  resetTransform();
+  m_minimap->refresh();
+}
 
 QRectF GraphView::selectionRect() const {
   switch (m_selection.kind) {
@@ -959,6 +1068,7 @@ void GraphView::fitToSelection() {
     scale(2.0, 2.0);
     centerOn(r.center());
   }
+  m_minimap->refresh();
 }
 
 // ---- mouse --------------------------------------------------------------------------------------
@@ -1042,18 +1152,28 @@ void GraphView::contextMenuEvent(QContextMenuEvent* event) {
     if (box->kind() == LayoutBox::Kind::CollapsedScope) {
       const ScopeId s = box->id();
       menu.addAction(tr("Expand %1").arg(scopeName(s)), this, [this, s] { setExpanded(s, true); });
+      menu.addAction(tr("Show Only %1").arg(scopeName(s)) + QStringLiteral("\tF"), this, [this, s] { setFocusScope(s); });
       addPinMenu(menu, ir::kNone, s);
     } else if (box->kind() == LayoutBox::Kind::Op) {
       const ScopeId s = m_tree->scopeOfNode(box->id());
-      if (s != kRootScope)
+      if (s != kRootScope) {
         menu.addAction(tr("Collapse %1").arg(scopeName(s)), this,
                        [this, s] { setExpanded(s, false); });
+        if (s != m_options.focus)
+          menu.addAction(tr("Show Only %1").arg(scopeName(s)) + QStringLiteral("\tF"), this, [this, s] { setFocusScope(s); });
+      }
       addPinMenu(menu, box->id(), kRootScope);
     }
   } else if (item) {
     const ScopeId s = static_cast<GraphClusterItem*>(item)->scope();
     menu.addAction(tr("Collapse %1").arg(scopeName(s)), this, [this, s] { setExpanded(s, false); });
+    if (s != m_options.focus)
+      menu.addAction(tr("Show Only %1").arg(scopeName(s)) + QStringLiteral("\tF"), this, [this, s] { setFocusScope(s); });
     addPinMenu(menu, ir::kNone, s);
+  }
+  if (m_options.focus != kRootScope) {
+    menu.addSeparator();
+    menu.addAction(m_unfocusAction);
   }
   if (!menu.isEmpty()) menu.addSeparator();
   menu.addAction(tr("Expand All"), this, &GraphView::expandAll);
@@ -1065,16 +1185,117 @@ void GraphView::contextMenuEvent(QContextMenuEvent* event) {
 }
 
 void GraphView::keyPressEvent(QKeyEvent* event) {
-  if (event->key() == Qt::Key_Escape && !m_selection.empty()) {
-    setSelectionInternal({}, true);
-    event->accept();
-    return;
+  const bool plain = (event->modifiers() & ~Qt::KeypadModifier) == Qt::NoModifier;
+  if (event->key() == Qt::Key_Escape) {
+    if (m_options.focus != kRootScope) {
+      setFocusScope(kRootScope);
+      event->accept();
+      return;
+    }
+    if (!m_selection.empty()) {
+      setSelectionInternal({}, true);
+      event->accept();
+      return;
+    }
+  }
+  if (plain && m_layout && m_graph && m_tree) {
+    if (auto move = navigationMoveForKey(event->key(), m_options.direction)) {
+      navigate(*move);
+      event->accept();  // at the end of a path the view stays: arrows do not scroll it
+      return;
+    }
+    switch (event->key()) {
+      case Qt::Key_Return:
+      case Qt::Key_Enter:
+        if (m_selection.kind == Selection::Kind::Scope &&
+            boxOf(LayoutBox::Kind::CollapsedScope, m_selection.id) >= 0) {
+          setExpanded(m_selection.id, true);
+          event->accept();
+          return;
+        }
+        break;
+      case Qt::Key_Backspace: {
+        // Collapses the selected frame, or the scope around the selected box.
+        ScopeId s = -1;
+        if (m_selection.kind == Selection::Kind::Scope &&
+            boxOf(LayoutBox::Kind::CollapsedScope, m_selection.id) < 0)
+          s = m_selection.id;
+        else if (m_selection.kind == Selection::Kind::Scope)
+          s = m_tree->scope(m_selection.id).parent;
+        else if (m_selection.kind == Selection::Kind::Node)
+          s = m_tree->scopeOfNode(m_selection.id);
+        if (s > kRootScope) {
+          setSelectionInternal(Selection::scope(s), true);
+          setExpanded(s, false);
+          event->accept();
+          return;
+        }
+        break;
+      }
+      case Qt::Key_F:
+        if (m_focusAction->isEnabled()) {
+          focusSelection();
+          event->accept();
+          return;
+        }
+        break;
+      default: break;
+    }
   }
   QGraphicsView::keyPressEvent(event);
 }
 
+int GraphView::boxInsideScope(ScopeId s) const {
+  if (!m_layout || !m_tree) return -1;
+  for (size_t i = 0; i < m_layout->boxes.size(); ++i) {
+    const LayoutBox& b = m_layout->boxes[i];
+    if ((b.kind == LayoutBox::Kind::Op && m_tree->contains(s, m_tree->scopeOfNode(b.id))) ||
+        (b.kind == LayoutBox::Kind::CollapsedScope && m_tree->contains(s, b.id)))
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int GraphView::selectedBox() const {
+  switch (m_selection.kind) {
+    case Selection::Kind::None: return -1;
+    case Selection::Kind::Node: return boxOfNode(m_selection.id);
+    case Selection::Kind::Scope: return boxOf(LayoutBox::Kind::CollapsedScope, m_selection.id);
+    case Selection::Kind::Value: {
+      const int input = boxOf(LayoutBox::Kind::Input, m_selection.id);
+      if (input >= 0 || !m_graph || m_selection.id >= static_cast<int>(m_graph->values.size()))
+        return input;
+      const ir::Value& v = m_graph->value(m_selection.id);
+      return v.producer >= 0 ? boxOfNode(v.producer) : -1;
+    }
+  }
+  return -1;
+}
+
+bool GraphView::navigate(NavigationMove move) {
+  if (!m_layout || m_layout->boxes.empty()) return false;
+  const LayoutNavigator nav(*m_layout, m_options.direction);
+  int from = selectedBox();
+  int to = -1;
+  if (from < 0 && m_selection.kind == Selection::Kind::Scope) {
+    // A frame: into it along the flow, else from its first box.
+    to = boxInsideScope(m_selection.id);
+    if (move != NavigationMove::Next && to >= 0) to = nav.move(to, move);
+  } else if (from < 0) {
+    to = nav.first();
+  } else {
+    to = nav.move(from, move);
+  }
+  if (to < 0) return false;
+  setSelectionInternal(selectionForBox(*m_layout, to), true);
+  const QRectF r = m_boxItems[static_cast<size_t>(to)]->rect();
+  ensureVisible(r, 60, 60);
+  return true;
+}
+
 void GraphView::resizeEvent(QResizeEvent* event) {
   QGraphicsView::resizeEvent(event);
+  m_minimap->refresh();
   positionOverlays();
 }
 

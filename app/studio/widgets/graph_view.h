@@ -12,7 +12,13 @@
 // What each edge shows is computed in core (annotateEdges and edgeFormLegend, plan_overlay.h);
 // the view only draws it.
 // The context menu of a node or scope offers "Compute under variant", which emits pinRequested.
-#pragma once
+//
+// Navigation (issue 31; the logic in core/graph/graph_navigation.h): a minimap at the bottom-right
+// (GraphMinimap) while the view does not show the whole drawing; arrow keys follow edges from the
+// selected box (along the flow to a successor or predecessor, across it among siblings), Enter
+// expands a selected collapsed scope, Backspace collapses the selection's scope; a breadcrumb bar
+// above the drawing (GraphBreadcrumbs) shows the selection's scope path; F (or the context menu,
+// or a crumb) shows only the selected scope, and Esc or the first crumb shows the whole graph.
 
 #include <QFutureWatcher>
 #include <QGraphicsView>
@@ -26,11 +32,13 @@
 
 #include "app/studio/core/graph/colouring.h"
 #include "app/studio/core/graph/graph_layout.h"
+#include "app/studio/core/graph/graph_navigation.h"
 #include "app/studio/core/documents/plan_document.h"
 #include "app/studio/core/graph/plan_overlay.h"
 #include "app/studio/core/graph/scope_tree.h"
 #include "app/studio/core/documents/selection.h"
 
+class QAction;
 class QLabel;
 class QMenu;
 
@@ -41,6 +49,8 @@ class GraphBoxItem;
 class GraphClusterItem;
 class GraphEdgeItem;
 class GraphLegendOverlay;
+class GraphMinimap;
+class GraphBreadcrumbs;
 
 class GraphView : public QGraphicsView {
   Q_OBJECT
@@ -76,6 +86,19 @@ class GraphView : public QGraphicsView {
   QRectF clusterRect(ScopeId s) const;
   // The fill a box has now (tests and screenshots check colouring through it).
   QColor boxFill(int boxIndex) const;
+  // The scene rectangle the viewport shows now.
+  QRectF visibleSceneRect() const;
+  // "Show only this scope": the focused scope (kRootScope: the whole graph).
+  ScopeId focusScope() const { return m_options.focus; }
+  GraphMinimap* minimap() const { return m_minimap; }
+  GraphBreadcrumbs* breadcrumbs() const { return m_breadcrumbs; }
+  // The breadcrumb trail shown now (scopes root first).
+  const BreadcrumbTrail& breadcrumbTrail() const { return m_trail; }
+  // The box the selection stands on in the drawing, or -1 (an expanded scope's frame: -1).
+  int selectedBox() const;
+  // "Show Only This Scope" (F) and "Show Whole Graph" (Esc while focused), for menus.
+  QAction* focusAction() const { return m_focusAction; }
+  QAction* unfocusAction() const { return m_unfocusAction; }
   // How long building the scene for the last layout took, in milliseconds.
   double lastSceneBuildMs() const { return m_lastBuildMs; }
 
@@ -129,6 +152,13 @@ class GraphView : public QGraphicsView {
   // Collapses every scope whose structureKey occurs more than once (repeated blocks).
   void collapseRepeatedBlocks();
   void setExpanded(hap::studio::ScopeId scope, bool expanded);
+  // Shows only `scope` (its ancestors and itself expanded); kRootScope shows the whole graph.
+  void setFocusScope(hap::studio::ScopeId scope);
+  // Focuses the selected scope (a node: its scope); nothing at the top level.
+  void focusSelection();
+  // One step of keyboard navigation from the selected box (graph_navigation.h); false when there
+  // is nowhere to go.
+  bool navigate(hap::studio::NavigationMove move);
   // Expands the node's scope and its ancestors, then selects and centres the node.
   void reveal(hap::ir::NodeId node);
   // Selects from outside: a node or scope is revealed first; a value highlights its producer,
@@ -161,6 +191,7 @@ class GraphView : public QGraphicsView {
   // The view changed its colour mode by itself (the first plan; the plan cleared under a plan
   // mode). Not emitted for setColourBy.
   void colourByChanged(hap::studio::ColourBy mode);
+  void focusScopeChanged(hap::studio::ScopeId scope);
 
  protected:
   void wheelEvent(QWheelEvent* event) override;
@@ -170,6 +201,7 @@ class GraphView : public QGraphicsView {
   void contextMenuEvent(QContextMenuEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
+  void scrollContentsBy(int dx, int dy) override;
 
  private:
   // What to keep in place across a relayout.
@@ -210,6 +242,11 @@ class GraphView : public QGraphicsView {
   QRectF selectionRect() const;
   void zoomBy(qreal factor);
   void changeState(const CollapseState& next, Anchor anchor);
+  // Leaves the focus when `s` lies outside it (a selection or reveal elsewhere in the graph).
+  void leaveFocusUnlessInside(ScopeId s);
+  void updateBreadcrumbs();
+  void updateFocusActions();
+  int boxInsideScope(ScopeId s) const;  // the first drawn box inside an expanded scope, or -1
   bool renderTo(QPainter& painter, const QRectF& target);
 
   std::shared_ptr<const ir::Graph> m_graph;
@@ -221,6 +258,7 @@ class GraphView : public QGraphicsView {
   std::shared_ptr<const Layout> m_layout;
   Anchor m_pendingAnchor;
   bool m_firstLayout = true;
+  bool m_relayout = false;  // the options changed (the focus left): changeState must lay out
 
   LayoutJob* m_job;
   QGraphicsScene* m_scene;
@@ -234,6 +272,11 @@ class GraphView : public QGraphicsView {
   NodeColouring m_colouring;
   ir::ValueId m_highlightedValue = -1;  // highlightValue's overlay, cleared by the next selection
   GraphLegendOverlay* m_legend;
+  GraphMinimap* m_minimap;
+  GraphBreadcrumbs* m_breadcrumbs;
+  BreadcrumbTrail m_trail;
+  QAction* m_focusAction;
+  QAction* m_unfocusAction;
   QLabel* m_busyLabel;
   std::shared_ptr<const PlanDocument> m_plan;
   std::shared_ptr<const PlanOverlay> m_overlay;
