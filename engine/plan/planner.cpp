@@ -286,8 +286,16 @@ Plan searchPlan(const ir::Graph& imported, const cost::Cluster& cluster, const P
   plan.milpSeconds = result.milpSeconds;
 
   if (options.baselines) {
+    // The baselines are priced as `hap plan --baseline NAME` plans them: in one segment
+    // (PlanRequest::effectiveSegments), on the imported graph without the reshards between this
+    // plan's segments, which would copy a data-parallel program's activations for nothing (and
+    // count them in its memory). A row's figures are then the baseline's plan's, opened.
+    std::optional<synth::Theory> oneSegment;
+    if (segmentation.count() > 1) oneSegment.emplace(imported);
+    const synth::Theory& baselineTheory = oneSegment ? *oneSegment : theory;
+    const ir::Graph& bg = baselineTheory.graph();
     const BaselineOptions bo{options.cost, options.search};
-    const std::vector<double> proportional = ratiosFor(g, cluster, PlanOptions::Ratios::Proportional);
+    const std::vector<double> proportional = ratiosFor(bg, cluster, PlanOptions::Ratios::Proportional);
     // A baseline whose restrictions admit no program (an op without a rule reading an input that
     // data parallelism splits) is a row saying so, not a failed plan.
     synth::SearchListener* listener = options.search.listener;
@@ -309,10 +317,11 @@ Plan searchPlan(const ir::Graph& imported, const cost::Cluster& cluster, const P
                                   b.applicable ? b.estimate.iterationSeconds : -1, b.estimate.fits, false});
     };
     row("dp-ev", [&] {
-      return dataParallelBaseline(theory, cluster, ratiosFor(g, cluster, PlanOptions::Ratios::Even), "dp-ev", bo);
+      return dataParallelBaseline(baselineTheory, cluster, ratiosFor(bg, cluster, PlanOptions::Ratios::Even),
+                                  "dp-ev", bo);
     });
-    row("dp-cp", [&] { return dataParallelBaseline(theory, cluster, proportional, "dp-cp", bo); });
-    row("fsdp", [&] { return fsdpBaseline(theory, cluster, proportional, bo); });
+    row("dp-cp", [&] { return dataParallelBaseline(baselineTheory, cluster, proportional, "dp-cp", bo); });
+    row("fsdp", [&] { return fsdpBaseline(baselineTheory, cluster, proportional, bo); });
     if (options.machineBatchGraph)
       row("megatron", [&] { return megatronBaseline(*options.machineBatchGraph, cluster, bo); });
   }
