@@ -274,6 +274,9 @@ class TstStudioCommandLine : public QObject {
         << QStringList{"no-such-model.pt", "broken-cluster.yaml"};
     QTest::newRow("an input the model does not take")
         << QStringList{m_model, "--input", "zz=4x8"} << 1 << QStringList{"mlp-tiny.pt", "'zz'"};
+    QTest::newRow("a model without input shapes")  // the window would ask for them
+        << QStringList{qEnvironmentVariable("HAP_FIXTURE_DIR") + "/no_spec.pt"} << 1
+        << QStringList{"no_spec.pt", "--input x="};
     QTest::newRow("an input that does not parse")
         << QStringList{m_model, "--input", "x=4xz"} << 2 << QStringList{"--input 'x=4xz'"};
     QTest::newRow("a plan with its model")
