@@ -89,6 +89,7 @@ std::optional<Prepared> prepare(const Store& store, const RunRecord& run, std::s
     o.stages.push_back(std::move(s));
   }
   o.extraSeconds = p.replication.allReduceSeconds;
+  o.exposedGradientSeconds = p.exposedGradientSeconds;
   const Measured m = measure(store, run.id);
   if (m.steps == 0) {
     *why = "no measured steps recorded";

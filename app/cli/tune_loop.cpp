@@ -393,6 +393,7 @@ cost::RunObservation pricedObservation(const plan::Plan& p, const cost::Profile&
     o.stages.push_back(std::move(s));
   }
   o.extraSeconds = k * p.replication.allReduceSeconds;
+  o.exposedGradientSeconds = k * g * p.exposedGradientSeconds;
   for (const plan::PlanDevice& d : plan::worldDevices(p)) {
     const cost::DeviceProfile* a = from.device(d.type);
     const cost::DeviceProfile* b = to.device(d.type);

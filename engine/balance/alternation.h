@@ -1,6 +1,10 @@
 // Q/B alternation (../shared/DESIGN.md §2 data flow): search a program with the ratios fixed, then
 // the ratios with the program fixed (share_lp.h), until neither strictly improves the plan; then,
 // optionally, whole lengths by MILP (share_milp.h) alternating with the search the same way.
+// After the first search, where the best program's gradient buckets leave less than 90% of
+// their all-reduces exposed after backward, the search runs once more with replicated gradients
+// priced at that share (synth::CostOptions::gradientSearchScale; history "search, gradients as
+// exposed"), its program priced in full.
 //
 // Plans compare by (fits in memory, predicted iteration time under the exact stage model,
 // synth/stages.h): a plan that fits beats one that does not. The search itself minimises its

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 
+#include "engine/balance/gradient_overlap_rows.h"
 #include "engine/balance/linear_rows.h"
 #include "engine/cost/profile.h"
 #include "engine/ir/summary.h"
@@ -141,41 +142,63 @@ ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program
   // every type. A node's time is the largest of its pieces; one piece that dominates the others
   // on [0, 1] is used directly, otherwise an auxiliary t >= every piece stands for it.
   const synth::StageModel stages = synth::stageModel(table, program);
+  // The gradient buckets' exposed time (gradient_overlap_rows.h): each stage's communication
+  // (gathers and scatters in the largest share, the rest at the current shares) and computation,
+  // and each bucket's computation up to its ready step, per type.
+  std::vector<StageTime> stageTimes;
+  std::vector<ReadyPoint> readyPoints;
+  std::multimap<int, size_t> readyAt;  // ready step -> bucket
+  for (size_t k = 0; k < stages.buckets.size(); ++k) readyAt.emplace(stages.buckets[k].readyStep, k);
   for (const synth::StageCost& stage : stages.stages) {
     const synth::Pass pass = stage.backward ? synth::Pass::Backward : synth::Pass::Forward;
+    StageTime& time = stageTimes.emplace_back();
     std::vector<std::vector<std::pair<int, double>>> terms(types);
     std::vector<double> fixed(types, 0.0);
     bool variable = false;
     for (int i : stage.steps) {
       const synth::Step& st = program.steps[static_cast<size_t>(i)];
-      if (st.kind != synth::Step::Kind::Compute) continue;
-      const int segment = theory.nodeSegment(st.node);
-      for (size_t ty = 0; ty < types; ++ty) {
-        if (typeCount[ty] == 0) continue;
-        const std::vector<synth::Affine> pieces = table.nodePieces(st.node, st.variant, static_cast<int>(ty), pass);
-        const synth::Affine* top = nullptr;
-        for (const synth::Affine& a : pieces) {
-          const bool dominates = std::all_of(pieces.begin(), pieces.end(), [&](const synth::Affine& b) {
-            return a.at(0) >= b.at(0) && a.at(1) >= b.at(1);
-          });
-          if (dominates) top = &a;
+      if (st.kind == synth::Step::Kind::Convert) {
+        const cost::GatherLinear l = table.conversionLinear(st.value, st.conversion, pass);
+        time.communication.constant += l.constant;
+        if (l.perLargestShare != 0)
+          time.communication.terms.emplace_back(largest[static_cast<size_t>(theory.valueSegment(st.value))], l.perLargestShare);
+      } else {
+        const synth::NodeCommunication comm = table.nodeCommunication(st.node, st.variant);
+        time.communication.constant += pass == synth::Pass::Backward ? comm.backward : comm.forward;
+        const int segment = theory.nodeSegment(st.node);
+        for (size_t ty = 0; ty < types; ++ty) {
+          if (typeCount[ty] == 0) continue;
+          const std::vector<synth::Affine> pieces = table.nodePieces(st.node, st.variant, static_cast<int>(ty), pass);
+          const synth::Affine* top = nullptr;
+          for (const synth::Affine& a : pieces) {
+            const bool dominates = std::all_of(pieces.begin(), pieces.end(), [&](const synth::Affine& b) {
+              return a.at(0) >= b.at(0) && a.at(1) >= b.at(1);
+            });
+            if (dominates) top = &a;
+          }
+          if (top) {
+            fixed[ty] += top->constant;
+            if (top->perShare != 0) terms[ty].emplace_back(shareOf(segment, ty), top->perShare), variable = true;
+            continue;
+          }
+          const int t = lp.column(0, 0, kInf);
+          for (const synth::Affine& a : pieces) lp.row({{t, 1}, {shareOf(segment, ty), -a.perShare}}, a.constant, kInf);
+          terms[ty].emplace_back(t, 1);
+          variable = true;
         }
-        if (top) {
-          fixed[ty] += top->constant;
-          if (top->perShare != 0) terms[ty].emplace_back(shareOf(segment, ty), top->perShare), variable = true;
-          continue;
-        }
-        const int t = lp.column(0, 0, kInf);
-        for (const synth::Affine& a : pieces) lp.row({{t, 1}, {shareOf(segment, ty), -a.perShare}}, a.constant, kInf);
-        terms[ty].emplace_back(t, 1);
-        variable = true;
       }
+      const auto [from, to] = readyAt.equal_range(i);
+      for (auto it = from; it != to; ++it)
+        for (size_t ty = 0; ty < types; ++ty)
+          if (typeCount[ty] > 0) readyPoints.push_back({it->second, {terms[ty], fixed[ty]}});
     }
     if (!variable) {
       lp.constant += *std::max_element(fixed.begin(), fixed.end());
+      time.computation.constant = *std::max_element(fixed.begin(), fixed.end());
       continue;
     }
     const int c = lp.column(1, 0, kInf);
+    time.computation.terms.emplace_back(c, 1);
     for (size_t ty = 0; ty < types; ++ty) {
       if (typeCount[ty] == 0) continue;
       std::vector<std::pair<int, double>> row{{c, 1}};
@@ -183,6 +206,7 @@ ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program
       lp.row(row, fixed[ty], kInf);
     }
   }
+  addExposedGradientRows(lp, stages, stageTimes, readyPoints, 1, kInf);
 
   // Memory: Σ over the program's tensors of constant + perShare * share in its segment, per type.
   std::vector<double> memoryPerShare(static_cast<size_t>(segments), 0.0);

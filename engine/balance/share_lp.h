@@ -9,7 +9,9 @@
 // costs 2·bytes·(the largest prefix displacement)/β (cost::reshardSeconds without its latency);
 // an all-to-all, quadratic in the shares, is priced at the program's current shares. Devices of
 // one type get one share per segment (the problem is symmetric in them, so some optimum is).
-// Every device's memory, affine in its shares (synth/memory.h), must fit.
+// The gradient buckets' exposed all-reduce time is priced against the backward stages that hide
+// it (gradient_overlap_rows.h). Every device's memory, affine in its shares (synth/memory.h),
+// must fit.
 #pragma once
 
 #include <string>

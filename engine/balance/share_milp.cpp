@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 
+#include "engine/balance/gradient_overlap_rows.h"
 #include "engine/balance/linear_rows.h"
 #include "engine/cost/profile.h"
 #include "engine/ir/summary.h"
@@ -176,14 +177,41 @@ class Model {
     // Computation per stage: c_k ≥ Σ of the stage's node times on device j, for every device.
     const synth::StageModel stages = synth::stageModel(table_, program);
     const size_t types = cluster.types.size();
+    // The gradient buckets' exposed time (gradient_overlap_rows.h), in microseconds: each stage's
+    // communication (gathers and scatters in their largest share, the rest at the table's
+    // shares) and computation, and each bucket's computation up to its ready step, per device.
+    std::vector<StageTime> stageTimes;
+    std::vector<ReadyPoint> readyPoints;
+    std::multimap<int, size_t> readyAt;  // ready step -> bucket
+    for (size_t k = 0; k < stages.buckets.size(); ++k) readyAt.emplace(stages.buckets[k].readyStep, k);
     for (const synth::StageCost& stage : stages.stages) {
+      StageTime& time = stageTimes.emplace_back();
       const synth::Pass pass = stage.backward ? synth::Pass::Backward : synth::Pass::Forward;
       std::vector<std::vector<std::pair<int, double>>> terms(static_cast<size_t>(n_));
       std::vector<double> fixed(static_cast<size_t>(n_), 0.0);
       bool variable = false;
+      auto snapshot = [&](int i) {
+        const auto [from, to] = readyAt.equal_range(i);
+        for (auto it = from; it != to; ++it)
+          for (int j = 0; j < n_; ++j)
+            readyPoints.push_back({it->second, {terms[static_cast<size_t>(j)], kMicro * fixed[static_cast<size_t>(j)]}});
+      };
       for (int i : stage.steps) {
         const synth::Step& st = program.steps[static_cast<size_t>(i)];
-        if (st.kind != synth::Step::Kind::Compute) continue;
+        if (st.kind != synth::Step::Kind::Compute) {
+          const cost::GatherLinear l = table_.conversionLinear(st.value, st.conversion, pass);
+          time.communication.constant += kMicro * l.constant;
+          if (l.perLargestShare != 0) {
+            const rules::Rel r = rules::isGather(st.conversion.from) ? st.conversion.from : st.conversion.to;
+            const int segment = theory_.valueSegment(st.value);
+            time.communication.terms.emplace_back(largestOf(orFallback(formKey(segment, st.value, r), segment)),
+                                                  kMicro * l.perLargestShare);
+          }
+          snapshot(i);
+          continue;
+        }
+        const synth::NodeCommunication comm = table_.nodeCommunication(st.node, st.variant);
+        time.communication.constant += kMicro * (pass == synth::Pass::Backward ? comm.backward : comm.forward);
         const int segment = theory_.nodeSegment(st.node);
         const int key = nodeKey(st.node, st.variant);
         std::vector<std::vector<synth::Affine>> pieces(types);
@@ -208,18 +236,22 @@ class Model {
           terms[static_cast<size_t>(j)].emplace_back(t, 1);
           variable = true;
         }
+        snapshot(i);
       }
       if (!variable) {
         lp.constant += *std::max_element(fixed.begin(), fixed.end());
+        time.computation.constant = kMicro * *std::max_element(fixed.begin(), fixed.end());
         continue;
       }
       const int c = lp.column(1, 0, kInf);
+      time.computation.terms.emplace_back(c, 1);
       for (int j = 0; j < n_; ++j) {
         std::vector<std::pair<int, double>> row{{c, 1}};
         for (auto [col, a] : terms[static_cast<size_t>(j)]) row.emplace_back(col, -a);
         lp.row(row, kMicro * fixed[static_cast<size_t>(j)], kInf);
       }
     }
+    addExposedGradientRows(lp, stages, stageTimes, readyPoints, kMicro, kInf);
 
     // Memory per device: base + scale·(constant + Σ perShare · share of the term's class) ≤ capacity.
     std::map<int, double> perShare;  // key -> bytes at share 1

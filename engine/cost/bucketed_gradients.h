@@ -13,7 +13,9 @@
 // parallelism while they ran slower.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "engine/cost/cluster.h"
 
@@ -21,6 +23,33 @@ namespace hap::cost {
 
 // The runtime's bucket size (ExecutorOptions::bucketBytes and hap-worker's --bucket-bytes default).
 inline constexpr int64_t kGradientBucketBytes = int64_t{4} << 20;
+// The first bucket holds at most this much, so that communication starts early in backward.
+inline constexpr int64_t kFirstGradientBucketBytes = int64_t{1} << 20;
+
+// One replicated parameter's gradient, as bucketing sees it.
+struct GradientSlot {
+  int64_t bytes = 0;
+  int dtype = 0;  // any id; a bucket holds one dtype
+};
+
+// The buckets the runtime all-reduces, in the order it starts them: each lists positions in
+// `inParameterOrder` (the replicated parameters in the model's parameter order), in fill order.
+// Reverse parameter order (about the order backward reaches them); a new bucket when the dtype
+// changes or the next gradient would overfill it (the first holds at most
+// kFirstGradientBucketBytes); a gradient larger than a bucket has one of its own. bucketBytes <= 0:
+// one bucket per dtype run. The runtime (runtime/core/gradient_buckets.h) and the stage model
+// (synth/stages.h) both call this, so the buckets priced are the buckets run.
+std::vector<std::vector<size_t>> assignGradientBuckets(const std::vector<GradientSlot>& inParameterOrder,
+                                                       int64_t bucketBytes);
+
+// When each bucket's all-reduce runs: bucket k is started once its gradients are in (`ready[k]`,
+// seconds from the start of the iteration) and buckets 0..k-1 have started, and runs after
+// bucket k-1 on one communication channel for `seconds[k]`. Returns the [start, end) of each.
+// The last end is max_k (ready[k] + seconds[k] + ... + seconds[last]) for non-decreasing starts.
+struct BucketSpan {
+  double start = 0, end = 0;
+};
+std::vector<BucketSpan> scheduleBuckets(const std::vector<double>& ready, const std::vector<double>& seconds);
 
 // The step time of the all-reduce of a replicated parameter's gradient of `bytes`, bucketed:
 //   allReduceSeconds(bytes) − call + call · min(1, bytes / bucketBytes),

@@ -63,7 +63,7 @@ double predictStep(const RunObservation& r, const Calibration& c) {
   for (const StageObservation& s : r.stages)
     for (const auto& [t, seconds] : s.computeByType) types.insert(t);
   for (const std::string& t : types) slowdown = std::max(slowdown, paramsOf(c, t).collectiveSlowdown);
-  double total = slowdown * r.extraSeconds;
+  double total = slowdown * (r.extraSeconds + c.gradientExposure * r.exposedGradientSeconds);
   for (const StageObservation& s : r.stages) {
     double slowest = 0;
     for (const auto& [t, seconds] : s.computeByType) slowest = std::max(slowest, paramsOf(c, t).computeScale * seconds);
@@ -111,8 +111,10 @@ Calibration fit(const std::vector<RunObservation>& runs) {
   // stops falling.
   // The exposure is identifiable only where some plan all-reduces gradients.
   bool gradients = false;
-  for (const RunObservation* r : used)
+  for (const RunObservation* r : used) {
+    gradients = gradients || r->exposedGradientSeconds > 0;
     for (const StageObservation& s : r->stages) gradients = gradients || s.gradientSeconds > 0;
+  }
   double current = stepObjective(used, c);
   for (int sweep = 0; sweep < 40; ++sweep) {
     const double before = current;

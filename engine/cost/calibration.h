@@ -9,13 +9,15 @@
 //     throttled core's uneven pace);
 //   - collectiveSlowdown k_t: a collective among devices of types T takes max_{t∈T} k_t times
 //     the base's (a rank whose own, throttled, CPU runs the collective slows all of them down);
-//   - and for all types at once, gradientExposure g: the share of the replicated parameters'
-//     gradient all-reduces the step pays; the runtime all-reduces gradient buckets while backward
-//     still runs, which the stage model, synchronous by design, does not see;
+//   - and for all types at once, gradientExposure g: how much of the replicated parameters'
+//     gradient all-reduces the step pays beyond what the stage model predicts. Plans priced with
+//     gradient buckets (synth/stages.h) carry the buckets' exposed time, which g scales (a first
+//     order fit: more exposure in time would also shift with the computation scales); older plans
+//     held those all-reduces in their backward stages, of which g scales the share;
 //   - baseMemoryBytes m_t and memoryScale: peak memory = m_t + memoryScale_t · predicted bytes
 //     (the runtime's own memory: libraries, allocator pools, the process image).
 // Step time: predicted(θ) = Σ_stages [ k(run) · (comm_stage − (1 − g) · grad_stage)
-//                                      + max_t s_t · comp_stage,t ], fitted
+//                                      + max_t s_t · comp_stage,t ] + k(run) · g · exposed, fitted
 // by least squares of the relative error over every recorded step of the fit runs (a mean per
 // run, weighted by its step count). Memory: ordinary least squares per type over every rank.
 #pragma once
@@ -50,6 +52,8 @@ struct RunObservation {
   std::vector<StageObservation> stages;
   double extraSeconds = 0;        // per-iteration time outside the stages (a replicated plan's
                                   // cross-machine gradient sums), scaled like communication
+  double exposedGradientSeconds = 0;  // the gradient buckets' all-reduces left after backward
+                                      // (Plan::exposedGradientSeconds)
   double measuredStepSeconds = 0; // mean over the measured (non-warm-up) steps
   int measuredSteps = 0;
   std::vector<MemoryObservation> memory;

@@ -65,6 +65,10 @@ struct PlanStep {
   // computation per device group and pass (empty for a conversion).
   double forwardCommunication = 0, backwardCommunication = 0;
   bool forwardSync = false, backwardSync = false;
+  // replicate-parameter: its gradient's all-reduce, run in a gradient bucket while backward goes
+  // on (Plan::gradientBuckets), so neither in backwardCommunication nor synchronising. 0 in plans
+  // written before the buckets were priced: those hold it in backwardCommunication.
+  double gradientSeconds = 0;
   std::vector<double> forwardByGroup, backwardByGroup;
   // The slowest device's forward and backward time, communication included (for display).
   double forwardSeconds = 0, backwardSeconds = 0;
@@ -177,6 +181,15 @@ struct Plan {
   // The program.
   std::vector<PlanStep> steps;
   std::vector<Stage> stages;
+  // The gradient buckets the runtime all-reduces replicated parameters' gradients in, in the
+  // order it starts them (synth::StageModel::buckets): the replicate-parameter steps each sums
+  // and its all-reduce's time. The iteration pays what they leave after the last backward stage.
+  struct GradientBucket {
+    std::vector<int> steps;
+    double seconds = 0;
+  };
+  std::vector<GradientBucket> gradientBuckets;
+  double exposedGradientSeconds = 0;  // as the planner priced it (estimate includes it)
   Estimate estimate;
   Replication replication;  // data parallelism across machines around the program (strategy "megatron")
   // Baselines under the same cost model (plan/baselines.h): "dp-ev", "dp-cp", "fsdp", "megatron".

@@ -126,6 +126,7 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
     j["times"] = {{"forward_communication", s.forwardCommunication}, {"backward_communication", s.backwardCommunication},
                   {"forward_sync", s.forwardSync}, {"backward_sync", s.backwardSync},
                   {"forward_by_group", s.forwardByGroup}, {"backward_by_group", s.backwardByGroup}};
+    if (s.gradientSeconds > 0) j["times"]["gradient"] = s.gradientSeconds;
     steps.push_back(std::move(j));
   }
   doc["program"] = std::move(steps);
@@ -146,6 +147,12 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
   }
   doc["prediction"] = estimateJson(p.estimate);
   doc["prediction"]["stages"] = std::move(stages);
+  if (!p.gradientBuckets.empty()) {
+    ojson buckets = ojson::array();
+    for (const Plan::GradientBucket& b : p.gradientBuckets) buckets.push_back({{"steps", b.steps}, {"seconds", b.seconds}});
+    doc["prediction"]["gradient_buckets"] = std::move(buckets);
+    doc["prediction"]["exposed_gradient_seconds"] = p.exposedGradientSeconds;
+  }
   doc["baselines"] = ojson::object();
   for (const Plan::Baseline& b : p.baselines) {
     doc["baselines"][b.name] = estimateJson(b.estimate);
@@ -269,6 +276,12 @@ Plan planFromJson(const json& doc, const std::string& origin) {
     s.backwardSync = r.get<bool>(t, "backward_sync", path + "times.");
     s.forwardByGroup = r.get<std::vector<double>>(t, "forward_by_group", path + "times.");
     s.backwardByGroup = r.get<std::vector<double>>(t, "backward_by_group", path + "times.");
+    if (t.contains("gradient")) {
+      s.gradientSeconds = r.get<double>(t, "gradient", path + "times.");
+      if (!(s.gradientSeconds >= 0 && s.gradientSeconds < 1e9))
+        throw PlanError(fmt::format("{}: field '{}times.gradient' is {}; expected seconds in [0, 1e9)", origin, path,
+                                    s.gradientSeconds));
+    }
     p.steps.push_back(std::move(s));
   }
   if (doc.contains("replication")) {
@@ -303,6 +316,24 @@ Plan planFromJson(const json& doc, const std::string& origin) {
                         r.get<double>(s, "communication_seconds", path),
                         r.get<std::vector<double>>(s, "group_computation_seconds", path),
                         r.get<double>(s, "computation_seconds", path)});
+  }
+  if (prediction.contains("gradient_buckets")) {
+    const json& buckets = prediction["gradient_buckets"];
+    if (!buckets.is_array())
+      throw PlanError(fmt::format("{}: field 'prediction.gradient_buckets' must be an array", origin));
+    for (size_t i = 0; i < buckets.size(); ++i) {
+      const std::string path = fmt::format("prediction.gradient_buckets[{}].", i);
+      Plan::GradientBucket b{r.get<std::vector<int>>(buckets[i], "steps", path), r.get<double>(buckets[i], "seconds", path)};
+      if (!(b.seconds >= 0 && b.seconds < 1e9))
+        throw PlanError(fmt::format("{}: field '{}seconds' is {}; expected seconds in [0, 1e9)", origin, path, b.seconds));
+      for (int step : b.steps)
+        if (step < 0 || static_cast<size_t>(step) >= p.steps.size() || p.steps[static_cast<size_t>(step)].instruction != "replicate-parameter")
+          throw PlanError(fmt::format("{}: field '{}steps' names step {}, which is not a replicate-parameter step of "
+                                      "the program ({} steps)",
+                                      origin, path, step, p.steps.size()));
+      p.gradientBuckets.push_back(std::move(b));
+    }
+    p.exposedGradientSeconds = r.get<double>(prediction, "exposed_gradient_seconds", "prediction.");
   }
   if (doc.contains("baselines"))
     for (const auto& [name, b] : doc["baselines"].items())

@@ -48,7 +48,9 @@ struct PlanOptions {
   // is that baseline's program (Plan::choice says so). The cost model's ranking of close plans
   // is not to be trusted further than its error: after calibration, 11.8% held-out step error
   // (docs/benchmarks.md, cost-model accuracy); a program of fewer calls loses less when the
-  // model is off. 0: always HAP's cheapest program. Not applied with pins or fixed shares.
+  // model is off. The baseline's program is taken as well where it is priced below HAP's
+  // search result outright (the search adds gradient all-reduces whole; the stage model overlaps
+  // them with backward). 0: always the search's program. Not applied with pins or fixed shares.
   double preferSimplerWithin = 0.10;
   // The model imported at the global batch divided by the cluster's machine count, for the
   // Megatron baseline (nullptr: no Megatron baseline).

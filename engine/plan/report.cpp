@@ -103,9 +103,10 @@ std::string stages(const Plan& p, const Timeline& t) {
          "|---:|---|---|---:|---:|---|---:|\n";
   for (size_t k : shown) {
     const StageSpan& s = t.stages[k];
-    // A stage without steps: a replicated plan's gradient sums across machines.
+    // A stage without steps: the exposed gradient all-reduces, or a replicated plan's gradient
+    // sums across machines.
     const std::string steps =
-        s.steps.empty() ? std::string("across machines")
+        s.steps.empty() ? s.what
                         : fmt::format("{}–{} ({})", *std::min_element(s.steps.begin(), s.steps.end()),
                                       *std::max_element(s.steps.begin(), s.steps.end()), s.steps.size());
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", k, s.backward ? "backward" : "forward", steps,

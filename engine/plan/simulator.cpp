@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
+#include "engine/cost/bucketed_gradients.h"
 #include "engine/plan/plan_json.h"
 
 namespace hap::plan {
@@ -57,6 +59,7 @@ class Replay {
   Timeline run() && {
     t_.forwardSeconds = pass(false);
     t_.backwardSeconds = pass(true);
+    t_.backwardSeconds += gradientBuckets();
     if (p_.replication.replicated()) t_.backwardSeconds += acrossMachines();
     t_.totalSeconds = clock_;
     return std::move(t_);
@@ -88,7 +91,7 @@ class Replay {
   void replayStage(const std::vector<int>& steps, bool backward) {
     const int index = static_cast<int>(t_.stages.size());
     const size_t devices = t_.devices.size();
-    StageSpan span{backward, steps, clock_, 0, std::vector<double>(devices, 0.0), 0, 0};
+    StageSpan span{backward, steps, clock_, 0, std::vector<double>(devices, 0.0), 0, 0, {}};
 
     // Communication phase: every device takes part in every collective, one after another.
     for (int i : steps) {
@@ -108,9 +111,15 @@ class Replay {
       double& busy = span.deviceComputation[j];
       for (int i : steps) {
         const std::vector<double>& w = work(p_.steps[static_cast<size_t>(i)], backward);
-        if (w.empty() || w[group] <= 0) continue;
-        t_.devices[j].events.push_back({EventKind::Compute, computeStart + busy, w[group], i, index, backward, label(i)});
-        busy += w[group];
+        if (!w.empty() && w[group] > 0) {
+          t_.devices[j].events.push_back({EventKind::Compute, computeStart + busy, w[group], i, index, backward, label(i)});
+          busy += w[group];
+        }
+        // A gradient is in once every device is past its step (gradientBuckets()).
+        if (backward) {
+          double& done = backwardDone_[i];
+          done = std::max(done, computeStart + busy);
+        }
       }
       if (busy > span.computationSeconds) {
         span.computationSeconds = busy;
@@ -131,15 +140,36 @@ class Replay {
     t_.stages.push_back(std::move(span));
   }
 
-  // A replicated plan's gradient sums across machines after backward: one communication phase on
-  // every device (no step of the program). Returns its duration.
+  // The gradient buckets' all-reduces beside the backward stages; what they leave after the last
+  // one becomes a stage of communication only. Returns its duration.
+  double gradientBuckets() {
+    std::vector<double> ready, seconds;
+    for (const Plan::GradientBucket& b : p_.gradientBuckets) {
+      double r = 0;
+      for (int i : b.steps) r = std::max(r, backwardDone_.at(i));
+      ready.push_back(r);
+      seconds.push_back(b.seconds);
+    }
+    if (ready.empty()) return 0;
+    const std::vector<cost::BucketSpan> spans = cost::scheduleBuckets(ready, seconds);
+    for (size_t k = 0; k < spans.size(); ++k)
+      t_.buckets.push_back({static_cast<int>(k), ready[k], spans[k].start, spans[k].end});
+    t_.exposedGradientSeconds = std::max(0.0, spans.back().end - clock_);
+    return communicationStage(t_.exposedGradientSeconds, "gradient buckets", "gradient all-reduces after backward");
+  }
+
+  // A replicated plan's gradient sums across machines after backward. Returns its duration.
   double acrossMachines() {
-    const double c = p_.replication.allReduceSeconds;
+    return communicationStage(p_.replication.allReduceSeconds, "across machines", "gradient all-reduce across machines");
+  }
+
+  // A stage of `c` seconds of communication on every device, no step of the program in it.
+  double communicationStage(double c, const char* what, const char* label) {
     if (c <= 0) return 0;
     const int index = static_cast<int>(t_.stages.size());
-    StageSpan span{true, {}, clock_, c, std::vector<double>(t_.devices.size(), 0.0), 0, 0};
+    StageSpan span{true, {}, clock_, c, std::vector<double>(t_.devices.size(), 0.0), 0, 0, what};
     for (DeviceTimeline& d : t_.devices) {
-      d.events.push_back({EventKind::Communication, clock_, c, -1, index, true, "gradient all-reduce across machines"});
+      d.events.push_back({EventKind::Communication, clock_, c, -1, index, true, label});
       d.communicationSeconds += c;
     }
     clock_ = span.end();
@@ -153,6 +183,7 @@ class Replay {
   const std::vector<std::string>& labels_;
   Timeline t_;
   double clock_ = 0;
+  std::map<int, double> backwardDone_;  // step -> when every device had run its backward
 };
 
 }  // namespace

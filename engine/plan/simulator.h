@@ -10,6 +10,10 @@
 //   synchronise); its communicating steps run one after another on every device; then each
 //   device runs the stage's computations back to back at its group's times, and waits idle for
 //   the slowest device.
+// - the gradient buckets (Plan::gradientBuckets) all-reduce one after another beside the backward
+//   stages, each once every device has run the backward of its last gradient's step
+//   (cost::scheduleBuckets); what they leave after the last backward stage is one more stage, of
+//   communication only;
 // - a replicated plan (Plan::Replication) ends with one more stage, of communication only and
 //   without steps: its gradient sums across machines.
 // Everything is recomputed from the steps' times (PlanStep::*Communication, *Sync, *ByGroup);
@@ -61,8 +65,18 @@ struct StageSpan {
   std::vector<double> deviceComputation;  // per rank
   double computationSeconds = 0;          // the slowest device's
   int slowestRank = 0;                    // the first rank with the most computation
+  // A stage without steps says what it is: "gradient buckets" (what their all-reduces leave after
+  // backward) or "across machines" (a replicated plan's gradient sums).
+  std::string what;
   double seconds() const { return communicationSeconds + computationSeconds; }
   double end() const { return start + seconds(); }
+};
+
+// One gradient bucket's all-reduce (Plan::gradientBuckets), run beside the backward stages.
+struct BucketRun {
+  int bucket = 0;      // index into Plan::gradientBuckets
+  double ready = 0;    // when every device had produced its last gradient
+  double start = 0, end = 0;
 };
 
 struct Timeline {
@@ -70,6 +84,10 @@ struct Timeline {
   std::vector<StageSpan> stages;        // forward stages, then backward stages, in time order
   double forwardSeconds = 0, backwardSeconds = 0;
   double totalSeconds = 0;  // the end of the last stage
+  // The gradient buckets' all-reduces, on every device beside its stages (not in its events);
+  // what they leave after the last backward stage is a stage of its own ("gradient buckets").
+  std::vector<BucketRun> buckets;
+  double exposedGradientSeconds = 0;
 };
 
 // Names of the steps for events, traces and reports, one per Plan::steps entry: a computation is

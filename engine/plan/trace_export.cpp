@@ -7,7 +7,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr int kComputationTid = 1, kCommunicationTid = 2;
+constexpr int kComputationTid = 1, kCommunicationTid = 2, kBucketsTid = 3;
 
 int pidOf(int rank) { return rank + 1; }
 
@@ -32,7 +32,22 @@ ojson traceJson(const Plan& p, const Timeline& t, const std::string& source) {
     events.push_back(metadata("thread_sort_index", pid, kComputationTid, {{"sort_index", kComputationTid}}));
     events.push_back(metadata("thread_name", pid, kCommunicationTid, {{"name", "communication"}}));
     events.push_back(metadata("thread_sort_index", pid, kCommunicationTid, {{"sort_index", kCommunicationTid}}));
+    if (t.buckets.empty()) continue;
+    events.push_back(metadata("thread_name", pid, kBucketsTid, {{"name", "gradient buckets"}}));
+    events.push_back(metadata("thread_sort_index", pid, kBucketsTid, {{"sort_index", kBucketsTid}}));
   }
+  // Every rank all-reduces every bucket, beside its stages.
+  for (const BucketRun& b : t.buckets)
+    for (const PlanDevice& d : p.devices)
+      events.push_back({{"name", fmt::format("gradient bucket {}", b.bucket)},
+                        {"cat", "backward"},
+                        {"ph", "X"},
+                        {"pid", pidOf(d.rank)},
+                        {"tid", kBucketsTid},
+                        {"ts", micros(b.start)},
+                        {"dur", micros(b.end - b.start)},
+                        {"args", {{"ready_ms", b.ready * 1e3},
+                                  {"parameters", p.gradientBuckets[static_cast<size_t>(b.bucket)].steps.size()}}}});
   for (const DeviceTimeline& d : t.devices)
     for (const Event& e : d.events) {
       ojson args = ojson::object();

@@ -10,7 +10,9 @@
 // - One process per rank: pid = rank + 1 (Perfetto treats pid 0 as the kernel's), with metadata
 //   events (ph "M") process_name "rank J: TYPE on MACHINE" and process_sort_index J.
 // - Two threads per process, named by thread_name metadata: tid 1 "computation" and tid 2
-//   "communication" (thread_sort_index 1 and 2).
+//   "communication" (thread_sort_index 1 and 2); a simulated plan with gradient buckets has a
+//   third, tid 3 "gradient buckets", with one event "gradient bucket K" per bucket's all-reduce
+//   (args ready_ms: when its last gradient was in; parameters: how many it sums).
 // - A complete event (ph "X") for each step a rank spends time on in a pass: ts and dur in
 //   microseconds from the start of the iteration; name the step's label (simulator.h stepLabels:
 //   "linear layers.0.attn.q", "all-gather input0.1"); cat "forward" or "backward"; args {"step":

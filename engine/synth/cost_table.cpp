@@ -345,16 +345,20 @@ cost::GatherLinear CostTable::sfbLinear(ir::NodeId id, int vi) const {
   return total;
 }
 
-cost::GatherLinear CostTable::conversionLinear(ir::ValueId x, const Conversion& c) const {
+cost::GatherLinear CostTable::conversionLinear(ir::ValueId x, const Conversion& c, Pass pass) const {
+  const bool forward = pass != Pass::Backward, backward = pass != Pass::Forward;
   const double bytes = static_cast<double>(theory_.graph().value(x).bytes());
   const bool gather = c.kind == ConversionKind::AllGather, scatter = c.kind == ConversionKind::ReduceScatter;
-  if (!gather && !scatter) return {c.seconds(), 0};  // share-independent, or all-to-all as priced
+  if (c.kind == ConversionKind::ParamReplicate) return {forward ? c.forwardSeconds : 0, 0};  // gradient: in the buckets
+  if (!gather && !scatter)  // share-independent, or all-to-all as priced
+    return {(forward ? c.forwardSeconds : 0) + (backward ? c.backwardSeconds : 0), 0};
   const cost::GatherLinear ag = cost::gatherLinear(cluster_, cost::Collective::AllGather, c.method, bytes);
   const cost::GatherLinear rs = cost::gatherLinear(cluster_, cost::Collective::ReduceScatter, c.method, bytes);
   const cost::GatherLinear& fwd = gather ? ag : rs;
   const cost::GatherLinear& bwd = gather ? rs : ag;
-  const bool grad = c.backwardSeconds > 0;
-  return {fwd.constant + (grad ? bwd.constant : 0), fwd.perLargestShare + (grad ? bwd.perLargestShare : 0)};
+  const bool grad = backward && c.backwardSeconds > 0;
+  return {(forward ? fwd.constant : 0) + (grad ? bwd.constant : 0),
+          (forward ? fwd.perLargestShare : 0) + (grad ? bwd.perLargestShare : 0)};
 }
 
 // SFB: every device all-gathers the sufficient factors (the G input and the output gradient) to
@@ -450,7 +454,8 @@ std::optional<Conversion> CostTable::computePair(ir::ValueId x, int fromForm, Re
       // it the buckets leave exposed behind backward (Profile::gradientExposure).
       if (param)
         c.backwardSeconds = cost::bucketedGradientSeconds(cluster_, bytes, options_.gradientBucketBytes) *
-                            (cluster_.measured ? cluster_.measured->gradientExposure : 1.0);
+                            (cluster_.measured ? cluster_.measured->gradientExposure : 1.0) *
+                            options_.gradientSearchScale;
       return c;
     }
     if (to == kIdentitySfb) {

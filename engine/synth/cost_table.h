@@ -115,6 +115,12 @@ struct CostOptions {
   // The gradient buckets the runtime will all-reduce replicated parameters' gradients in
   // (hap-worker --bucket-mb; cost/bucketed_gradients.h); <= 0: one call per parameter.
   double gradientBucketBytes = static_cast<double>(cost::kGradientBucketBytes);
+  // A factor on every replicated gradient's all-reduce as this table prices it, for the search
+  // alone: the stage model pays only what the gradient buckets leave exposed after backward
+  // (synth/stages.h), which the search, adding per op, cannot see; balance::alternate searches
+  // once more with this set to the share the best program leaves exposed, and prices the result
+  // with a table at 1. Tables that price plans keep 1.
+  double gradientSearchScale = 1;
 };
 
 class CostTable {
@@ -175,8 +181,9 @@ class CostTable {
   bool isReshard(ir::NodeId n, int v) const;
   // A conversion's cost as a function of the largest share (exact for padded and, with positive
   // shares, grouped collectives; an all-to-all's cost, quadratic in the shares, is taken at this
-  // table's shares).
-  cost::GatherLinear conversionLinear(ir::ValueId x, const Conversion& c) const;
+  // table's shares), in `pass` or both. Its stage communication only: a replicated parameter's
+  // gradient all-reduce runs in the gradient buckets (synth/stages.h), not in a stage.
+  cost::GatherLinear conversionLinear(ir::ValueId x, const Conversion& c, Pass pass = Pass::Both) const;
 
   // The cheapest way for value x holding the forms `have` to obtain `to`, in one conversion: to
   // `to` itself, or to I when `to` follows locally from I (the conversion's `to` says which);

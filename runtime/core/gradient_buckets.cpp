@@ -5,43 +5,37 @@
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
+#include "engine/cost/bucketed_gradients.h"
 #include "runtime/core/fault_injection.h"
 #include "runtime/core/runtime_error.h"
 
 namespace hap::runtime {
 
-namespace {
-constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
-}
-
 GradientBuckets::GradientBuckets(std::vector<LocalParameter>& params, const std::vector<int>& indices,
                                  Communicator& comm, int64_t bucketBytes)
     : params_(params), comm_(comm) {
-  // Reverse parameter order; a new bucket when the current one is full or the dtype changes.
+  // The buckets the stage model prices (cost::assignGradientBuckets): reverse parameter order, a
+  // new bucket when the current one is full or the dtype changes.
+  std::vector<cost::GradientSlot> order;
+  for (int i : indices) {
+    const at::Tensor& v = params_.at(static_cast<size_t>(i)).value;
+    order.push_back({v.numel() * static_cast<int64_t>(v.element_size()), static_cast<int>(v.scalar_type())});
+  }
   std::vector<int64_t> sizes;  // elements per bucket
-  std::vector<at::ScalarType> types;
-  int64_t bytes = 0;
-  for (auto it = indices.rbegin(); it != indices.rend(); ++it) {
-    const at::Tensor& v = params_.at(static_cast<size_t>(*it)).value;
-    const int64_t size = v.numel() * static_cast<int64_t>(v.element_size());
-    const int64_t cap = buckets_.size() <= 1 ? std::min(kFirstBucketBytes, bucketBytes) : bucketBytes;
-    const bool fresh = buckets_.empty() || types.back() != v.scalar_type() ||
-                       (bucketBytes > 0 && bytes > 0 && bytes + size > cap);
-    if (fresh) {
-      buckets_.emplace_back();
-      sizes.push_back(0);
-      types.push_back(v.scalar_type());
-      bytes = 0;
+  for (const std::vector<size_t>& positions : cost::assignGradientBuckets(order, bucketBytes)) {
+    buckets_.emplace_back();
+    sizes.push_back(0);
+    for (size_t k : positions) {
+      const at::Tensor& v = params_.at(static_cast<size_t>(indices[k])).value;
+      Slot s;
+      s.parameter = indices[k];
+      s.bucket = buckets_.size() - 1;
+      s.offset = sizes.back();
+      s.numel = v.numel();
+      sizes.back() += v.numel();
+      buckets_.back().slots.push_back(slots_.size());
+      slots_.push_back(s);
     }
-    Slot s;
-    s.parameter = *it;
-    s.bucket = buckets_.size() - 1;
-    s.offset = sizes.back();
-    s.numel = v.numel();
-    sizes.back() += v.numel();
-    bytes += size;
-    buckets_.back().slots.push_back(slots_.size());
-    slots_.push_back(s);
   }
   for (size_t b = 0; b < buckets_.size(); ++b) {
     const at::Tensor& like = params_.at(static_cast<size_t>(slots_[buckets_[b].slots.front()].parameter)).value;

@@ -415,6 +415,45 @@ class TstCollectiveCost : public QObject {
     QCOMPARE(bucketedGradientSeconds(single(), quarter), 0.0);
   }
 
+  // The buckets the stage model prices are the runtime's (tests/runtime/tst_gradient_buckets'
+  // bucketSizesAndHooks runs the same sizes through GradientBuckets): reverse parameter order, the
+  // first at most 1 MiB, a parameter larger than a bucket alone, a dtype change starts a bucket,
+  // and <= 0 is one bucket per dtype run.
+  void bucketsAsTheRuntimeFormsThem() {
+    const int64_t mib = int64_t{1} << 20;
+    const std::vector<GradientSlot> slots{{mib, 0}, {mib, 0}, {mib, 0}, {2 * mib, 0}};
+    using Buckets = std::vector<std::vector<size_t>>;
+    QCOMPARE(assignGradientBuckets(slots, 2 * mib), (Buckets{{3}, {2, 1}, {0}}));
+    QCOMPARE(assignGradientBuckets(slots, 0), (Buckets{{3, 2, 1, 0}}));
+    QCOMPARE(assignGradientBuckets(slots, 4 * mib), (Buckets{{3}, {2, 1, 0}}));
+    const std::vector<GradientSlot> small{{100, 0}, {100, 1}, {100, 1}, {100, 0}};
+    QCOMPARE(assignGradientBuckets(small, 4 * mib), (Buckets{{3}, {2, 1}, {0}}));
+    QCOMPARE(assignGradientBuckets({}, 4 * mib), Buckets{});
+  }
+
+  // Buckets run one after another, each from when its gradients are in and the one before has
+  // started; the last ends at max_k (ready_k + the seconds of k and every later bucket).
+  void bucketsRunOneAfterAnother() {
+    const std::vector<double> ready{1, 1.5, 4, 3}, seconds{2, 1, 0.5, 1};
+    const std::vector<BucketSpan> s = scheduleBuckets(ready, seconds);
+    QCOMPARE(s.size(), size_t{4});
+    QCOMPARE(s[0].start, 1.0);
+    QCOMPARE(s[0].end, 3.0);
+    QCOMPARE(s[1].start, 3.0);
+    QCOMPARE(s[1].end, 4.0);  // waits for the channel
+    QCOMPARE(s[2].start, 4.0);
+    QCOMPARE(s[2].end, 4.5);
+    QCOMPARE(s[3].start, 4.5);
+    QCOMPARE(s[3].end, 5.5);  // ready at 3, but starts after bucket 2
+    double last = 0;
+    for (size_t k = 0; k < ready.size(); ++k) {
+      double suffix = 0;
+      for (size_t j = k; j < ready.size(); ++j) suffix += seconds[j];
+      last = std::max(last, ready[k] + suffix);
+    }
+    QCOMPARE(s.back().end, last);
+  }
+
   // ---- one device: nothing to communicate ---------------------------------------------------
 
   void oneDeviceCostsNothing() {

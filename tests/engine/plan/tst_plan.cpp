@@ -61,6 +61,9 @@ class TstPlan : public QObject {
       QVERIFY2(p.estimate.iterationSeconds <= b.estimate.iterationSeconds * (1 + 1e-12), b.name.c_str());
     double stages = 0;
     for (const plan::Stage& s : p.stages) stages += s.communicationSeconds + s.computationSeconds;
+    // ... and what the gradient buckets leave exposed after backward.
+    QVERIFY(p.exposedGradientSeconds >= 0);
+    stages += p.exposedGradientSeconds;
     QVERIFY(std::abs(stages - p.estimate.iterationSeconds) <= 1e-9 * p.estimate.iterationSeconds);
   }
 

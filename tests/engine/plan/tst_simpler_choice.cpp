@@ -47,7 +47,8 @@ const plan::Plan::Baseline* row(const plan::Plan& p, const std::string& name) {
 
 int communicatingSteps(const plan::Plan& p) {
   int n = 0;
-  for (const plan::PlanStep& s : p.steps) n += (s.forwardCommunication > 0) + (s.backwardCommunication > 0);
+  for (const plan::PlanStep& s : p.steps)
+    n += (s.forwardCommunication > 0) + (s.backwardCommunication > 0 || s.gradientSeconds > 0);
   return n;
 }
 
@@ -103,7 +104,8 @@ class TstSimplerChoice : public QObject {
     QVERIFY(communicatingSteps(p) > 0);
     // Every collective of the chosen program is a data-parallel one: replicated parameters only.
     for (const plan::PlanStep& s : p.steps)
-      if (s.kind == plan::PlanStep::Kind::Convert && (s.forwardCommunication > 0 || s.backwardCommunication > 0))
+      if (s.kind == plan::PlanStep::Kind::Convert &&
+          (s.forwardCommunication > 0 || s.backwardCommunication > 0 || s.gradientSeconds > 0))
         QVERIFY2(s.instruction == "replicate-parameter" || s.instruction == "reshard", s.instruction.c_str());
     QVERIFY(row(p, name));
     QVERIFY2(p.choice.find("collective calls") != std::string::npos, p.choice.c_str());

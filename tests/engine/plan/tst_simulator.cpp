@@ -69,7 +69,9 @@ class TstSimulator : public QObject {
              qPrintable(QString("simulated %1 s, predicted %2 s").arg(total, 0, 'g', 17).arg(p.estimate.iterationSeconds, 0, 'g', 17)));
     QVERIFY(plan::matchesPrediction(p, t));
     QVERIFY(close(t.forwardSeconds + t.backwardSeconds, total, total));
-    QCOMPARE(t.stages.size(), p.stages.size());
+    // One more stage where the gradient buckets' all-reduces outlast backward.
+    QCOMPARE(t.stages.size(), p.stages.size() + (t.exposedGradientSeconds > 0 ? 1 : 0));
+    QVERIFY(close(t.exposedGradientSeconds, p.exposedGradientSeconds, total));
     for (size_t k = 0; k < p.stages.size(); ++k) {
       QCOMPARE(t.stages[k].backward, p.stages[k].backward);
       QVERIFY(close(t.stages[k].seconds(), p.stages[k].seconds(), total));
@@ -124,7 +126,7 @@ class TstSimulator : public QObject {
       if (e["ph"] == "M" && e["name"] == "thread_name") {
         const int tid = e["tid"].get<int>();
         QCOMPARE(QString::fromStdString(e["args"]["name"].get<std::string>()),
-                 QString(tid == 1 ? "computation" : "communication"));
+                 QString(tid == 1 ? "computation" : tid == 2 ? "communication" : "gradient buckets"));
         namedThreads[pid].insert(tid);
       }
       if (e["ph"] == "X") {
@@ -138,7 +140,7 @@ class TstSimulator : public QObject {
       const int pid = d.rank + 1;
       QCOMPARE(QString::fromStdString(processes[pid]),
                QString::fromStdString(fmt::format("rank {}: {} on {}", d.rank, d.type, d.machine)));
-      QVERIFY(namedThreads[pid] == (std::set<int>{1, 2}));
+      QVERIFY(namedThreads[pid] == (t.buckets.empty() ? std::set<int>{1, 2} : std::set<int>{1, 2, 3}));
       QVERIFY(usedThreads[pid].count(1) == 1);
     }
     bool communicates = false;
@@ -150,6 +152,81 @@ class TstSimulator : public QObject {
     for (const plan::Segment& s : p.segments)
       QVERIFY2(report.find("| " + s.name + " |") != std::string::npos, s.name.c_str());
     QVERIFY(report.find("the simulation matches it") != std::string::npos);
+  }
+
+  // Data parallelism's gradients all-reduce in the runtime's buckets beside backward
+  // (synth/stages.h): every replicated gradient in exactly one bucket, buckets started in order
+  // after their last gradient's stage, one at a time, and the iteration pays only what they leave
+  // after the last backward stage — less than all of it where backward still had work to hide
+  // them behind.
+  void gradientBucketsOverlapBackward() {
+    const ir::Graph g = zoo("bert");
+    plan::PlanOptions options;
+    options.baselines = false;
+    options.strategy = plan::PlanOptions::Strategy::DataParallel;
+    options.cost.gradientBucketBytes = 4 << 10;  // bert-tiny's gradients fill several buckets
+    const plan::Plan p = plan::makePlan(g, cluster("local-cpu-hetero-3"), options);
+    QVERIFY(p.gradientBuckets.size() > 2);
+    std::multiset<int> bucketed;
+    double gradient = 0;
+    for (const plan::Plan::GradientBucket& b : p.gradientBuckets) {
+      double sum = 0;
+      for (int i : b.steps) bucketed.insert(i), sum += p.steps[static_cast<size_t>(i)].gradientSeconds;
+      QVERIFY(close(sum, b.seconds, b.seconds));
+      gradient += b.seconds;
+    }
+    std::multiset<int> replicated;
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      const plan::PlanStep& s = p.steps[i];
+      if (s.gradientSeconds > 0) replicated.insert(static_cast<int>(i));
+      // Asynchronous: neither in the stage's communication nor a stage boundary.
+      if (s.instruction == "replicate-parameter") QVERIFY(s.backwardCommunication == 0 && !s.backwardSync);
+    }
+    QVERIFY(bucketed == replicated);
+    QVERIFY(!replicated.empty());
+
+    const plan::Timeline t = plan::simulate(p, plan::stepLabels(p, g));
+    QVERIFY(plan::matchesPrediction(p, t));
+    QCOMPARE(t.buckets.size(), p.gradientBuckets.size());
+    double stagesEnd = 0;
+    for (const plan::StageSpan& s : t.stages)
+      if (s.what.empty()) stagesEnd = std::max(stagesEnd, s.end());
+    double lastEnd = 0;
+    for (size_t k = 0; k < t.buckets.size(); ++k) {
+      const plan::BucketRun& b = t.buckets[k];
+      QVERIFY(b.start >= b.ready);
+      if (k > 0) QVERIFY(b.start >= t.buckets[k - 1].end - 1e-15);
+      QVERIFY(close(b.end - b.start, p.gradientBuckets[k].seconds, gradient));
+      QVERIFY(b.ready > t.forwardSeconds);  // gradients are in only in backward
+      lastEnd = b.end;
+    }
+    QVERIFY(close(t.exposedGradientSeconds, std::max(0.0, lastEnd - stagesEnd), gradient));
+    QVERIFY(t.exposedGradientSeconds < gradient * (1 - 1e-6));  // some of it hidden
+    QVERIFY(close(t.totalSeconds, stagesEnd + t.exposedGradientSeconds, t.totalSeconds));
+    // The trace shows the buckets on a track of their own.
+    int bucketEvents = 0;
+    const nlohmann::ordered_json trace = plan::traceJson(p, t);
+    for (const auto& e : trace["traceEvents"])
+      if (e["ph"] == "X" && e["tid"] == 3) ++bucketEvents;
+    QCOMPARE(bucketEvents, static_cast<int>(t.buckets.size() * p.devices.size()));
+    // The report lists the exposed part as a stage of its own.
+    if (t.exposedGradientSeconds > 0) QVERIFY(plan::formatReport(p, t).find("gradient buckets") != std::string::npos);
+
+    // A plan file keeps the buckets, and refuses one naming a step that is not a replicated
+    // parameter's.
+    nlohmann::json j = nlohmann::json::parse(plan::toJson(p, g).dump());
+    const plan::Plan back = plan::planFromJson(j, "plan.json");
+    QCOMPARE(back.gradientBuckets.size(), p.gradientBuckets.size());
+    QCOMPARE(plan::simulate(back).totalSeconds, plan::simulate(p).totalSeconds);
+    j["prediction"]["gradient_buckets"][0]["steps"][0] = 0;
+    if (p.steps[0].instruction != "replicate-parameter") {
+      try {
+        plan::planFromJson(j, "plan.json");
+        QFAIL("a bucket naming a computation step was accepted");
+      } catch (const plan::PlanError& e) {
+        QVERIFY2(std::string(e.what()).find("prediction.gradient_buckets[0].steps") != std::string::npos, e.what());
+      }
+    }
   }
 
   // A plan read back from its file simulates to the same iteration.
@@ -176,7 +253,9 @@ class TstSimulator : public QObject {
   // Large plans list the most expensive stages, then the others' totals.
   void reportListsTheMostExpensiveStages() {
     const ir::Graph g = zoo("bert");
-    const plan::Plan p = plan::makePlan(g, cluster(), {});
+    plan::PlanOptions options;  // every parameter all-gathered where it is used: many stages
+    options.strategy = plan::PlanOptions::Strategy::FullySharded;
+    const plan::Plan p = plan::makePlan(g, cluster(), options);
     const plan::Timeline t = plan::simulate(p);
     QVERIFY(t.stages.size() > plan::kReportStages);
     const std::string report = plan::formatReport(p, t);
