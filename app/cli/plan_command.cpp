@@ -154,6 +154,11 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                   "collective calls, plan its program instead and say so (0: always HAP's own; not with --pin)")
       ->type_name("F")
       ->capture_default_str();
+  cmd->add_option("--bucket-mb", args->request.bucketMiB,
+                  "Size of the gradient all-reduce buckets the plan is priced with, in MiB (0: one bucket "
+                  "after backward); recorded in the plan, and its workers' default --bucket-mb")
+      ->type_name("MIB")
+      ->capture_default_str();
   cmd->add_option("--db", args->db,
                   "Profile store that the cluster's 'profile:' is looked up in (default: $HAP_DB, else "
                   "~/.local/share/hap/profiles.db)")

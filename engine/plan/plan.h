@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cost/bucketed_gradients.h"
 #include "engine/cost/cluster.h"
 #include "engine/ir/graph.h"
 #include "engine/rules/relation.h"
@@ -190,6 +191,8 @@ struct Plan {
   };
   std::vector<GradientBucket> gradientBuckets;
   double exposedGradientSeconds = 0;  // as the planner priced it (estimate includes it)
+  // The bucket size they were formed with (hap plan --bucket-mb): hap-worker's default.
+  double gradientBucketBytes = static_cast<double>(cost::kGradientBucketBytes);
   Estimate estimate;
   Replication replication;  // data parallelism across machines around the program (strategy "megatron")
   // Baselines under the same cost model (plan/baselines.h): "dp-ev", "dp-cp", "fsdp", "megatron".

@@ -153,6 +153,7 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
     doc["prediction"]["gradient_buckets"] = std::move(buckets);
     doc["prediction"]["exposed_gradient_seconds"] = p.exposedGradientSeconds;
   }
+  doc["prediction"]["gradient_bucket_bytes"] = p.gradientBucketBytes;
   doc["baselines"] = ojson::object();
   for (const Plan::Baseline& b : p.baselines) {
     doc["baselines"][b.name] = estimateJson(b.estimate);
@@ -316,6 +317,12 @@ Plan planFromJson(const json& doc, const std::string& origin) {
                         r.get<double>(s, "communication_seconds", path),
                         r.get<std::vector<double>>(s, "group_computation_seconds", path),
                         r.get<double>(s, "computation_seconds", path)});
+  }
+  if (prediction.contains("gradient_bucket_bytes")) {
+    p.gradientBucketBytes = r.get<double>(prediction, "gradient_bucket_bytes", "prediction.");
+    if (!(p.gradientBucketBytes >= 0 && p.gradientBucketBytes <= 1099511627776.0))
+      throw PlanError(fmt::format("{}: field 'prediction.gradient_bucket_bytes' is {}; expected bytes in [0, 2^40]",
+                                  origin, p.gradientBucketBytes));
   }
   if (prediction.contains("gradient_buckets")) {
     const json& buckets = prediction["gradient_buckets"];

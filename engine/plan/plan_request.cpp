@@ -70,6 +70,7 @@ std::vector<std::string> PlanRequest::arguments() const {
   if (!baselines) out.push_back("--no-baselines");
   if (preferSimplerWithin != defaults.preferSimplerWithin)
     option("--prefer-simpler-within", fmt::format("{:g}", preferSimplerWithin));
+  if (bucketMiB != defaults.bucketMiB) option("--bucket-mb", fmt::format("{:g}", bucketMiB));
   return out;
 }
 
@@ -102,6 +103,10 @@ PlanOptions planOptions(const PlanRequest& r, const cost::Cluster& cluster) {
   if (!(r.preferSimplerWithin >= 0))
     throw Error(fmt::format("--prefer-simpler-within {}: give a fraction of 0 or more (0.1: 10%)", r.preferSimplerWithin));
   options.preferSimplerWithin = r.preferSimplerWithin;
+  if (!(r.bucketMiB >= 0 && r.bucketMiB <= 1 << 20))
+    throw Error(fmt::format("--bucket-mb {}: give a size in MiB from 0 (one bucket after backward) to 1048576",
+                            r.bucketMiB));
+  options.cost.gradientBucketBytes = std::round(r.bucketMiB * (1 << 20));
   options.milp.timeLimitSeconds = r.milpSeconds;
   options.evenStart = r.evenStart;
   options.search.maxStates = r.maxStates;

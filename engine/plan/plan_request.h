@@ -35,6 +35,9 @@ struct PlanRequest {
   int beamWidth = 2000;              // --beam-width
   bool baselines = true;             // false: --no-baselines
   double preferSimplerWithin = 0.10; // --prefer-simpler-within (PlanOptions::preferSimplerWithin)
+  // --bucket-mb: the gradient buckets priced (synth::CostOptions::gradientBucketBytes), recorded
+  // in the plan, whose workers use it unless given their own --bucket-mb.
+  double bucketMiB = 4;
 
   std::string effectiveSegments() const { return !segments.empty() ? segments : baseline.empty() ? "layer" : "none"; }
   // The options as `hap plan` arguments (those that differ from the defaults), to show the

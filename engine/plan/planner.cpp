@@ -112,6 +112,7 @@ Plan planOf(const ir::Graph& imported, const synth::Theory& theory, const synth:
   }
   for (const synth::GradientBucket& b : model.buckets) plan.gradientBuckets.push_back({b.steps, b.seconds});
   plan.exposedGradientSeconds = model.exposedGradientSeconds;
+  plan.gradientBucketBytes = costOptions.gradientBucketBytes;
   plan.estimate = estimateOf(table, program, costOptions);
   const std::vector<synth::MemoryBreakdown> memory = synth::deviceMemoryBreakdown(table, program, costOptions);
   for (int j = 0; j < cluster.size(); ++j) {

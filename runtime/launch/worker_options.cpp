@@ -104,6 +104,7 @@ void bindWorkerOptions(CLI::App& app, WorkerOptions& o, WorkerBinding binding) {
         double mib = 0;
         CLI::detail::lexical_cast(v, mib);  // a number: checked just before
         o.bucketBytes = static_cast<int64_t>(mib * kMiB);
+        o.bucketBytesGiven = true;
       });
   app.add_flag("--check", o.check,
                "Exactness check: run the single-device program beside the plan, both in float64, "
@@ -184,7 +185,7 @@ std::vector<std::string> workerArguments(const WorkerOptions& o) {
   integer("--threads", o.threads, d.threads);
   if (o.cuda) a.emplace_back("--cuda");
   number("--slowdown", o.slowdown, d.slowdown);
-  if (o.bucketBytes != d.bucketBytes)
+  if (o.bucketBytesGiven || o.bucketBytes != d.bucketBytes)
     add("--bucket-mb", workerNumber(static_cast<double>(o.bucketBytes) / kMiB));
   if (o.check) a.emplace_back("--check");
   if (o.checkFloat32) add("--check-dtype", "float32");

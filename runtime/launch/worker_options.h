@@ -57,9 +57,10 @@ struct WorkerOptions {
   // (ExecutorOptions::slowdown, runtime/core/executor.h).
   double slowdown = 1;
   // --bucket-mb (in MiB there): gradient buckets all-reduced during backward; <= 0: one bucket
-  // after backward. The default is the planner's (cost::kGradientBucketBytes, which prices the
-  // buckets: engine/cost/bucketed_gradients.h).
+  // after backward. Left at the default and not given (bucketBytesGiven false): the size the plan
+  // was priced with (Plan::gradientBucketBytes, hap plan --bucket-mb; cost/bucketed_gradients.h).
   int64_t bucketBytes = cost::kGradientBucketBytes;
+  bool bucketBytesGiven = false;
   // --check: beside every step, the single-device program on the whole batch; the loss, every
   // gradient after every reduction, and the parameters and buffers after every step are
   // compared, each step from the same state (exactness_check.h).

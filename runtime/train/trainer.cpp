@@ -337,7 +337,11 @@ void WorkerRun::build() {
     executorOptions_.floating = at::kDouble;
     c10::set_default_dtype(caffe2::TypeMeta::Make<double>());
   }
-  executorOptions_.bucketBytes = o_.bucketBytes;
+  // The buckets the plan was priced with, unless --bucket-mb says otherwise.
+  executorOptions_.bucketBytes =
+      o_.bucketBytesGiven || o_.bucketBytes != cost::kGradientBucketBytes
+          ? o_.bucketBytes
+          : static_cast<int64_t>(opened_.plan.gradientBucketBytes);
   executorOptions_.slowdown = o_.slowdown;
   executorOptions_.machine = machine_;
   exec_ = std::make_unique<Executor>(opened_.plan, opened_.planned, tensors_, program(),

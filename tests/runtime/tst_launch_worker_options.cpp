@@ -53,6 +53,7 @@ WorkerOptions everything(const std::string& plan, const std::string& checkpoint)
   o.cuda = true;
   o.slowdown = 2.5;
   o.bucketBytes = 1000;
+  o.bucketBytesGiven = true;
   o.check = true;
   o.checkFloat32 = true;
   o.checkRtol = 1e-9;

@@ -215,6 +215,55 @@ class TstRunRecording : public QObject {
     QCOMPARE(lastOf.size(), size_t{3});
     for (const auto& [rank, stepOf] : lastOf) QVERIFY2(stepOf >= rank0 - 1, qPrintable(QString("rank %1").arg(rank)));
   }
+
+  // The gradient buckets a plan is priced with are the buckets its workers run (issue 30): a
+  // data-parallel plan of bert-tiny priced with 4 KiB buckets (hap plan --bucket-mb, recorded in
+  // the plan and the workers' default) lists several; every rank's measured trace has each of
+  // them once a step, and the first starts while backward still runs, as the stage model has it.
+  void gradientBucketsAsPlanned() {
+    const QString plan = tmp_.filePath("buckets.json"), trace = tmp_.filePath("buckets-trace.json");
+    Run r = runProcess(HAP_CLI_PATH,
+                       {"plan", qEnvironmentVariable("HAP_ZOO_DIR") + "/bert-tiny.pt", "-c",
+                        qEnvironmentVariable("HAP_SOURCE_DIR") + "/resources/clusters/local-cpu-3.yaml", "--baseline",
+                        "dp-cp", "--bucket-mb", "0.004", "-o", plan, "-q"},
+                       120'000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    const QJsonObject prediction = QJsonDocument::fromJson(readAll(plan)).object()["prediction"].toObject();
+    const int buckets = static_cast<int>(prediction["gradient_buckets"].toArray().size());
+    QVERIFY2(buckets > 2, qPrintable(QString::number(buckets)));
+    QCOMPARE(prediction["gradient_bucket_bytes"].toDouble(), 4194.0);
+    QVERIFY(prediction["exposed_gradient_seconds"].toDouble() >= 0);
+
+    r = runProcess(HAP_CLI_PATH,
+                   {"launch", plan, "--local", "--worker", HAP_WORKER_PATH, "--timeout", "200", "--steps", "2", "--",
+                    "--warmup", "0", "--trace", trace},
+                   240'000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    const QJsonArray events = QJsonDocument::fromJson(readAll(trace)).object()["traceEvents"].toArray();
+    for (int pid = 1; pid <= 3; ++pid) {
+      QMap<QString, int> runs;  // "gradient bucket K" -> how many steps ran it
+      QList<QJsonObject> backward, first;
+      for (const QJsonValue& v : events) {
+        const QJsonObject e = v.toObject();
+        if (e["ph"].toString() != "X" || e["pid"].toInt() != pid) continue;
+        const QString name = e["name"].toString();
+        if (name == "backward") backward.append(e);
+        if (!name.startsWith("gradient bucket ")) continue;
+        const QString bucket = name.section(' ', 0, 2);  // without its "(x MiB)"
+        ++runs[bucket];
+        if (bucket == "gradient bucket 0") first.append(e);
+      }
+      const QString where = QString("rank %1").arg(pid - 1);
+      QCOMPARE(runs.size(), buckets);
+      for (auto it = runs.begin(); it != runs.end(); ++it) QVERIFY2(it.value() == 2, qPrintable(where + ": " + it.key()));
+      QCOMPARE(backward.size(), 2);
+      QCOMPARE(first.size(), 2);
+      for (int step = 0; step < 2; ++step) {
+        const double end = backward[step]["ts"].toDouble() + backward[step]["dur"].toDouble();
+        QVERIFY2(first[step]["ts"].toDouble() < end, qPrintable(where + ": bucket 0 starts after backward"));
+      }
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(TstRunRecording)
