@@ -155,12 +155,12 @@ class TstStudioE2e : public QObject {
     const QAbstractItemModel* m = table->model();
     QModelIndex row;
     for (int r = 0; r < m->rowCount(); ++r)
-      if (m->index(r, 0).data().toString() == "layers.1") row = m->index(r, 0);
+      if (m->index(r, 0).data().toString() == "layers") row = m->index(r, 0);  // the ModuleList
     QVERIFY(row.isValid());
     QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(row).center());
-    const ScopeId layer = w.model()->scopes->find("layers.1");
+    const ScopeId layer = w.model()->scopes->find("layers");
     QTRY_COMPARE(w.graphView()->selection(), Selection::scope(layer));
-    QTRY_VERIFY(propertiesText(w.propertiesPanel()).contains("layers.1"));
+    QTRY_VERIFY(propertiesText(w.propertiesPanel()).contains("layers"));
   }
 
   // Double-click a collapsed scope to expand it; double-click its frame to collapse it again.
@@ -171,7 +171,7 @@ class TstStudioE2e : public QObject {
     view->collapseAll();
     QTRY_VERIFY_WITH_TIMEOUT(!view->layoutBusy() && view->layoutState() == view->collapseState(), 30000);
     const ScopeTree& tree = *w.model()->scopes;
-    const ScopeId encoder = tree.find("layers.0");
+    const ScopeId encoder = tree.find("layers");  // the ModuleList, one box collapsed
     QVERIFY(encoder > 0);
     QVERIFY(!view->collapseState().expanded(encoder));
     view->fitToWindow();

@@ -85,6 +85,13 @@ void SummaryPanel::setGraph(std::shared_ptr<const ir::Graph> graph) {
     m_depth->setRange(0, std::max(1, m_model->maxDepth()));
     m_depth->setDepth(depth);
   }
+  // Depth counts the graph's levels; inside a model wrapped in one module, from that module.
+  const QString wrapper = m_model->wrapperPath();
+  m_depth->setToolTip(wrapper.isEmpty()
+                          ? tr("Module levels shown as rows (0: the whole model; all: every scope)")
+                          : tr("Module levels shown as rows, counted inside %1, the module the "
+                               "model is wrapped in (0: the whole model; all: every scope)")
+                                .arg(wrapper));
   setDepth(m_depth->depth());
   resizeColumns();
 }

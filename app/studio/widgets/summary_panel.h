@@ -1,5 +1,6 @@
 // The model summary panel (issue 17, item 4): the per-scope table `hap inspect` prints, sortable
-// by any column (numbers sort numerically, the totals row stays last), with a depth control.
+// by any column (numbers sort numerically, the totals row stays last), with a depth control whose
+// levels are the graph's (SummaryModel; inside a single wrapper module, counted from it).
 // Selecting a scope row emits scopeActivated(path) so the main window selects it in the graph.
 #pragma once
 
