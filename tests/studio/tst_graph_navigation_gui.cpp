@@ -1,10 +1,12 @@
 // The graph view's navigation through real key events and clicks (issue 31): arrows follow edges
 // as LayoutNavigator says, Enter expands, Backspace collapses, F shows only the selected scope,
 // the breadcrumb bar follows the selection and takes the user back, Esc leaves the focus, and the
-// minimap shows the view's rectangle and moves the view when clicked. On bert-tiny, offscreen.
+// minimap shows the view's rectangle and moves the view when clicked. On bert-tiny, offscreen;
+// pictures of the focus and the minimap go to /tmp/shots/.
 #include <QtTest>
 
 #include <QApplication>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QToolButton>
 
@@ -54,6 +56,10 @@ class TestGraphNavigationGui : public QObject {
     QVERIFY2(t.elapsed() < 100, qPrintable(QStringLiteral("key took %1 ms").arg(t.elapsed())));
   }
   QStringList crumbs() const { return m_view->breadcrumbs()->labels(); }
+  void shoot(const QString& name) {
+    QDir().mkpath(QStringLiteral("/tmp/shots"));
+    QVERIFY(m_view->grab().save(QStringLiteral("/tmp/shots/%1.png").arg(name)));
+  }
 
  private Q_SLOTS:
   void initTestCase() {
@@ -142,6 +148,7 @@ class TestGraphNavigationGui : public QObject {
     QCOMPARE(m_view->breadcrumbs()->focusIndex(), 2);
     QVERIFY(m_view->breadcrumbs()->crumb(2)->font().bold());
     QVERIFY(m_view->unfocusAction()->isEnabled());
+    shoot(QStringLiteral("graph_focus_layer0"));
 
     // Deeper with a click on a box's scope, then out with the breadcrumb of `layers`.
     m_view->select(Selection::scope(attn));
@@ -184,6 +191,7 @@ class TestGraphNavigationGui : public QObject {
     m_view->centerOn(m_view->sceneRect().center().x(), m_view->sceneRect().top());
     GraphMinimap* map = m_view->minimap();
     QVERIFY(map->isVisible());
+    shoot(QStringLiteral("graph_minimap"));
     QVERIFY(map->width() <= GraphMinimap::kMaxWidth && map->height() <= GraphMinimap::kMaxHeight);
     const QRectF frame = map->viewRectInMinimap();
     QVERIFY(!frame.isEmpty());

@@ -28,8 +28,11 @@ void GraphMinimap::refresh() {
     hide();
     return;
   }
+  // At most a third of the viewport's height, so that it leaves the drawing room.
+  const qreal maxHeight =
+      std::clamp<qreal>(m_view->viewport()->height() / 3.0, 60, kMaxHeight);
   const qreal s = std::min((kMaxWidth - 2 * kInset) / scene.width(),
-                           (kMaxHeight - 2 * kInset) / scene.height());
+                           (maxHeight - 2 * kInset) / scene.height());
   resize(static_cast<int>(std::ceil(scene.width() * s + 2 * kInset)),
          static_cast<int>(std::ceil(scene.height() * s + 2 * kInset)));
   const QRectF visible = m_view->visibleSceneRect();

@@ -27,7 +27,7 @@ class GraphMinimap : public QWidget {
   // The visible scene rectangle as drawn in the minimap, in its pixels.
   QRectF viewRectInMinimap() const;
 
-  static constexpr int kMaxWidth = 220, kMaxHeight = 160;
+  static constexpr int kMaxWidth = 200, kMaxHeight = 240;
 
  protected:
   void paintEvent(QPaintEvent* event) override;
