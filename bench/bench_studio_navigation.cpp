@@ -1,10 +1,10 @@
 // Benchmark of the graph view's navigation (issue 31), run as a user would see it: the main window
-// opens a corpus model (the command-line inputs from corpus.json), imports it off the GUI thread and
-// lays it out collapsed by scope; then the user navigates with the keyboard: Down along the edges,
-// Right and Left among siblings, Enter on a collapsed scope (a relayout), F to show only that
-// scope, Esc back to the whole graph, and a click on the minimap. A watchdog timer on the GUI thread
-// measures the longest stall of the event loop while navigating (over 100 ms feels frozen), and
-// each key's own handling time.
+// opens a corpus model (the command-line inputs from corpus.json), imports it off the GUI thread
+// and lays it out collapsed by scope; then the user navigates with the keyboard: Down along the
+// edges, Right and Left among siblings, Enter on a collapsed scope (a relayout), F to show only
+// that scope, Esc back to the whole graph, and a click on the minimap. A watchdog timer on the GUI
+// thread measures the longest stall of the event loop while navigating (over 100 ms feels frozen),
+// and each key's own handling time.
 //
 //   bench_studio_navigation --corpus build/corpus-ci [--model NAME ...]
 //   bench_studio_navigation --file MODEL.pt --input x=... --input y=...
@@ -21,8 +21,8 @@
 #include <QStandardPaths>
 #include <QTest>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -118,8 +118,8 @@ Figures measure(hap::studio::MainWindow& window, const Model& m, int timeoutMs, 
         view->scopeBoxCentre(s.id)) {
       press(Qt::Key_Return);  // expands it: a relayout
       if (expanded++ == 0) {
-        press(Qt::Key_Down);    // into it
-        press(Qt::Key_F);       // show only its scope
+        press(Qt::Key_Down);  // into it
+        press(Qt::Key_F);     // show only its scope
         press(Qt::Key_Down);
         press(Qt::Key_Escape);  // the whole graph again
       }
@@ -149,7 +149,8 @@ std::vector<Model> corpusModels(const std::string& dir, const std::vector<std::s
     const QJsonObject o = v.toObject();
     Model m{o["name"].toString().toStdString(), dir + "/" + o["file"].toString().toStdString(), {}};
     if (!names.empty() && std::find(names.begin(), names.end(), m.name) == names.end()) continue;
-    for (const QJsonValue& a : o["inputs"].toArray()) m.inputs.push_back(a.toString().toStdString());
+    for (const QJsonValue& a : o["inputs"].toArray())
+      m.inputs.push_back(a.toString().toStdString());
     if (QFile::exists(QString::fromStdString(m.file))) out.push_back(std::move(m));
   }
   return out;
@@ -162,7 +163,8 @@ int main(int argc, char** argv) {
   std::string corpus, file;
   std::vector<std::string> names, inputs;
   int timeout = 120, downs = 60;
-  cli.add_option("--corpus", corpus, "a folder written by resources/corpus/export.py (corpus.json)");
+  cli.add_option("--corpus", corpus,
+                 "a folder written by resources/corpus/export.py (corpus.json)");
   cli.add_option("--model", names, "only these models of the corpus (default: all)");
   cli.add_option("--file", file, "one TorchScript file instead of a corpus");
   cli.add_option("--input", inputs, "the file's --input arguments");
@@ -201,12 +203,13 @@ int main(int argc, char** argv) {
     worstStall = std::max(worstStall, stall);
     fmt::print("{:<22} {:>5} {:>9.2f} {:>6} {:>11.0f} {:>10.1f} {:>2} ≤{:>5.2f}s {:>5}  {}{}\n",
                m.name, f.nodes, f.open, f.boxes, f.stallNavigate, f.slowestKey, f.relayouts,
-               f.slowestRelayout, f.keys,
-               f.open <= 2.0 ? "open ok" : "open OVER", stall <= 100 ? ", stall ok" : ", stall OVER");
+               f.slowestRelayout, f.keys, f.open <= 2.0 ? "open ok" : "open OVER",
+               stall <= 100 ? ", stall ok" : ", stall OVER");
     std::fflush(stdout);
   }
-  fmt::print("worst: open + collapsed layout {:.2f} s (target <= 2 s), navigation stall {:.0f} ms "
-             "(target <= 100 ms)\n",
-             worstOpen, worstStall);
+  fmt::print(
+      "worst: open + collapsed layout {:.2f} s (target <= 2 s), navigation stall {:.0f} ms "
+      "(target <= 100 ms)\n",
+      worstOpen, worstStall);
   return ok ? 0 : 1;
 }

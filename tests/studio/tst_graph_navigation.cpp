@@ -48,8 +48,8 @@ class TestGraphNavigation : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    bert_ = import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() +
-                                "/bert-tiny.pt");
+    bert_ =
+        import::importModel(qEnvironmentVariable("HAP_ZOO_DIR").toStdString() + "/bert-tiny.pt");
   }
 
   void keysFollowTheDirection() {

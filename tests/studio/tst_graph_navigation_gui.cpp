@@ -142,7 +142,8 @@ class TestGraphNavigationGui : public QObject {
     QCOMPARE(m_view->focusScope(), layer0);
     QVERIFY(waitForLayout());
     for (const LayoutBox& b : m_view->currentLayout()->boxes) {
-      if (b.kind == LayoutBox::Kind::Op) QVERIFY(m_tree->contains(layer0, m_tree->scopeOfNode(b.id)));
+      if (b.kind == LayoutBox::Kind::Op)
+        QVERIFY(m_tree->contains(layer0, m_tree->scopeOfNode(b.id)));
       if (b.kind == LayoutBox::Kind::CollapsedScope) QVERIFY(m_tree->contains(layer0, b.id));
     }
     QCOMPARE(m_view->breadcrumbs()->focusIndex(), 2);
@@ -201,9 +202,10 @@ class TestGraphNavigationGui : public QObject {
     const QPointF sceneTarget = map->toScene(target);
     QTest::mouseClick(map, Qt::LeftButton, {}, target);
     const QPointF centre = m_view->visibleSceneRect().center();
-    QVERIFY2(std::abs(centre.y() - sceneTarget.y()) < 40 ||
-                 m_view->visibleSceneRect().bottom() >= m_view->sceneRect().bottom() - 1,
-             qPrintable(QStringLiteral("centre %1, wanted %2").arg(centre.y()).arg(sceneTarget.y())));
+    QVERIFY2(
+        std::abs(centre.y() - sceneTarget.y()) < 40 ||
+            m_view->visibleSceneRect().bottom() >= m_view->sceneRect().bottom() - 1,
+        qPrintable(QStringLiteral("centre %1, wanted %2").arg(centre.y()).arg(sceneTarget.y())));
     QVERIFY(map->viewRectInMinimap().center().y() > frame.center().y());
     // Fit to window: everything shows, the minimap hides.
     m_view->fitToWindow();

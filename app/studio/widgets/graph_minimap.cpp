@@ -29,10 +29,9 @@ void GraphMinimap::refresh() {
     return;
   }
   // At most a third of the viewport's height, so that it leaves the drawing room.
-  const qreal maxHeight =
-      std::clamp<qreal>(m_view->viewport()->height() / 3.0, 60, kMaxHeight);
-  const qreal s = std::min((kMaxWidth - 2 * kInset) / scene.width(),
-                           (maxHeight - 2 * kInset) / scene.height());
+  const qreal maxHeight = std::clamp<qreal>(m_view->viewport()->height() / 3.0, 60, kMaxHeight);
+  const qreal s =
+      std::min((kMaxWidth - 2 * kInset) / scene.width(), (maxHeight - 2 * kInset) / scene.height());
   resize(static_cast<int>(std::ceil(scene.width() * s + 2 * kInset)),
          static_cast<int>(std::ceil(scene.height() * s + 2 * kInset)));
   const QRectF visible = m_view->visibleSceneRect();
@@ -44,8 +43,8 @@ void GraphMinimap::refresh() {
 QTransform GraphMinimap::sceneToMinimap() const {
   const QRectF scene = m_view->sceneRect();
   if (scene.isEmpty()) return {};
-  const qreal s = std::min((width() - 2 * kInset) / scene.width(),
-                           (height() - 2 * kInset) / scene.height());
+  const qreal s =
+      std::min((width() - 2 * kInset) / scene.width(), (height() - 2 * kInset) / scene.height());
   QTransform t;
   t.translate(kInset, kInset);
   t.scale(s, s);

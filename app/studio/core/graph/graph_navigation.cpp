@@ -9,11 +9,16 @@ namespace hap::studio {
 std::optional<NavigationMove> navigationMoveForKey(int key, RankDirection direction) {
   const bool tb = direction == RankDirection::TopToBottom;
   switch (key) {
-    case Qt::Key_Down: return tb ? NavigationMove::Next : NavigationMove::SiblingAfter;
-    case Qt::Key_Up: return tb ? NavigationMove::Previous : NavigationMove::SiblingBefore;
-    case Qt::Key_Right: return tb ? NavigationMove::SiblingAfter : NavigationMove::Next;
-    case Qt::Key_Left: return tb ? NavigationMove::SiblingBefore : NavigationMove::Previous;
-    default: return std::nullopt;
+    case Qt::Key_Down:
+      return tb ? NavigationMove::Next : NavigationMove::SiblingAfter;
+    case Qt::Key_Up:
+      return tb ? NavigationMove::Previous : NavigationMove::SiblingBefore;
+    case Qt::Key_Right:
+      return tb ? NavigationMove::SiblingAfter : NavigationMove::Next;
+    case Qt::Key_Left:
+      return tb ? NavigationMove::SiblingBefore : NavigationMove::Previous;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -76,8 +81,10 @@ std::vector<int> LayoutNavigator::siblings(int box) const {
 int LayoutNavigator::move(int box, NavigationMove m) const {
   if (box < 0 || box >= static_cast<int>(layout_.boxes.size())) return -1;
   switch (m) {
-    case NavigationMove::Next: return nearestAcross(box, succ_[static_cast<size_t>(box)]);
-    case NavigationMove::Previous: return nearestAcross(box, pred_[static_cast<size_t>(box)]);
+    case NavigationMove::Next:
+      return nearestAcross(box, succ_[static_cast<size_t>(box)]);
+    case NavigationMove::Previous:
+      return nearestAcross(box, pred_[static_cast<size_t>(box)]);
     case NavigationMove::SiblingBefore:
     case NavigationMove::SiblingAfter: {
       std::vector<int> candidates = siblings(box);
@@ -104,20 +111,25 @@ Selection selectionForBox(const Layout& layout, int box) {
   if (box < 0 || box >= static_cast<int>(layout.boxes.size())) return {};
   const LayoutBox& b = layout.boxes[static_cast<size_t>(box)];
   switch (b.kind) {
-    case LayoutBox::Kind::Op: return Selection::node(b.id);
-    case LayoutBox::Kind::CollapsedScope: return Selection::scope(b.id);
-    case LayoutBox::Kind::Input: return Selection::value(b.id);
+    case LayoutBox::Kind::Op:
+      return Selection::node(b.id);
+    case LayoutBox::Kind::CollapsedScope:
+      return Selection::scope(b.id);
+    case LayoutBox::Kind::Input:
+      return Selection::value(b.id);
   }
   return {};
 }
 
 ScopeId scopeOfSelection(const ScopeTree& tree, const ir::Graph& g, const Selection& s) {
   switch (s.kind) {
-    case Selection::Kind::None: return kRootScope;
+    case Selection::Kind::None:
+      return kRootScope;
     case Selection::Kind::Node:
       return s.id >= 0 && s.id < static_cast<int>(g.nodes.size()) ? tree.scopeOfNode(s.id)
-                                                                   : kRootScope;
-    case Selection::Kind::Scope: return s.id >= 0 && s.id < tree.size() ? s.id : kRootScope;
+                                                                  : kRootScope;
+    case Selection::Kind::Scope:
+      return s.id >= 0 && s.id < tree.size() ? s.id : kRootScope;
     case Selection::Kind::Value: {
       if (s.id < 0 || s.id >= static_cast<int>(g.values.size())) return kRootScope;
       const ir::Value& v = g.value(s.id);

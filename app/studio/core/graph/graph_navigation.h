@@ -35,9 +35,7 @@ class LayoutNavigator {
   // The box `move` goes to from `box`, or -1 when there is none (or box is not a box).
   int move(int box, NavigationMove move) const;
   const std::vector<int>& successors(int box) const { return succ_.at(static_cast<size_t>(box)); }
-  const std::vector<int>& predecessors(int box) const {
-    return pred_.at(static_cast<size_t>(box));
-  }
+  const std::vector<int>& predecessors(int box) const { return pred_.at(static_cast<size_t>(box)); }
   // Boxes sharing a predecessor or a successor with `box` (not itself), ascending.
   std::vector<int> siblings(int box) const;
 

@@ -99,7 +99,8 @@ ScopeTree::ScopeTree(const ir::Graph& g) {
   }
   std::vector<int> parameterRaw;
   parameterRaw.reserve(g.parameters.size());
-  for (ir::ValueId id : g.parameters) parameterRaw.push_back(intern(ir::ownerScope(g.value(id).name)));
+  for (ir::ValueId id : g.parameters)
+    parameterRaw.push_back(intern(ir::ownerScope(g.value(id).name)));
 
   // A container (a ModuleList or Sequential: no op of its own, only indexed children) is a scope
   // when its ops run as one stretch of the graph, as a Sequential's do. A ModuleList looped over
@@ -121,12 +122,11 @@ ScopeTree::ScopeTree(const ir::Graph& g) {
   std::vector<bool> dissolved(raw.size(), false);
   for (size_t r = 1; r < raw.size(); ++r) {
     const Raw& c = raw[r];
-    const bool container =
-        !c.hasNodes && !c.children.empty() &&
-        std::all_of(c.children.begin(), c.children.end(), [&](int k) {
-          const std::string& path = raw[static_cast<size_t>(k)].path;
-          return isIndex(std::string_view(path).substr(path.rfind('.') + 1));
-        });
+    const bool container = !c.hasNodes && !c.children.empty() &&
+                           std::all_of(c.children.begin(), c.children.end(), [&](int k) {
+                             const std::string& path = raw[static_cast<size_t>(k)].path;
+                             return isIndex(std::string_view(path).substr(path.rfind('.') + 1));
+                           });
     dissolved[r] = container && count[r] > 0 && lastNode[r] - firstNode[r] + 1 != count[r];
   }
 
@@ -149,7 +149,8 @@ ScopeTree::ScopeTree(const ir::Graph& g) {
     stack.pop_back();
     if (dissolved[static_cast<size_t>(top)]) {
       // Its entries take its place in its parent.
-      final[static_cast<size_t>(top)] = final[static_cast<size_t>(raw[static_cast<size_t>(top)].parent)];
+      final[static_cast<size_t>(top)] =
+          final[static_cast<size_t>(raw[static_cast<size_t>(top)].parent)];
       const auto& children = raw[static_cast<size_t>(top)].children;
       for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(*it);
       continue;
@@ -232,7 +233,8 @@ ScopeTree::ScopeTree(const ir::Graph& g) {
         const Scope& child = scopes_[static_cast<size_t>(it.id)];
         // A list or Sequential entry by its place alone ("#"): its label carries the name of
         // the scope holding it, which must not tell two blocks apart.
-        const std::string_view last = std::string_view(child.path).substr(child.path.rfind('.') + 1);
+        const std::string_view last =
+            std::string_view(child.path).substr(child.path.rfind('.') + 1);
         canonical += '<' + (isIndex(last) ? std::string("#") : indexFree(child.label)) + ':' +
                      child.structureKey + '>';
       } else {
@@ -300,7 +302,8 @@ int CollapseState::drawnBoxes(const ScopeTree& tree, const ir::Graph& g) const {
   int boxes = 0;
   for (const ir::Node& n : g.nodes) {
     const ScopeId r = representative(tree, n.id);
-    if (r < 0) ++boxes;
+    if (r < 0)
+      ++boxes;
     else if (!seen[static_cast<size_t>(r)]) {
       seen[static_cast<size_t>(r)] = true;
       ++boxes;
