@@ -333,8 +333,46 @@ int main(int argc, char** argv) {
     profiles->runsTable()->selectRow(1);
     QTest::qWait(300);
     ok &= save(*dock, out + "/profiles-runs.png");
+    dock->setFloating(false);
   } else {
     ok = false;
+  }
+
+  // 10. Every view at a laptop's 1280×720 and at 1920×1080 (issue 31): each dock raised in turn,
+  //     each page of its tabs, with the two plans above (Compare) and the filled profile store.
+  for (const QSize size : {QSize(1280, 720), QSize(1920, 1080)}) {
+    w.resize(size);
+    QTest::qWait(300);
+    const QString prefix = out + QStringLiteral("/views-%1x%2-").arg(size.width()).arg(size.height());
+    for (QDockWidget* d : w.findChildren<QDockWidget*>()) {
+      if (d->objectName() == QLatin1String("dock.problems")) continue;
+      d->show();
+      d->raise();
+      QTest::qWait(300);
+      const QString name = d->objectName().mid(5);  // "dock.ratios" → "ratios"
+      ok &= save(w, prefix + name + QStringLiteral(".png"));
+      for (QTabWidget* tabs : d->findChildren<QTabWidget*>()) {
+        if (!tabs->isVisible() || tabs->visibleRegion().isEmpty()) continue;
+        const int was = tabs->currentIndex();
+        for (int i = 0; i < tabs->count(); ++i) {
+          if (i == was) continue;
+          tabs->setCurrentIndex(i);
+          QTest::qWait(300);
+          ok &= save(w, prefix + name + QStringLiteral("-tab%1.png").arg(i));
+        }
+        tabs->setCurrentIndex(was);
+      }
+    }
+  }
+  // The Tune dialog at its own size (Run ▸ Tune…, before a loop runs).
+  if (QAction* tune = w.action(QStringLiteral("run.tune")); tune && tune->isEnabled()) {
+    tune->trigger();
+    QTest::qWait(300);
+    for (QWidget* top : QApplication::topLevelWidgets())
+      if (top->isVisible() && top->inherits("hap::studio::TuneDialog")) {
+        ok &= save(*top, out + QStringLiteral("/tune-dialog.png"));
+        top->close();
+      }
   }
   return ok ? 0 : 1;
 }

@@ -177,7 +177,11 @@ class TstLaunchGui : public QObject {
     auto* dock = m_window->findChild<QDockWidget*>(QStringLiteral("dock.run"));
     QVERIFY(dock);
     QCOMPARE(dock->windowTitle(), QStringLiteral("Run"));
-    QVERIFY(m_window->tabifiedDockWidgets(dock).contains(m_window->findChild<QDockWidget*>(QStringLiteral("dock.search"))));
+    // Tabbed with Search once both show (the bottom docks are hidden until they have content).
+    auto* search = m_window->findChild<QDockWidget*>(QStringLiteral("dock.search"));
+    search->show();
+    dock->show();
+    QVERIFY(m_window->tabifiedDockWidgets(dock).contains(search));
     QVERIFY(m_view->preflightArea());
     QCOMPARE(m_view->preflightArea()->objectName(), QStringLiteral("preflightArea"));
   }

@@ -230,7 +230,7 @@ void BaselinesView::rebuildChart() {
   auto* axisY = new QBarCategoryAxis;
   axisY->append(categories);
   axisY->setGridLineVisible(false);
-  axisY->setLabelsFont(font());
+  axisY->setLabelsFont(smallFont(font()));
   c->addAxis(axisY, Qt::AlignLeft);
   series->attachAxis(axisY);
   auto* axisX = new QValueAxis;

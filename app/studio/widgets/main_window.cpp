@@ -56,6 +56,9 @@ namespace {
 
 constexpr int kMaxRecent = 10;
 const char* const kRecentKey = "recentFiles";
+// The dock layout's version: raised when the default layout changes, so that a window state saved
+// by an earlier version is not restored (issue 31: the graph starved by docks saved wide).
+constexpr int kLayoutVersion = 2;
 
 QString modelFilter() { return QObject::tr("TorchScript models (*.pt *.pth *.zip);;All files (*)"); }
 QString clusterFilter() { return QObject::tr("Cluster inventories (*.yaml *.yml);;All files (*)"); }
@@ -189,7 +192,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   layout()->activate();
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  // The bottom docks show when they have something to show (planning, a plan, a run): the graph
+  // has the window until then. A layout saved by an earlier version (kLayoutVersion) is not
+  // brought back: the default one replaces it.
+  for (QDockWidget* d : findChildren<QDockWidget*>())
+    if (dockWidgetArea(d) == Qt::BottomDockWidgetArea) d->hide();
+  if (settings.value(QStringLiteral("window/layoutVersion")).toInt() == kLayoutVersion)
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray(), kLayoutVersion);
   if (!settings.contains(QStringLiteral("window/geometry"))) resize(1400, 900);
   rebuildRecentMenu();
   updateTitle();
@@ -252,8 +261,9 @@ void MainWindow::createDocks() {
   planScroll->setWidget(m_planPanel);
   planScroll->setWidgetResizable(true);
   planScroll->setFrameShape(QFrame::NoFrame);
-  planScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  planScroll->setMinimumWidth(m_planPanel->minimumSizeHint().width());
+  // ... and sideways in a dock narrower than they are (the graph has the window's width first).
+  planScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+  planScroll->setMinimumWidth(std::min(m_planPanel->minimumSizeHint().width(), 260));
   auto* planSplit = new QSplitter(Qt::Vertical, this);
   planSplit->addWidget(planScroll);
   planSplit->addWidget(plans);
@@ -275,7 +285,7 @@ void MainWindow::createDocks() {
   summary->raise();
   tabifyDockWidget(properties, plan);
   properties->raise();
-  resizeDocks({summary, properties}, {420, 380}, Qt::Horizontal);
+  resizeDocks({summary, properties}, {260, 300}, Qt::Horizontal);  // the graph has the rest
   resizeDocks({m_problemsDock}, {110}, Qt::Vertical);
   m_problemsDock->hide();  // shown when there is something to say (a diagnostic or a failed file)
 
@@ -734,7 +744,8 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   m_planJob->cancel();
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-  settings.setValue(QStringLiteral("window/state"), saveState());
+  settings.setValue(QStringLiteral("window/state"), saveState(kLayoutVersion));
+  settings.setValue(QStringLiteral("window/layoutVersion"), kLayoutVersion);
   event->accept();
 }
 

@@ -257,6 +257,19 @@ void MainWindow::showPlan(std::shared_ptr<const PlanDocument> plan) {
   } else {
     m_planText->clear();
   }
+  if (m_plan) {
+    // The plan's views show with the first plan (hidden until there is one: the graph has the
+    // window), Compare with the second; the Search tab stays on top while it shows the search.
+    std::vector<QDockWidget*> docks = m_planDocks;
+    if (m_history->size() >= 2) docks.push_back(findChild<QDockWidget*>(QStringLiteral("dock.compare")));
+    bool shownNow = false;
+    for (QDockWidget* d : docks)
+      if (d && d->isHidden()) {
+        d->show();
+        shownNow = true;
+      }
+    if (shownNow) (m_searchDock->isVisible() ? m_searchDock : m_stagesDock)->raise();
+  }
   for (QDockWidget* d : m_planDocks) refreshPlanView(d);
   m_graphView->setPlan(m_plan);
   m_properties->setPlan(m_plan);

@@ -135,10 +135,6 @@ RatiosView::RatiosView(QWidget* parent) : QWidget(parent) {
   sharesSplit->setChildrenCollapsible(false);
   auto* sharesLayout = new QVBoxLayout(shares);
   sharesLayout->setContentsMargins(4, 4, 4, 4);
-  auto* sharesTop = new QHBoxLayout;
-  sharesTop->addWidget(m_groupShares);
-  sharesTop->addStretch(1);
-  sharesLayout->addLayout(sharesTop);
   sharesLayout->addWidget(sharesSplit, 1);
   m_pages->addTab(shares, tr("Shares per segment"));
 
@@ -164,16 +160,25 @@ RatiosView::RatiosView(QWidget* parent) : QWidget(parent) {
   memorySplit->setStretchFactor(1, 0);
   memorySplit->setSizes({400, 200});
   memorySplit->setChildrenCollapsible(false);
-  auto* memoryTop = new QHBoxLayout;
-  memoryTop->addWidget(m_groupMemory);
-  memoryTop->addWidget(m_scaleToCapacity);
-  memoryTop->addStretch(1);
   auto* memoryLayout = new QVBoxLayout(memory);
   memoryLayout->setContentsMargins(4, 4, 4, 4);
-  memoryLayout->addLayout(memoryTop);
   memoryLayout->addWidget(m_memoryNote);
   memoryLayout->addWidget(memorySplit, 1);
   m_pages->addTab(memory, tr("Memory per device"));
+  // Each page's options beside the tabs (a row of their own took the charts' height in a short
+  // dock), those of the page shown.
+  auto* options = new QWidget(m_pages);
+  auto* optionsRow = new QHBoxLayout(options);
+  optionsRow->setContentsMargins(8, 0, 4, 0);
+  for (QCheckBox* box : {m_groupShares, m_groupMemory, m_scaleToCapacity}) optionsRow->addWidget(box);
+  m_pages->setCornerWidget(options, Qt::TopRightCorner);
+  const auto showOptions = [this](int page) {
+    m_groupShares->setVisible(page == 0);
+    m_groupMemory->setVisible(page == 1);
+    m_scaleToCapacity->setVisible(page == 1);
+  };
+  connect(m_pages, &QTabWidget::currentChanged, this, showOptions);
+  showOptions(0);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);

@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "app/studio/core/models/search_progress_model.h"
+#include "app/studio/widgets/chart_style.h"
 
 namespace hap::studio {
 namespace {
@@ -47,9 +48,11 @@ QChartView* makeChart(const QString& title, QValueAxis*& x, QValueAxis*& y, cons
   y->setLabelFormat("%.3g");
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
+  chart->legend()->setShowToolTips(true);
   auto* view = new QChartView(chart);
   view->setRenderHint(QPainter::Antialiasing);
-  view->setMinimumHeight(180);
+  view->setMinimumHeight(160);
+  fitChartView(view);  // ticks at round values written exactly (0.25, not 0.3), titles that fit
   return view;
 }
 
@@ -92,14 +95,16 @@ SearchView::SearchView(SearchProgressModel* model, QWidget* parent) : QWidget(pa
   m_log->setModel(model->log());
   m_log->verticalHeader()->hide();
   m_log->horizontalHeader()->setStretchLastSection(true);
+  // Columns as wide as their header and cells (a handful of rows: one per search, LP and baseline).
+  m_log->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_log->setSelectionBehavior(QAbstractItemView::SelectRows);
 
   auto* charts = new QSplitter(Qt::Horizontal);
   charts->addWidget(m_statesChart);
   charts->addWidget(m_costChart);
   charts->addWidget(m_log);
-  m_statesChart->setMinimumWidth(320);
-  m_costChart->setMinimumWidth(320);
+  m_statesChart->setMinimumWidth(220);
+  m_costChart->setMinimumWidth(220);
   charts->setSizes({420, 420, 560});
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(charts);
