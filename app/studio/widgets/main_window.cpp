@@ -429,6 +429,8 @@ void MainWindow::createMenus() {
   m_viewMenu->addAction(action("view.expandAll"));
   m_viewMenu->addAction(action("view.collapseAll"));
   m_viewMenu->addAction(action("view.collapseRepeated"));
+  m_viewMenu->addAction(m_graphView->focusAction());    // F in the graph; enabled by the view
+  m_viewMenu->addAction(m_graphView->unfocusAction());  // Esc in the graph
   QMenu* colour = m_viewMenu->addMenu(tr("Colour &By"));
   auto* group = new QActionGroup(this);
   for (ColourBy c : {ColourBy::OpFamily, ColourBy::Scope, ColourBy::Flops, ColourBy::Bytes}) {
