@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders hap-studio's main window in the states a user sees (collapsed graph, find + properties,
 # expanded and coloured by FLOPs, cluster panel, plan, an error, the inputs dialog, the Profiles
-# dock on a filled profile store) into
+# dock on a filled profile store), then every view (each dock, each tab of each, the Tune dialog) at
+# 1280x720 and 1920x1080 (views-WxH-DOCK[-tabN].png) into
 # build/screenshots/, offscreen (set QT_QPA_PLATFORM=xcb under xvfb-run -a for the X11 look).
 # Usage: scripts/screenshots.sh
 set -euo pipefail
