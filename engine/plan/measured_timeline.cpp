@@ -26,11 +26,15 @@ MeasuredTimeline measuredTimeline(const Plan& plan, const Timeline& predicted,
   const bool replicated = plan.replication.replicated();
   const size_t ranks = plan.devices.size() * static_cast<size_t>(replicated ? plan.replication.machines : 1);
   const size_t planned = plan.stages.size();
+  // The simulation's stages without steps (the gradient buckets' exposed all-reduces, a replicated
+  // plan's sums across machines) come after the plan's.
+  const size_t extra = static_cast<size_t>(std::count_if(predicted.stages.begin(), predicted.stages.end(),
+                                                         [](const StageSpan& s) { return s.steps.empty(); }));
   if (ranks == 0) {
     out.error = "the run's plan has no device";
     return out;
   }
-  if (predicted.stages.size() < planned || predicted.stages.size() > planned + (replicated ? 1 : 0)) {
+  if (predicted.stages.size() != planned + extra || extra > 2) {
     out.error = fmt::format("the plan lists {} stages but its simulation has {}: the plan file is inconsistent",
                             planned, predicted.stages.size());
     return out;
@@ -104,7 +108,7 @@ MeasuredTimeline measuredTimeline(const Plan& plan, const Timeline& predicted,
   for (size_t s = 0; s < predicted.stages.size(); ++s) {
     const plan::StageSpan& p = predicted.stages[s];
     const int index = static_cast<int>(s);
-    plan::StageSpan span{p.backward, p.steps, clock, 0, std::vector<double>(ranks, 0.0), 0, 0};
+    plan::StageSpan span{p.backward, p.steps, clock, 0, std::vector<double>(ranks, 0.0), 0, 0, p.what};
     if (s < planned) {
       double least = std::numeric_limits<double>::infinity();
       for (size_t j = 0; j < ranks; ++j)

@@ -25,9 +25,9 @@
 //   what they are ("measured communication: all-reduce x and 2 more", "measured computation:
 //   3 steps"); StageSpan::steps are the predicted stage's, so a click on a measured stage
 //   selects the same nodes.
-// - A replicated plan's last predicted stage (the gradient sums across machines) has no record
-//   of its own: the workers measure those sums inside the last backward stage. It is kept with
-//   zero time so that the stages line up.
+// - The predicted stages without steps (the gradient buckets' exposed all-reduces; a replicated
+//   plan's gradient sums across machines) have no record of their own: the workers measure that
+//   time inside the last backward stage. They are kept with zero time so that the stages line up.
 // - Records that cannot belong to this plan give an error value, never a throw: no record at all,
 //   a stage index the plan does not have, a rank outside the run, or fewer recorded stages than
 //   the plan has (a run of another plan). A rank that recorded no stage (it failed before its

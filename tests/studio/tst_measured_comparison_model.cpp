@@ -126,8 +126,10 @@ class TestMeasuredComparisonModel : public QObject {
     QCOMPARE(m.stepCount(), int64_t(kSteps));
     QCOMPARE(m.warmupCount(), int64_t(1));
     QVERIFY2(m.measured.ok(), m.measured.error.c_str());
-    // The stages were recorded as predicted: the measured timeline is the prediction again.
-    QVERIFY(close(m.measured.timeline.totalSeconds, m.predicted.totalSeconds));
+    // The stages were recorded as predicted: the measured timeline is the prediction again, but
+    // for the gradient buckets' exposed all-reduces, which the workers measure inside the last
+    // backward stage (not recorded here).
+    QVERIFY(close(m.measured.timeline.totalSeconds, m.predicted.totalSeconds - m.predicted.exposedGradientSeconds));
     QVERIFY(isPlanOf(*m_doc, *m.planRecord));
     QVERIFY(!isPlanOf(*m_other, *m.planRecord));
     // The trace the Stages view is offered: the same timeline, labelled from the shown plan.

@@ -517,7 +517,10 @@ QString StagesView::stageToolTip(int trace, int stage) const {
   const plan::StageSpan& s = t.stages[static_cast<size_t>(stage)];
   QString out = QStringLiteral("<b>") + tr("Stage %1").arg(stageName(t, stage)) + QStringLiteral("</b> ") +
                 (s.backward ? tr("backward") : tr("forward")) + tr(", %1 of %2").arg(stage + 1).arg(t.stages.size());
-  if (s.steps.empty()) out += QStringLiteral("<br>") + tr("gradient sums across machines");
+  if (s.steps.empty())
+    out += QStringLiteral("<br>") + (s.what == "gradient buckets"
+                                         ? tr("gradient all-reduces left after backward (the buckets run beside it)")
+                                         : tr("gradient sums across machines"));
   out += QStringLiteral("<br>") + tr("start %1 \u00b7 duration %2")
                                       .arg(formatDuration(s.start),
                                            formatDuration(s.seconds()));
