@@ -477,4 +477,10 @@ bool fitChartNow(QChartView* view) {
   return changed;
 }
 
+void setAxisRange(QValueAxis* axis, double lo, double hi) {
+  if (axis->tickType() == QValueAxis::TicksDynamic && axis->tickInterval() > 0 && hi - lo > 50 * axis->tickInterval())
+    axis->setTickInterval((hi - lo) / 10);
+  axis->setRange(lo, hi);
+}
+
 }  // namespace hap::studio

@@ -7,6 +7,7 @@
 
 class QChart;
 class QChartView;
+class QValueAxis;
 class QWidget;
 
 namespace hap::studio {
@@ -39,5 +40,11 @@ void fitChartView(QChartView* view);
 // - the legend: too wide for one row under the chart, it moves to the chart's right (where each
 //   entry has a row), and back when there is room; its tooltips show cut names.
 bool fitChartNow(QChartView* view);
+
+// Sets a value axis's range. A fitted axis keeps its tick interval until the next fitting pass,
+// and Qt lays the axis out inside setRange: a span many times the old one would get a label per
+// old interval (hundreds of thousands while a search's counts grow). Where the new span holds more
+// than 50 of them, the interval first grows to a tenth of the span; the next pass fits it.
+void setAxisRange(QValueAxis* axis, double lo, double hi);
 
 }  // namespace hap::studio

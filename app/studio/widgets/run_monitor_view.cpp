@@ -64,7 +64,7 @@ void setStepRange(QValueAxis* axis, double first, double last) {
   if (axis->tickInterval() < interval) axis->setTickInterval(interval);
   axis->setTickType(QValueAxis::TicksDynamic);
   axis->setTickAnchor(0);
-  axis->setRange(first, last);
+  setAxisRange(axis, first, last);
   axis->setTickInterval(interval);
   axis->setLabelFormat(QStringLiteral("%d"));
 }
@@ -75,10 +75,10 @@ void setValueRange(QValueAxis* axis, double low, double high, bool fromZero) {
     return;
   }
   if (fromZero) {
-    axis->setRange(0, high > 0 ? high * 1.1 : 1);
+    setAxisRange(axis, 0, high > 0 ? high * 1.1 : 1);
   } else {
     const double pad = std::max((high - low) * 0.08, std::abs(high) * 0.01 + 1e-9);
-    axis->setRange(low - pad, high + pad);
+    setAxisRange(axis, low - pad, high + pad);
   }
   axis->applyNiceNumbers();
   axis->setLabelFormat(QStringLiteral("%.4g"));

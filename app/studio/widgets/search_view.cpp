@@ -158,10 +158,10 @@ void SearchView::refresh() {
     if (!bound.isEmpty()) m_bound->append(bound);
     if (!best.isEmpty()) m_best->append(best);
   }
-  m_statesTime->setRange(0, std::max(0.5, m_maxSeconds * 1.02));
-  m_costTime->setRange(0, std::max(0.5, m_maxSeconds * 1.02));
-  m_statesCount->setRange(0, niceCeiling(m_maxCount));
-  m_costMs->setRange(0, niceCeiling(m_maxMs));
+  setAxisRange(m_statesTime, 0, std::max(0.5, m_maxSeconds * 1.02));
+  setAxisRange(m_costTime, 0, std::max(0.5, m_maxSeconds * 1.02));
+  setAxisRange(m_statesCount, 0, niceCeiling(m_maxCount));
+  setAxisRange(m_costMs, 0, niceCeiling(m_maxMs));
   const QString status = m_model->statusText();
   if (!status.isEmpty()) m_status->setText(status);
   if (m_open->columnWidth(OpenStatesModel::Choices) < 50) m_open->resizeColumnsToContents();
