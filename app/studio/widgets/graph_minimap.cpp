@@ -36,6 +36,14 @@ void GraphMinimap::refresh() {
          static_cast<int>(std::ceil(scene.height() * s + 2 * kInset)));
   const QRectF visible = m_view->visibleSceneRect();
   const bool wholeShown = visible.contains(scene.adjusted(1, 1, -1, -1));
+  // Bottom-right of the viewport; bottom-left where the colour legend (top-right) reaches down to
+  // it, as in a short view: the two never cover each other.
+  const QRect vp = m_view->viewport()->geometry();
+  QRect r(QPoint(vp.right() - width() - 10, vp.bottom() - height() - 10), size());
+  const QWidget* legend = m_view->findChild<QWidget*>(QStringLiteral("graph.legend"), Qt::FindDirectChildrenOnly);
+  if (legend && legend->isVisible() && legend->geometry().adjusted(0, 0, 0, 10).intersects(r))
+    r.moveLeft(vp.left() + 10);
+  move(r.topLeft());
   setVisible(!wholeShown);
   update();
 }

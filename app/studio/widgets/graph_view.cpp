@@ -218,6 +218,7 @@ GraphView::GraphView(QWidget* parent)
   setFocusPolicy(Qt::StrongFocus);
 
   m_legend = new GraphLegendOverlay(this);
+  m_legend->setObjectName(QStringLiteral("graph.legend"));
   m_legend->hide();
   m_busyLabel = new QLabel(tr("Laying out…"), this);
   m_busyLabel->setAttribute(Qt::WA_TransparentForMouseEvents);
@@ -978,7 +979,7 @@ void GraphView::positionOverlays() {
   m_legend->move(vp.right() - m_legend->width() - 10, vp.top() + 10);
   m_busyLabel->adjustSize();
   m_busyLabel->move(vp.left() + 10, vp.top() + 10);
-  m_minimap->move(vp.right() - m_minimap->width() - 10, vp.bottom() - m_minimap->height() - 10);
+  m_minimap->refresh();  // places itself clear of the legend
   m_breadcrumbs->setGeometry(0, 0, width(), vp.top());
   m_legend->raise();
   m_busyLabel->raise();
@@ -1020,12 +1021,18 @@ void GraphView::zoomOut() {
 void GraphView::fitToWindow() {
   const QRectF r = m_scene->sceneRect();
   if (r.isEmpty()) return;
-  fitInView(r, Qt::KeepAspectRatio);
-  if (transform().m11() > kMaxFitScale) {
-    resetTransform();
-    scale(kMaxFitScale, kMaxFitScale);
-    centerOn(r.center());
-  }
+  // The legend's column is left free, so that it covers no box: the drawing is scaled into the
+  // rest, and put against the left edge where centring would reach under the legend.
+  const QRect vp = viewport()->rect();
+  const int reserve = m_legend->isVisible() ? m_legend->width() + 20 : 0;
+  const qreal s = std::min({std::max(vp.width() - reserve, 1) / std::max(r.width(), 1.0),
+                            vp.height() / std::max(r.height(), 1.0), kMaxFitScale}) *
+                  0.98;
+  resetTransform();
+  scale(s, s);
+  const bool left = reserve > 0 && (vp.width() - r.width() * s) / 2 < reserve;
+  setAlignment(left ? Qt::AlignLeft | Qt::AlignVCenter : Qt::AlignCenter);
+  centerOn(r.center());
   m_minimap->refresh();
 }
 
