@@ -341,6 +341,9 @@ Plan planFromJson(const json& doc, const std::string& origin) {
       p.gradientBuckets.push_back(std::move(b));
     }
     p.exposedGradientSeconds = r.get<double>(prediction, "exposed_gradient_seconds", "prediction.");
+    if (!(p.exposedGradientSeconds >= 0 && p.exposedGradientSeconds < 1e9))
+      throw PlanError(fmt::format("{}: field 'prediction.exposed_gradient_seconds' is {}; expected seconds in [0, 1e9)",
+                                  origin, p.exposedGradientSeconds));
   }
   if (doc.contains("baselines"))
     for (const auto& [name, b] : doc["baselines"].items())

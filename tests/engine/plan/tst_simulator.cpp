@@ -218,6 +218,14 @@ class TstSimulator : public QObject {
     const plan::Plan back = plan::planFromJson(j, "plan.json");
     QCOMPARE(back.gradientBuckets.size(), p.gradientBuckets.size());
     QCOMPARE(plan::simulate(back).totalSeconds, plan::simulate(p).totalSeconds);
+    nlohmann::json negative = j;
+    negative["prediction"]["exposed_gradient_seconds"] = -1;
+    try {
+      plan::planFromJson(negative, "plan.json");
+      QFAIL("a negative exposed time was accepted");
+    } catch (const plan::PlanError& e) {
+      QVERIFY2(std::string(e.what()).find("prediction.exposed_gradient_seconds") != std::string::npos, e.what());
+    }
     j["prediction"]["gradient_buckets"][0]["steps"][0] = 0;
     if (p.steps[0].instruction != "replicate-parameter") {
       try {
