@@ -60,6 +60,8 @@ void scheduleGradients(const CostTable& table, const Program& program, const std
     order.push_back({g.value(p).bytes(), static_cast<int>(g.value(p).dtype)});
     steps.push_back(it->second);
   }
+  std::vector<double> stageStart(model.stages.size(), 0.0);  // each stage's start, once
+  for (size_t k = 1; k < model.stages.size(); ++k) stageStart[k] = stageStart[k - 1] + model.stages[k - 1].seconds();
   std::vector<double> ready, seconds;
   for (const std::vector<size_t>& positions :
        cost::assignGradientBuckets(order, static_cast<int64_t>(table.options().gradientBucketBytes))) {
@@ -79,9 +81,8 @@ void scheduleGradients(const CostTable& table, const Program& program, const std
     // Offsets grow along a stage, so the last step to run is the one every device reaches last.
     b.readyStage = backwardStage[static_cast<size_t>(b.readyStep)];
     b.readyOffset = backwardOffset[static_cast<size_t>(b.readyStep)];
-    double start = 0;  // the ready stage's start
-    for (int k = 0; k < b.readyStage; ++k) start += model.stages[static_cast<size_t>(k)].seconds();
-    b.ready = start + model.stages[static_cast<size_t>(b.readyStage)].communicationSeconds + b.readyOffset;
+    const size_t r = static_cast<size_t>(b.readyStage);
+    b.ready = stageStart[r] + model.stages[r].communicationSeconds + b.readyOffset;
     ready.push_back(b.ready);
     seconds.push_back(b.seconds);
     model.buckets.push_back(std::move(b));
