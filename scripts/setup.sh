@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build ccache pkg-config clang-format git
+  # fuzzing and sanitizers (scripts/fuzz.sh, scripts/sanitize-tests.sh): clang with libFuzzer
+  clang-14 libclang-rt-14-dev
   # LibTorch (CPU) with c10d Gloo, and a fast BLAS that takes over libblas.so.3
   libtorch-dev libgloo-dev libopenblas0-pthread
   # hap-worker's heap: jemalloc, configured to keep freed memory (runtime/core/heap_policy.h)
