@@ -1,0 +1,58 @@
+// libFuzzer target: the checkpoint header reader (runtime/train/checkpoint_list.h
+// readCheckpointInfo: the zip's directory and its pickled data.pkl, never the tensors' data), as
+// the launch panel, the preflight and `hap runs` read a checkpoint before a resume. The first byte
+// picks the input's shape: even, the rest is the whole file (zip directory and all); odd, the rest
+// is data.pkl, written into a well-formed torch.save zip first, so that mutations reach the
+// unpickler and the header's fields. Contract checked: readCheckpointInfo never throws and never
+// trips a sanitizer; a bad file is reported in CheckpointInfo::error.
+//
+// Links LibTorch (the zip reader and unpickler are LibTorch's, not instrumented): only
+// checkpoint_list.cpp and the engine's error type are compiled for the target.
+#include <caffe2/serialize/inline_container.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "runtime/train/checkpoint_list.h"
+
+namespace {
+
+std::string scratchPath() {
+  const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  return std::string(dir) + "/hap-fuzz-checkpoint-" + std::to_string(getpid()) + ".pt";
+}
+
+void writeFile(const std::string& path, const void* data, size_t size) {
+  if (FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(data, 1, size, f);
+    std::fclose(f);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::string path = scratchPath();
+  if (size == 0) return 0;
+  if ((data[0] & 1) == 0) {
+    writeFile(path, data + 1, size - 1);
+  } else {
+    std::string zip;
+    {
+      caffe2::serialize::PyTorchStreamWriter writer([&](const void* bytes, size_t n) {
+        zip.append(static_cast<const char*>(bytes), n);
+        return n;
+      });
+      writer.writeRecord("data.pkl", data + 1, size - 1);
+      writer.writeEndOfFile();
+    }
+    writeFile(path, zip.data(), zip.size());
+  }
+  const hap::runtime::CheckpointInfo info = hap::runtime::readCheckpointInfo(path);
+  (void)info;
+  std::remove(path.c_str());
+  return 0;
+}
