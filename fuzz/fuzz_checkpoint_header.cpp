@@ -1,13 +1,17 @@
-// libFuzzer target: the checkpoint header reader (runtime/train/checkpoint_list.h
+// libFuzzer target: the checkpoint readers. The header (runtime/train/checkpoint_list.h
 // readCheckpointInfo: the zip's directory and its pickled data.pkl, never the tensors' data), as
-// the launch panel, the preflight and `hap runs` read a checkpoint before a resume. The first byte
+// the launch panel and the preflight read a checkpoint before a resume; then the whole root with
+// its tensors' data, verified against its checksums (checkpoint_format.h readRoot and verify), as
+// loadCheckpoint reads it. The first byte
 // picks the input's shape: even, the rest is the whole file (zip directory and all); odd, the rest
 // is data.pkl, written into a well-formed torch.save zip first, so that mutations reach the
-// unpickler and the header's fields. Contract checked: readCheckpointInfo never throws and never
-// trips a sanitizer; a bad file is reported in CheckpointInfo::error.
+// unpickler and the header's fields. Contract checked: readCheckpointInfo never throws (a bad file
+// is reported in CheckpointInfo::error); readRoot and verify throw RuntimeError (a hap::Error) and
+// nothing else; neither trips a sanitizer.
 //
 // Links LibTorch (the zip reader and unpickler are LibTorch's, not instrumented): only
-// checkpoint_list.cpp and the engine's error type are compiled for the target.
+// checkpoint_list.cpp, checkpoint_format.cpp and the engine are compiled for the target.
+#include <ATen/core/ivalue.h>
 #include <caffe2/serialize/inline_container.h>
 #include <unistd.h>
 
@@ -16,6 +20,8 @@
 #include <cstdio>
 #include <string>
 
+#include "engine/base/error.h"
+#include "runtime/train/checkpoint_format.h"
 #include "runtime/train/checkpoint_list.h"
 
 namespace {
@@ -53,6 +59,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const hap::runtime::CheckpointInfo info = hap::runtime::readCheckpointInfo(path);
   (void)info;
+  try {
+    const c10::IValue root = hap::runtime::checkpoint_format::readRoot(path, /*withData=*/true);
+    hap::runtime::checkpoint_format::verify(root, path, /*withData=*/true);
+  } catch (const hap::Error&) {
+    // the documented answer to a damaged checkpoint
+  }
   std::remove(path.c_str());
   return 0;
 }

@@ -1,10 +1,12 @@
 // Writes the seed plans of the plan target (fuzz/corpus/fuzz_plan/): fuzz_graph.h's MLP planned
 // on the bundled clusters with HAP's search and the data-parallel and fully-sharded baselines.
-// Usage: fuzz_plan_seeds RESOURCES_CLUSTERS_DIR OUT_DIR
+// Usage: fuzz_plan_seeds RESOURCES_CLUSTERS_DIR OUT_DIR (scripts/fuzz.sh --seeds runs it)
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/base/error.h"
 #include "engine/cost/cluster.h"
@@ -41,10 +43,16 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "%s: the plan does not verify\n", name);
           return 1;
         }
-        const std::string file = std::string(name) + "-" +
+        const std::string file = std::string("fuzz-mlp-") + name + "-" +
                                  (strategy == S::Hap ? "hap" : strategy == S::DataParallel ? "dp" : "fsdp") +
                                  ".plan.json";
-        hap::plan::writePlan(plan, g, (out / file).string());
+        // Written as hap plan writes it, then compacted: smaller inputs mutate faster.
+        const std::string path = (out / file).string();
+        hap::plan::writePlan(plan, g, path);
+        std::ifstream in(path);
+        const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+        in.close();
+        std::ofstream(path) << doc.dump() << '\n';
         ++written;
       } catch (const hap::Error& e) {
         std::fprintf(stderr, "%s: %s\n", name, e.what());

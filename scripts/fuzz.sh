@@ -3,9 +3,12 @@
 # in build-fuzz/ and runs each of them from its seed corpus (fuzz/corpus/TARGET/). See
 # docs/reliability.md.
 #
-# Usage: scripts/fuzz.sh [--long] [--seconds N] [--runs N] [--jobs N] [--seeds] [TARGET...]
+# Usage: scripts/fuzz.sh [--long [--keep-going]] [--seconds N] [--runs N] [--jobs N] [--seeds]
+#                        [TARGET...]
 #   (default)    smoke: every target for --seconds (default 30) each; CI runs this (.ci/run)
 #   --long       every target for --runs executions (default 10000000), no time limit
+#   --keep-going with --long: libFuzzer's fork mode, which records each crash and goes on (to fuzz
+#                past a known finding); it runs for --seconds (default 3600), not --runs
 #   --seconds N  time per target (smoke); with --long, a time limit per target as well
 #   --runs N     executions per target (--long)
 #   --jobs N     targets run at once (default 1)
@@ -22,15 +25,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-fuzz"
 all=(fuzz_plan fuzz_cluster_yaml fuzz_input_spec fuzz_checkpoint_header fuzz_store_open)
 
-long=0 seconds="" runs=10000000 jobs=1 seeds=0 targets=()
+long=0 keep=0 seconds="" runs=10000000 jobs=1 seeds=0 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --long) long=1 ;;
+    --keep-going) keep=1 ;;
     --seconds) seconds="$2"; shift ;;
     --runs) runs="$2"; shift ;;
     --jobs) jobs="$2"; shift ;;
     --seeds) seeds=1 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     fuzz_*) targets+=("$1") ;;
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -38,6 +42,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 [ "$long" = 1 ] || seconds=${seconds:-30}
+[ "$keep" = 0 ] || seconds=${seconds:-3600}
 
 for tool in clang-14 clang++-14; do
   command -v "$tool" >/dev/null || { echo "fuzz.sh: $tool not found; run scripts/setup.sh" >&2; exit 2; }
@@ -67,11 +72,14 @@ run_one() {
   mkdir -p "$work" "$artifacts" "$build/logs"
   local args=(-artifact_prefix="$artifacts" -print_final_stats=1 -timeout=25 -rss_limit_mb=4096)
   [ -f "$root/fuzz/dict/$t.dict" ] && args+=(-dict="$root/fuzz/dict/$t.dict")
-  if [ "$long" = 1 ]; then
+  if [ "$keep" = 1 ]; then
+    args+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$seconds")
+  elif [ "$long" = 1 ]; then
     args+=(-runs="$runs")
     [ -z "$seconds" ] || args+=(-max_total_time="$seconds")
   else
-    args+=(-max_total_time="$seconds")
+    # A fixed seed: the smoke mutates the same way on every run (CI is not made flaky by luck).
+    args+=(-max_total_time="$seconds" -seed=1)
   fi
   # The checkpoint target's zip reader and unpickler are LibTorch's (not instrumented): their
   # process-lifetime caches are not leaks of the reader.
@@ -80,6 +88,11 @@ run_one() {
   if nice -n 15 "$build/fuzz/$t" "${args[@]}" "$work" "$root/fuzz/corpus/$t" >"$log" 2>&1; then
     echo "fuzz.sh: $t: $(grep -E '^#[0-9]+' "$log" | tail -1)"
     grep -E 'stat::number_of_executed_units' "$log" | sed "s/^/fuzz.sh: $t: /"
+    # Fork mode exits 0 after crashes it went past: they are in the artifacts folder.
+    if [ "$keep" = 1 ] && ls "$artifacts" | grep -q -E '^(crash|leak|timeout|oom)-'; then
+      echo "fuzz.sh: $t: findings in $artifacts: $(ls "$artifacts" | grep -c -E '^(crash|leak|timeout|oom)-')" >&2
+      return 1
+    fi
     return 0
   fi
   echo "fuzz.sh: $t FAILED; reproducer in $artifacts, log $log:" >&2
