@@ -783,7 +783,8 @@ void Store::recordStages(int64_t run, const std::vector<StageRecord>& stages) {
   });
 }
 
-void Store::finishRun(int64_t run, RunStatus status, const std::string& exitReason) {
+void Store::finishRun(int64_t run, RunStatus status, const std::string& exitReason,
+                      const std::string& endedAt) {
   assert(status != RunStatus::Running && "finishRun ends a run");
   Impl& s = *impl_;
   s.requireWritable("finish a run");
@@ -791,7 +792,7 @@ void Store::finishRun(int64_t run, RunStatus status, const std::string& exitReas
     SQLite::Transaction t = s.writeTransaction();
     SQLite::Statement u(*s.db, "UPDATE run SET status = ?, ended_at = ?, exit_reason = ? WHERE id = ?");
     u.bind(1, std::string(runStatusName(status)));
-    u.bind(2, nowUtc());
+    u.bind(2, endedAt.empty() ? nowUtc() : endedAt);
     u.bind(3, exitReason);
     u.bind(4, run);
     if (u.exec() == 0)

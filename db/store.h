@@ -135,7 +135,9 @@ class Store {
   int64_t beginRun(const RunRecord& r);  // status Running; fills nothing in `r`
   void recordSteps(int64_t run, const std::vector<StepRecord>& steps);    // one transaction
   void recordStages(int64_t run, const std::vector<StageRecord>& stages); // one transaction
-  void finishRun(int64_t run, RunStatus status, const std::string& exitReason = {});
+  // endedAt: ISO 8601 UTC; empty: now (an imported run keeps its own, run_import.h).
+  void finishRun(int64_t run, RunStatus status, const std::string& exitReason = {},
+                 const std::string& endedAt = {});
   // Marks `aborted` every run still `running` whose recording process is gone (same host, pid
   // not alive). Returns how many. Runs of other hosts are left alone.
   int recoverAbandonedRuns();

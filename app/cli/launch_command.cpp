@@ -29,6 +29,7 @@ struct LaunchArgs {
   std::string plan, worker, cpuShare, slowdown;
   std::string db, label;  // --local --db: record the run in this profile store
   std::vector<std::string> emit;  // KIND DIR
+  std::string record;             // --emit: rank 0 records the run into DIR/RECORD on its host
   std::vector<std::string> workerArgs;
   bool local = false, force = false;
   int steps = 0, workers = 0, masterPort = 29500;
@@ -153,7 +154,11 @@ int runEmit(const LaunchArgs& a) {
   const std::string& dir = a.emit[1];
   const plan::Plan p = plan::readPlan(a.plan);
   runtime::planRanks(p, a.plan, a.workers);
-  runtime::EmitRequest request{*kind, dir, workerOptions(a), a.masterPort, a.force};
+  if (a.record.find('/') != std::string::npos || a.record == "." || a.record == "..")
+    throw Error(fmt::format("--record {}: give a file name (it is written inside the launch folder on rank 0's "
+                            "host; HAP_RECORD names another path at run time)",
+                            a.record));
+  runtime::EmitRequest request{*kind, dir, workerOptions(a), a.masterPort, a.force, a.record};
   const std::vector<std::string> written = runtime::emitLaunchFolder(p, a.plan, request);
   const bool modelNamed = request.options.modelPath.empty() && !p.modelPath.empty();
 
@@ -163,6 +168,9 @@ int runEmit(const LaunchArgs& a) {
   std::cout << fmt::format("Next: read {}: copy {}hap-worker next to the scripts on every host.\n",
                            (fs::path(dir) / "README.txt").string(),
                            modelNamed ? "the model " + fs::path(p.modelPath).filename().string() + " and " : std::string());
+  if (!a.record.empty())
+    std::cout << fmt::format("After the run: hap runs import {} (rank 0's record of it) on this machine.\n",
+                             (fs::path(dir) / a.record).string());
   return 0;
 }
 
@@ -219,6 +227,12 @@ void addLaunchCommand(CLI::App& app, int& exitCode) {
                                       "--emit: rank 0's rendezvous port written into the scripts (default 29500; "
                                       "MASTER_PORT overrides it at run time)");
   CLI::Option* force = cmd->add_flag("--force", args->force, "--emit: write into DIR even when it is not empty");
+  CLI::Option* record =
+      cmd->add_option("--record", args->record,
+                      "--emit: rank 0 records the run (every rank's steps and per-stage times, the plan, its "
+                      "cluster) into this store file inside DIR on its host, e.g. --record run.db; read it back "
+                      "with hap runs import")
+          ->type_name("NAME");
   CLI::Option* db = cmd->add_option("--db", args->db,
                                     "--local: record the run in this profile store (hap runs shows it): the plan, its "
                                     "cluster, the launch settings, every rank's per-step times and losses and the "
@@ -228,7 +242,7 @@ void addLaunchCommand(CLI::App& app, int& exitCode) {
                            ->type_name("TEXT");
   label->needs(db);
   for (CLI::Option* o : {share, slowdown, period, timeout, worker, db, label}) o->excludes(emit);
-  for (CLI::Option* o : {port, force}) o->excludes(local);
+  for (CLI::Option* o : {port, force, record}) o->excludes(local);
   cmd->add_option("WORKER-ARGS", args->workerArgs, "Arguments for every worker, after -- (e.g. -- --lr 0.01)");
   cmd->callback([args, &exitCode, local, emit] {
     if (local->count() == 0 && emit->count() == 0) throw CLI::RequiredError("--local or --emit KIND DIR");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "db/run_figures.h"
+#include "db/run_import.h"
 #include "db/store.h"
 #include "engine/base/error.h"
 #include "engine/ir/summary.h"
@@ -30,6 +31,7 @@ struct RunsArgs {
   std::string db;
   bool json = false, csv = false;
   int64_t id = 0;  // `show`
+  std::vector<std::string> files;  // `import`
 };
 
 std::string ms(double seconds) { return std::isfinite(seconds) ? fmt::format("{:.3f} ms", seconds * 1e3) : "-"; }
@@ -248,6 +250,31 @@ int runShow(const RunsArgs& a) {
   return 0;
 }
 
+// `hap runs import FILE...`: the finished runs of other store files (e.g. rank 0's --record file of
+// an emitted launch) added to the store, each once (db/run_import.h).
+int runImport(const RunsArgs& a) {
+  db::Store store(a.db);
+  for (const std::string& file : a.files) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+      throw db::StoreError(fmt::format("{}: no such store file (hap-worker --record writes one; hap launch --emit "
+                                       "KIND DIR --record has rank 0 write DIR/run.db on its host)",
+                                       file));
+    const std::vector<db::ImportedRun> imported = db::importRuns(store, file);
+    int added = 0;
+    for (const db::ImportedRun& r : imported) {
+      added += r.added ? 1 : 0;
+      std::cout << fmt::format("{}: run {} {} run {} of {}\n", file, r.sourceId, r.added ? "imported as" : "is already",
+                               r.id, a.db);
+    }
+    if (imported.empty()) std::cout << fmt::format("{}: no finished run to import\n", file);
+    else
+      std::cout << fmt::format("{}: {} run{} imported, {} already there\n", file, added, added == 1 ? "" : "s",
+                               imported.size() - static_cast<size_t>(added));
+  }
+  return 0;
+}
+
 }  // namespace
 
 void addRunsCommand(CLI::App& app, int& exitCode) {
@@ -268,7 +295,15 @@ void addRunsCommand(CLI::App& app, int& exitCode) {
       "show", "Show one run: its settings, every step's loss and per-rank step time, and per-rank means");
   show->add_option("ID", args->id, "The run's id (the first column of `hap runs`)")->required();
   show->fallthrough();  // `hap runs show 3 --json` as well as `hap runs --json show 3`
-  cmd->callback([args, show, &exitCode] { exitCode = show->parsed() ? runShow(*args) : runList(*args); });
+  CLI::App* import = cmd->add_subcommand(
+      "import",
+      "Add the finished runs of other profile store files to the store (each once), e.g. the file rank 0 "
+      "recorded in an emitted launch (hap launch --emit KIND DIR --record); hap calibrate then fits them");
+  import->add_option("FILE", args->files, "Store files to read (never changed)")->required()->type_name("FILE");
+  import->fallthrough();
+  cmd->callback([args, show, import, &exitCode] {
+    exitCode = show->parsed() ? runShow(*args) : import->parsed() ? runImport(*args) : runList(*args);
+  });
 }
 
 }  // namespace hap::cli

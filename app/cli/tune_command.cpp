@@ -113,11 +113,10 @@ void printRounds(const tune::TuneResult& r) {
 }
 
 int runTune(TuneArgs& a) {
-  if (!a.local)
-    throw Error(
-        "hap tune runs the plans on this machine only: give --local (a real cluster's runs are not "
-        "read "
-        "back yet; tune there by hand with hap launch --emit, hap calibrate and hap plan)");
+  if (a.local == !a.request.emitKind.empty())
+    throw CLI::ValidationError(
+        "hap tune", "give --local (run every plan on this machine) or --emit KIND --run-with CMD (run them on the "
+                    "cluster through launch scripts)");
   tune::TuneRequest& request = a.request;
   request.improvement = a.improvementPercent / 100;
   if (request.output.empty()) request.output = "tuned-plan.json";
@@ -179,7 +178,7 @@ void addTuneCommand(CLI::App& app, int& exitCode) {
   tune::TuneRequest& r = args->request;
   CLI::App* cmd = app.add_subcommand("tune",
                                      "Close the loop from measurement to plan, on this machine "
-                                     "(--local only): profile the cluster's device types "
+                                     "(--local) or on the cluster (--emit): profile the cluster's device types "
                                      "if the store has none (hap profile --quick), plan, run HAP's "
                                      "plan, DP-CP and the baseline predicted best for a "
                                      "few steps (recorded in the store), calibrate on every run "
@@ -193,8 +192,25 @@ void addTuneCommand(CLI::App& app, int& exitCode) {
                   "Cluster inventory (YAML), e.g. resources/clusters/local-cpu-hetero-3.yaml")
       ->required()
       ->type_name("FILE");
-  cmd->add_flag("--local", args->local,
-                "Run every plan on this machine, one hap-worker per device (required)");
+  CLI::Option* local = cmd->add_flag("--local", args->local,
+                                     "Run every plan on this machine, one hap-worker per device");
+  CLI::Option* emit =
+      cmd->add_option("--emit", r.emitKind,
+                      "Run every plan on the cluster: write its launch folder as hap launch --emit KIND DIR "
+                      "--record run.db does (torchrun, slurm or ssh), run --run-with on it and import rank 0's "
+                      "record (needs a stored profile of every device type)")
+          ->check(CLI::IsMember({"torchrun", "slurm", "ssh"}))
+          ->type_name("KIND")
+          ->excludes(local);
+  cmd->add_option("--run-with", r.runWith,
+                  "--emit: the sh command that runs a launch folder and returns when the run has ended, {dir} "
+                  "standing for the folder, e.g. 'sh {dir}/launch-ssh.sh' or 'sbatch --wait {dir}/hap.sbatch'; "
+                  "it must leave rank 0's record at {dir}/run.db")
+      ->type_name("CMD")
+      ->needs(emit);
+  cmd->add_option("--master-port", r.masterPort, "--emit: rank 0's rendezvous port written into the scripts")
+      ->check(CLI::Range(1, 65535))
+      ->needs(emit);
   cmd->add_option("--cpu-share", r.cpuShares,
                   "As hap launch --cpu-share: each rank's share of one CPU, e.g. 1,0.5,0.25")
       ->type_name("LIST");

@@ -13,13 +13,16 @@
 #include <set>
 
 #include "db/cluster_profile.h"
+#include "db/run_import.h"
 #include "db/store.h"
 #include "engine/cost/calibration.h"
 #include "engine/cost/cluster.h"
 #include "engine/cost/profile.h"
 #include "engine/import/importer.h"
 #include "engine/plan/plan_json.h"
+#include "engine/plan/planner.h"
 #include "engine/rules/relation.h"
+#include "runtime/launch/launch_scripts.h"
 #include "runtime/launch/local_launch.h"
 #include "runtime/launch/worker_options.h"
 
@@ -204,6 +207,98 @@ int64_t launch(const TuneRequest& r, const std::string& planPath, const std::str
       throw TuneError(fmt::format("hap tune: {}: interrupted", label));
   }
   throw TuneError("hap tune: unknown launch outcome");
+}
+
+// Runs `planPath` on a real cluster (TuneRequest::emitKind): writes its launch folder with rank 0
+// recording into run.db, runs r.runWith on it, imports the record into the store and returns the
+// imported run's id.
+int64_t launchEmitted(const TuneRequest& r, const std::string& planPath, const std::string& storePath,
+                      const std::string& label, TuneListener* l) {
+  const plan::Plan p = plan::readPlan(planPath);
+  const std::optional<runtime::ScriptKind> kind = runtime::parseScriptKind(r.emitKind);
+  if (!kind) throw TuneError(fmt::format("hap tune: --emit {}: write torchrun, slurm or ssh", r.emitKind));
+  const fs::path dir = fs::absolute(fs::path(r.workDir) / (fs::path(planPath).stem().string() + "-" + r.emitKind));
+  runtime::EmitRequest request;
+  request.kind = *kind;
+  request.dir = dir.string();
+  std::vector<std::string> given;
+  request.options = runtime::parseWorkerArguments(r.workerArgs, {}, &given);
+  for (const char* own : {"--steps", "--warmup", "--record", "--db"})
+    if (std::find(given.begin(), given.end(), own) != given.end())
+      throw TuneError(fmt::format("hap tune: give {} to hap tune itself, not after --", own));
+  request.options.steps = r.steps;
+  request.options.warmup = r.warmup;
+  request.masterPort = r.masterPort;
+  request.force = true;
+  request.recordFile = "run.db";
+  std::error_code ec;
+  const fs::path record = dir / request.recordFile;
+  fs::remove(record, ec);  // a record of an earlier round's run of this folder is not this run's
+  runtime::emitLaunchFolder(p, planPath, request);
+  // The folder carries what every host needs but hap-worker: the model too (a hard link where the
+  // filesystem allows, so a large model is not copied per plan).
+  if (!p.modelPath.empty()) {
+    const fs::path model = dir / fs::path(p.modelPath).filename();
+    if (!fs::exists(model, ec)) {
+      fs::create_hard_link(fs::absolute(r.modelPath), model, ec);
+      if (ec) fs::copy_file(fs::absolute(r.modelPath), model, ec);
+      if (ec) throw TuneError(fmt::format("hap tune: {}: cannot copy the model there: {}", model.string(), ec.message()));
+    }
+  }
+
+  std::string command;
+  const std::string quoted = runtime::shellQuote(dir.string());
+  for (size_t at = 0; at < r.runWith.size();) {
+    const size_t next = r.runWith.find("{dir}", at);
+    command += r.runWith.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    if (next == std::string::npos) break;
+    command += quoted;
+    at = next + 5;
+  }
+  say(l, fmt::format("hap tune: {}: {}", label, command));
+  runtime::WorkerCommand c;
+  c.program = "/bin/sh";
+  c.args = {"-c", command};
+  c.env = {{"HAP_TUNE_DIR", dir.string()}};
+  if (!r.worker.empty()) c.env.emplace_back("HAP_WORKER", r.worker);  // the scripts' (and launch-ssh's)
+  runtime::LaunchOptions options;
+  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(r.runTimeoutSeconds * 1000));
+  options.interrupt = r.interrupt;
+  const runtime::LaunchResult result = runtime::runWorkers(
+      {c},
+      [&](int, runtime::OutputStream stream, std::string_view line) {
+        if (l) l->onOutput(0, stream == runtime::OutputStream::Err, line);
+      },
+      options);
+  switch (result.outcome) {
+    case runtime::LaunchResult::Outcome::Succeeded: break;
+    case runtime::LaunchResult::Outcome::WorkerFailed: {
+      const runtime::WorkerExit& e = result.workers.front();
+      throw TuneError(fmt::format("hap tune: {}: `{}` failed ({}): {}; the launch folder is {}", label, command,
+                                  runtime::describeExit(e),
+                                  e.lastErrorLine.empty() ? "(it printed no error)" : e.lastErrorLine, dir.string()));
+    }
+    case runtime::LaunchResult::Outcome::TimedOut:
+      throw TuneError(fmt::format("hap tune: {}: `{}` did not end within {:g} s (--run-timeout)", label, command,
+                                  r.runTimeoutSeconds));
+    case runtime::LaunchResult::Outcome::Interrupted:
+      checkInterrupt(r);
+      throw TuneError(fmt::format("hap tune: {}: interrupted", label));
+  }
+  if (!fs::is_regular_file(record, ec))
+    throw TuneError(fmt::format(
+        "hap tune: {}: `{}` succeeded but rank 0's record {} is not there: where the hosts' folder is not this "
+        "one, copy it back in the command (launch-ssh.sh does)",
+        label, command, record.string()));
+  db::Store store(storePath);
+  const std::string sha = plan::sha256File((dir / fs::path(planPath).filename()).string());
+  for (const db::ImportedRun& imported : db::importRuns(store, record.string())) {
+    const std::optional<db::RunRecord> run = store.run(imported.id);
+    const std::optional<db::PlanRecord> plan = run ? store.plan(run->planId) : std::nullopt;
+    if (plan && plan->sha256 == sha && run->status == db::RunStatus::Succeeded) return imported.id;
+  }
+  throw TuneError(fmt::format("hap tune: {}: {} holds no succeeded run of the plan {}", label, record.string(),
+                              planPath));
 }
 
 // ---- Calibration over every run of the cluster ------------------------------------------------
@@ -446,7 +541,28 @@ TuneResult runTune(const TuneRequest& r, TuneListener* l) {
   };
   {
     const std::optional<cost::Profile> before = latest();
-    profileMissing(r, cluster, name, storePath, shares, l);
+    if (!r.emitKind.empty()) {
+      if (!r.cpuShares.empty() || !r.slowdowns.empty())
+        throw TuneError("hap tune: --cpu-share and --slowdown emulate devices on this machine; with --emit the "
+                        "cluster runs at its own speeds");
+      if (r.runWith.empty())
+        throw TuneError("hap tune: --emit needs --run-with CMD, the command that runs a launch folder {dir} "
+                        "and returns when the run has ended (e.g. --run-with 'sh {dir}/launch-ssh.sh')");
+      std::vector<std::string> missing;
+      for (int rank = 0; rank < cluster.size(); ++rank) {
+        const std::string& type = cluster.type(rank).name;
+        if ((!before || !before->device(type)) && std::find(missing.begin(), missing.end(), type) == missing.end())
+          missing.push_back(type);
+      }
+      if (!missing.empty())
+        throw TuneError(fmt::format(
+            "hap tune --emit: the store {} holds no figures of profile {} for device type {}: on a machine of "
+            "each such type run `hap profile --quick --name {} --device-type TYPE --merge --db FILE` with FILE "
+            "this store (carried there and back), then tune again",
+            storePath, name, missing.front(), name));
+    } else {
+      profileMissing(r, cluster, name, storePath, shares, l);
+    }
     const std::optional<cost::Profile> after = latest();
     if (after && (!before || before->version != after->version))
       result.profiled = fmt::format("{}@{}", after->name, after->version);
@@ -536,7 +652,8 @@ TuneResult runTune(const TuneRequest& r, TuneListener* l) {
         const std::string label = fmt::format("hap tune round {} {}", round, c.strategy);
         say(l, fmt::format("hap tune: round {}: running {} ({} + {} steps, predicted {})", round,
                            c.strategy, r.warmup, r.steps, ms(run.predictedSeconds)));
-        run.runId = launch(r, c.path, storePath, shares, slowdowns, label, l);
+        run.runId = r.emitKind.empty() ? launch(r, c.path, storePath, shares, slowdowns, label, l)
+                                       : launchEmitted(r, c.path, storePath, label, l);
         const Measured m = measure(db::Store(storePath, db::Store::Mode::ReadOnly), run.runId);
         if (m.steps == 0)
           throw TuneError(

@@ -70,6 +70,17 @@ struct TuneRequest {
   std::string workDir;                  // where the rounds' plan files go (must exist)
   std::string output;                   // the chosen plan is copied here ("" = not written)
   double runTimeoutSeconds = 600;       // per launch
+  // A real cluster (hap tune --emit KIND --run-with CMD): every plan runs through the launch
+  // folder `hap launch PLAN --emit KIND DIR --record run.db` writes (DIR: workDir/<plan>-KIND),
+  // started by the sh command `runWith` with every "{dir}" replaced by DIR (absolute, quoted), which
+  // must return once the run has ended, exit 0 when it succeeded, and leave rank 0's record at
+  // DIR/run.db (launch-ssh.sh copies it back itself; with torchrun scripts on several hosts the
+  // command copies it). The record is imported into the store (db/run_import.h) and measured as a
+  // local run. "" = local runs (runtime::runLocalLaunch). No --cpu-share or --slowdown then, and
+  // the store must hold a profile of every device type already (profiled on their machines).
+  std::string emitKind;
+  std::string runWith;
+  int masterPort = 29500;  // written into the scripts (MASTER_PORT in runWith's environment wins)
   plan::PlanRequest plan;  // HAP's plan options (baseline/baselines are set by the loop)
   const std::atomic<int>* interrupt = nullptr;  // a signal number stops the loop
 };

@@ -87,6 +87,7 @@ std::string workerWords(const ScriptSpec& spec) {
   std::string words = "\"$HAP_PLAN\"";
   if (!spec.modelFile.empty()) words += " --model \"$HAP_MODEL\"";
   for (const std::string& a : spec.workerArgs) words += " " + shellQuote(a);
+  if (!spec.recordFile.empty()) words += " --record \"$HAP_RECORD\"";
   return words;
 }
 
@@ -105,6 +106,7 @@ std::string commonSettings(const ScriptSpec& spec, const std::string& scriptName
   s += "case $HAP_WORKER in */*) ;; *) HAP_WORKER=$(command -v \"$HAP_WORKER\" || echo \"$HAP_WORKER\") ;; esac\n";
   s += "HAP_PLAN=${HAP_PLAN:-$HAP_DIR/" + shellQuote(spec.planFile) + "}\n";
   if (!spec.modelFile.empty()) s += "HAP_MODEL=${HAP_MODEL:-$HAP_DIR/" + shellQuote(spec.modelFile) + "}\n";
+  if (!spec.recordFile.empty()) s += "HAP_RECORD=${HAP_RECORD:-$HAP_DIR/" + shellQuote(spec.recordFile) + "}\n";
   s += "MASTER_ADDR=${MASTER_ADDR:-" + masterAddr + "}\n";
   s += fmt::format("MASTER_PORT=${{MASTER_PORT:-{}}}\n", spec.masterPort);
   s += fmt::format("HAP_TIMEOUT_S=${{HAP_TIMEOUT_S:-{}}}\n", spec.timeoutSeconds);
@@ -129,6 +131,8 @@ std::string overridableList(const ScriptSpec& spec) {
   s += "#   HAP_WORKER     the hap-worker executable (default: next to this script, else on PATH)\n";
   s += "#   HAP_PLAN       the plan file\n";
   if (!spec.modelFile.empty()) s += "#   HAP_MODEL      the model file (TorchScript) the plan was made for\n";
+  if (!spec.recordFile.empty())
+    s += "#   HAP_RECORD     the store file rank 0 records the run into (hap runs import reads it)\n";
   s += "#   MASTER_ADDR    rank 0's address; MASTER_PORT its rendezvous port (free on that host)\n";
   s += "#   HAP_TIMEOUT_S  seconds the rendezvous and every collective wait for the other ranks\n";
   s += "#   GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME  the network interface between hosts (ib0, eth0)\n";
@@ -216,7 +220,7 @@ ScriptFile sshLauncher(const ScriptSpec& spec, const std::vector<std::string>& r
   s += "q() { printf \"'%s'\" \"$(printf '%s' \"$1\" | sed \"s/'/'\\\\\\\\''/g\")\"; }\n";
   s += "forward=\n";
   s += "for v in MASTER_ADDR MASTER_PORT HAP_TIMEOUT_S GLOO_SOCKET_IFNAME NCCL_SOCKET_IFNAME OMP_NUM_THREADS \\\n";
-  s += "         HAP_WORKER HAP_PLAN HAP_MODEL; do\n";
+  s += "         HAP_WORKER HAP_PLAN HAP_MODEL HAP_RECORD; do\n";
   s += "  if eval \"[ -n \\\"\\${$v+set}\\\" ]\"; then\n";
   s += "    eval \"value=\\$$v\"\n";
   s += "    forward=\"$forward $v=$(q \"$value\")\"\n";
@@ -235,6 +239,14 @@ ScriptFile sshLauncher(const ScriptSpec& spec, const std::vector<std::string>& r
   s += "for pid in $pids; do\n";
   s += "  wait \"$pid\" || status=1\n";
   s += "done\n";
+  if (!spec.recordFile.empty()) {
+    const std::string record = shellQuote(spec.recordFile);
+    s += "# Rank 0's record of the run, copied here when the hosts' folder is not this one.\n";
+    s += "if [ \"$status\" = 0 ] && [ -z \"${HAP_RECORD:-}\" ] && [ \"$HAP_REMOTE_DIR\" != \"$HAP_DIR\" ]; then\n";
+    s += "  $SSH -o BatchMode=yes " + shellQuote(spec.hosts[0].host) + " \"cat $(q \"$HAP_REMOTE_DIR/\"" + record +
+         ")\" > \"$HAP_DIR/\"" + record + " </dev/null || status=1\n";
+    s += "fi\n";
+  }
   s += "exit $status\n";
   return {"launch-ssh.sh", s, true};
 }
@@ -354,6 +366,13 @@ std::string readme(const ScriptSpec& spec, const std::vector<std::string>& runNa
       s += "when the Slurm node names differ from the plan's hosts.\n";
       break;
   }
+  if (!spec.recordFile.empty()) {
+    s += "\nRank 0 records the run (every rank's steps and per-stage times) into " + spec.recordFile + " in this\n";
+    s += "folder on " + spec.hosts[0].host + " (HAP_RECORD names another file)" +
+         (spec.kind == ScriptKind::Ssh ? "; launch-ssh.sh copies it back here" : "") + ". Bring it to the\n";
+    s += "machine that planned and run `hap runs import " + spec.recordFile + "` (then hap calibrate), or let\n";
+    s += "`hap tune --emit` read it.\n";
+  }
   s += "\nOverride defaults with environment variables (listed at the top of each script), e.g.\n";
   s += "MASTER_PORT=29600 NCCL_SOCKET_IFNAME=ib0 GLOO_SOCKET_IFNAME=ib0 HAP_TIMEOUT_S=600.\n";
   s += "A rank that fails makes its peers' collectives fail; every rank gives up after HAP_TIMEOUT_S.\n";
@@ -463,6 +482,7 @@ std::vector<std::string> emitLaunchFolder(const plan::Plan& plan, const std::str
   if (request.options.modelPath.empty() && !plan.modelPath.empty())
     spec.modelFile = fs::path(plan.modelPath).filename().string();
   spec.masterPort = request.masterPort;
+  spec.recordFile = request.recordFile;
   spec.jobName = "hap-" + fs::path(planPath).stem().string();
   spec.origin = planPath;
   return writeLaunchFolder(spec, planPath, request.dir, request.force);

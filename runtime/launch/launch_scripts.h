@@ -51,6 +51,10 @@ struct ScriptSpec {
   std::string modelFile;         // the model's expected file name inside the folder (HAP_MODEL's
                                  // default, passed as --model); empty: no --model is passed
   std::vector<std::string> workerArgs;  // after PLAN and --model (workerArguments)
+  // Non-empty: rank 0 records the whole run into this store file inside the folder on its host
+  // (hap-worker --record "$HAP_RECORD"; HAP_RECORD overrides the path); the ssh launcher copies it
+  // back into the folder here when the hosts' folder is elsewhere (HAP_REMOTE_DIR).
+  std::string recordFile;
   int masterPort = 29500;
   int timeoutSeconds = 300;  // HAP_TIMEOUT_S's default: rendezvous and collectives
   std::string jobName = "hap";
@@ -90,9 +94,10 @@ struct EmitRequest {
   WorkerOptions options;
   int masterPort = 29500;
   bool force = false;  // write into a folder that is not empty
+  std::string recordFile;  // ScriptSpec::recordFile (`--record [NAME]`); empty: no recording
 };
 // Writes the launch folder of `plan`, read from the plan file `planPath` (copied into the folder):
-// the scripts of spec.kind for the plan's world devices (plan::worldDevices), passing the model's
+// the scripts of spec.kind for the plan's world devices (rank 0 recording into recordFile when set) (plan::worldDevices), passing the model's
 // file name as --model unless the worker options name a model. Returns the names written, the
 // plan's first. Throws hap::Error for a master port outside 1..65535 and RuntimeError (naming
 // the file) for a plan without devices or a folder that is not empty without `force`.

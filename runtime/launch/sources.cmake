@@ -10,6 +10,7 @@ add_library(hap_launch STATIC
   ${CMAKE_CURRENT_LIST_DIR}/launch_scripts.cpp
   ${CMAKE_CURRENT_LIST_DIR}/free_port.cpp
   ${CMAKE_CURRENT_LIST_DIR}/launch_recording.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gathered_recording.cpp
   ${CMAKE_CURRENT_LIST_DIR}/local_launch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/worker_options.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../train/optimizer_options.cpp

@@ -136,6 +136,13 @@ void bindWorkerOptions(CLI::App& app, WorkerOptions& o, WorkerBinding binding) {
                            ->type_name("N");
   db->needs(runId);
   runId->needs(db);
+  app.add_option("--record", o.recordPath,
+                 "Rank 0 records the whole run (every rank's steps and per-stage split, the plan, "
+                 "its cluster) into this profile store file at the end, creating it when missing; "
+                 "for launches without hap launch --db, e.g. the scripts of hap launch --emit "
+                 "--record. Read it back with hap runs import or hap tune --emit")
+      ->type_name("FILE")
+      ->excludes(db);
 }
 
 std::string workerNumber(double value) {
@@ -193,6 +200,7 @@ std::vector<std::string> workerArguments(const WorkerOptions& o) {
   if (o.checkAtol) add("--check-atol", workerNumber(*o.checkAtol));
   text("--db", o.dbPath, d.dbPath);
   integer("--run-id", o.runId, d.runId);
+  text("--record", o.recordPath, d.recordPath);
   return a;
 }
 

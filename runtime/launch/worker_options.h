@@ -75,6 +75,12 @@ struct WorkerOptions {
   // Plan::stages).
   std::string dbPath;
   int64_t runId = 0;
+  // --record FILE: the whole run recorded into a profile store file by rank 0 alone, for a launch
+  // that no `hap launch --db` begins (the scripts of `hap launch --emit ... --record`): at the end
+  // every rank's steps and per-stage split are gathered to rank 0, which adds the plan, its
+  // cluster and the run (succeeded) to FILE, creating it when missing (gathered_recording.h).
+  // `hap runs import FILE` or `hap tune --emit` read it back. Excludes --db.
+  std::string recordPath;
   // No option: set by hap-worker's SIGTERM/SIGINT handler (to the signal's number); the rank stops
   // after the step it is in, its recorded steps written, with a RuntimeError saying so. Null: never.
   const std::atomic<int>* stop = nullptr;

@@ -25,6 +25,7 @@
 #include "runtime/core/executor.h"
 #include "runtime/core/module_device.h"
 #include "runtime/core/runtime_error.h"
+#include "runtime/launch/gathered_recording.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/exactness_check.h"
 #include "runtime/train/run_recorder.h"
@@ -252,6 +253,7 @@ class WorkerRun {
   void printStep(const StepRecord& r);
   void checkpoint(int64_t it, bool last);
   void recordStages();
+  bool recording() const { return recorder_->enabled() || !o_.recordPath.empty(); }
   Timing timing() const;
   void printSummary(const Timing& timing);
   void writeTrace(const Timing& timing);
@@ -293,6 +295,7 @@ class WorkerRun {
   std::vector<bool> tracedWarmup_;
   std::vector<StepRecord> records_;
   std::vector<int> spanned_;  // spannedSteps(plan) when recording
+  std::vector<db::StepRecord> gathered_;  // --record: this rank's steps, sent to rank 0 at the end
   double origin_ = 0;         // the trace's time zero (just after a barrier)
   ProcessUsage usageStart_;   // at the first measured step
 };
@@ -389,7 +392,7 @@ void WorkerRun::openMetrics() {
 void WorkerRun::train() {
   openMetrics();
   samples_ = pieces_.empty() || pieces_.front().shape.empty() ? 1 : pieces_.front().shape[0];
-  if (recorder_->enabled()) spanned_ = spannedSteps(opened_.plan);
+  if (recording()) spanned_ = spannedSteps(opened_.plan);
   Executor& exec = *exec_;
   comm_->barrier();
   origin_ = exec.now();
@@ -431,7 +434,7 @@ void WorkerRun::train() {
     t.stepEnd = exec.now();
     const StepRecord r{it, lossValue, seconds, norm, k < o_.warmup};
     records_.push_back(r);
-    if (recorder_->enabled()) recordStep(r, t, usageBefore);
+    if (recording()) recordStep(r, t, usageBefore);
     if (total() - k <= static_cast<int64_t>(kTracedIterations)) traceStep(r, t);
     if (lead_) printStep(r);
     if (o_.stop && o_.stop->load() != 0)
@@ -464,7 +467,8 @@ void WorkerRun::recordStep(const StepRecord& r, const StepTimes& t,
   row.loss = r.loss;
   row.peakMemoryBytes = peakMemoryBytes(executorOptions_.device, usageAfter);
   row.cpuSeconds = usageAfter.cpuSeconds - usageBefore.cpuSeconds;
-  recorder_->step(row);
+  if (recorder_->enabled()) recorder_->step(row);
+  if (!o_.recordPath.empty()) gathered_.push_back(row);
 }
 
 // Keeps the step's spans for the trace and the per-stage split (the last kTracedIterations).
@@ -521,7 +525,7 @@ int WorkerRun::report() {
 // The per-stage split of the last measured steps (kTracedIterations at most; the warm-up steps
 // only when none was measured), averaged, into the profile store.
 void WorkerRun::recordStages() {
-  if (!recorder_->enabled()) return;
+  if (!recording()) return;
   const int group = opened_.plan.devices.empty()
                         ? 0
                         : opened_.plan.devices[static_cast<size_t>(programRank_)].group;
@@ -531,9 +535,32 @@ void WorkerRun::recordStages() {
     for (const Executor::Span& s : spans)
       timed.push_back({s.name, s.communication, s.start, s.end});
   }
-  recorder_->finish(
-      stageRecords(opened_.plan, env_.rank, group, spanned_, iterations, tracedWarmup_));
-  if (lead_) std::cout << recorder_->summary() << "\n" << std::flush;
+  std::vector<db::StageRecord> stages =
+      stageRecords(opened_.plan, env_.rank, group, spanned_, iterations, tracedWarmup_);
+  if (recorder_->enabled()) {
+    recorder_->finish(stages);
+    if (lead_) std::cout << recorder_->summary() << "\n" << std::flush;
+    return;
+  }
+  // --record: every rank's records to rank 0 (a collective: every rank is here), which writes
+  // the run whole (gathered_recording.h).
+  RankRecords mine{env_.rank, o_.slowdown, std::move(gathered_), std::move(stages)};
+  const std::vector<std::string> texts = gatherText(*comm_, encodeRankRecords(mine));
+  if (!lead_) return;
+  std::vector<RankRecords> all;
+  for (size_t r = 0; r < texts.size(); ++r) all.push_back(decodeRankRecords(texts[r], static_cast<int>(r)));
+  LaunchSettings settings;
+  settings.options = o_;
+  settings.options.recordPath.clear();
+  settings.options.stop = nullptr;
+  settings.cpuShares.assign(all.size(), 1.0);
+  for (const RankRecords& r : all) settings.slowdowns.push_back(r.slowdown);
+  settings.timeoutSeconds = env_.timeout.count() > 0 ? std::chrono::duration<double>(env_.timeout).count() : 0;
+  settings.label = "recorded by rank 0 (hap-worker --record)";
+  const int64_t run = writeGatheredRun(o_.recordPath, opened_.plan, settings, all);
+  std::cout << fmt::format("recorded run {} ({} ranks, {} steps each) in {}\n", run, all.size(),
+                           all.front().steps.size(), o_.recordPath)
+            << std::flush;
 }
 
 WorkerRun::Timing WorkerRun::timing() const {

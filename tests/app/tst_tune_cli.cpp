@@ -4,8 +4,11 @@
 // baseline it ran. (b) From a deliberately mis-priced profile (the full rank's computation 10x too
 // slow, every collective 10x too fast): the calibration between rounds corrects it, the prediction
 // error of the last round is below the first's, and the chosen plan is the measured best.
-// (c) Errors: no model, no --local, a rank that fails. (d) The calibration's re-expression of a
-// plan priced under one profile version in another version's terms equals pricing it there.
+// (c) Errors: no model, no --local, --emit without --run-with or with emulation, a rank that
+// fails. (e) Through launch scripts (--emit torchrun --run-with CMD): rank 0's records read back,
+// whole, and `hap runs import` of one adds it once. (d) The calibration's re-expression of a plan
+// priced under one profile version in another version's terms equals pricing it there.
+#include <QDir>
 #include <QFile>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -14,7 +17,9 @@
 #include "run_hap.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
+#include <set>
 
 #include "app/cli/tune_loop.h"
 #include "db/store.h"
@@ -22,6 +27,7 @@
 #include "engine/cost/cluster.h"
 #include "engine/cost/profile.h"
 #include "engine/plan/plan_json.h"
+#include "runtime/launch/free_port.h"
 
 using namespace hap;
 
@@ -186,8 +192,19 @@ class TstTuneCli : public QObject {
 
     const HapRun notLocal =
         runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--db", dir_.filePath("e.db")});
-    QCOMPARE(notLocal.exitCode, 1);
+    QCOMPARE(notLocal.exitCode, 2);
     QVERIFY2(notLocal.err.contains("give --local"), qPrintable(notLocal.err));
+
+    // --emit without a command to run the folders, or with emulation options: said, nothing run.
+    const HapRun noCommand = runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--emit", "torchrun", "--db",
+                                     dir_.filePath("e.db"), "-o", dir_.filePath("e.json")});
+    QCOMPARE(noCommand.exitCode, 1);
+    QVERIFY2(noCommand.err.contains("--run-with"), qPrintable(noCommand.err));
+    const HapRun emulated =
+        runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--emit", "torchrun", "--run-with", "true",
+                "--cpu-share", "1,0.5,0.25", "--db", dir_.filePath("e.db"), "-o", dir_.filePath("e.json")});
+    QCOMPARE(emulated.exitCode, 1);
+    QVERIFY2(emulated.err.contains("own speeds"), qPrintable(emulated.err));
 
     // A rank that fails: named, with what to run to see why.
     QVERIFY2(profiled_, "needs the profile tunesFromAnEmptyStore measured");
@@ -198,6 +215,71 @@ class TstTuneCli : public QObject {
     QVERIFY2(failing.err.contains("hap tune round 1 hap: rank") && failing.err.contains("failed") &&
                  failing.err.contains("hap launch"),
              qPrintable(failing.err));
+  }
+
+  // (e) On a cluster through launch scripts: every plan's folder is written as `hap launch --emit
+  // torchrun DIR --record run.db` writes it, run by the user's command (here: every machine's
+  // run-*.sh started on this machine, as the hosts would each start theirs), rank 0's record of
+  // the run read back into the store. The runs are whole (every rank's steps and stages) and the
+  // chosen plan is the measured best, as with --local. Then `hap runs import` of one record into
+  // another store adds it once.
+  void tunesThroughEmittedScripts() {
+    QVERIFY2(profiled_, "needs the profile tunesFromAnEmptyStore measured");
+    const QString runWith =
+        QString("export MASTER_ADDR=127.0.0.1 MASTER_PORT=%1 HAP_WORKER=%2; pids=; "
+                "for f in {dir}/run-*.sh; do sh \"$f\" & pids=\"$pids $!\"; done; "
+                "s=0; for p in $pids; do wait $p || s=1; done; exit $s")
+            .arg(runtime::freeTcpPort())
+            .arg(QString(HAP_WORKER_PATH));
+    const QString out = dir_.filePath("emit-plan.json");
+    const HapRun r = runHap({"tune", zoo("mlp"), "-c", heteroCluster(), "--emit", "torchrun", "--run-with", runWith,
+                             "--rounds", "1", "--steps", "3", "--warmup", "1", "--db", store_, "-o", out},
+                            170'000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    qInfo().noquote() << r.out;
+    const Table t = parse(r.out);
+    QVERIFY2(t.rows.size() >= 2, qPrintable(r.out));
+    checkChosenIsMeasuredBest(t, r.out);
+    QVERIFY2(readText(out).contains(QString("\"strategy\": \"%1\"").arg(t.chosen)), qPrintable(r.out));
+
+    // Every run of the round came from a record rank 0 wrote: 3 ranks' steps (1 + 3 each) and
+    // stages, succeeded.
+    db::Store store(store_.toStdString(), db::Store::Mode::ReadOnly);
+    int recorded = 0;
+    for (const db::RunRecord& run : store.runs()) {
+      if (run.label != "recorded by rank 0 (hap-worker --record)") continue;
+      ++recorded;
+      QCOMPARE(run.status, db::RunStatus::Succeeded);
+      QCOMPARE(run.ranks, 3);
+      const std::vector<db::StepRecord> steps = store.steps(run.id);
+      QCOMPARE(static_cast<int>(steps.size()), 3 * 4);
+      std::set<int> ranks;
+      for (const db::StepRecord& s : steps) {
+        ranks.insert(s.rank);
+        QVERIFY(s.seconds > 0 && std::isfinite(s.loss));
+      }
+      QCOMPARE(static_cast<int>(ranks.size()), 3);
+      QVERIFY(!store.stages(run.id).empty());
+    }
+    QVERIFY2(recorded == static_cast<int>(std::count_if(t.rows.begin(), t.rows.end(),
+                                                          [](const Row& row) { return !row.reused; })),
+             qPrintable(r.out));
+
+    // A record imported by hand into another store: once.
+    const QDir rounds(dir_.filePath("emit-plan-rounds"));
+    const QStringList folders = rounds.entryList({"*-torchrun"}, QDir::Dirs);
+    QVERIFY2(!folders.isEmpty(), qPrintable(rounds.path()));
+    const QString record = rounds.filePath(folders.front() + "/run.db");
+    QVERIFY2(QFile::exists(record), qPrintable(record));
+    const QString other = dir_.filePath("imported.db");
+    const HapRun first = runHap({"runs", "import", record, "--db", other});
+    QVERIFY2(first.exitCode == 0 && first.out.contains("1 run imported"), qPrintable(first.out + first.err));
+    const HapRun again = runHap({"runs", "import", record, "--db", other});
+    QVERIFY2(again.exitCode == 0 && again.out.contains("0 runs imported, 1 already there"),
+             qPrintable(again.out + again.err));
+    db::Store imported(other.toStdString(), db::Store::Mode::ReadOnly);
+    QCOMPARE(static_cast<int>(imported.runs().size()), 1);
+    QCOMPARE(static_cast<int>(imported.steps(imported.runs().front().id).size()), 3 * 4);
   }
 
   // (d) One program (DP-CP's) priced under version 1 and under version 2 of a profile that differs

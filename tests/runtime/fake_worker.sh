@@ -8,7 +8,8 @@
 #   sleep   every rank sleeps 60 s in a child process
 #   busy    ranks 0 and 1 count busy-loop rounds for FAKE_WORKER_MS (default 1500) ms of wall
 #           time and print "busy RANK ROUNDS CPU-TICKS TICKS-PER-SECOND"; the others exit 0 at once
-#   record  write the environment and arguments to FAKE_WORKER_DIR/rank-RANK.txt; exit 0
+#   record  write the environment and arguments to FAKE_WORKER_DIR/rank-RANK.txt (rank 0 also
+#           writes "recorded by rank 0" into the file after --record, if any); exit 0
 set -u
 dir=${FAKE_WORKER_DIR:-.}
 rank=${RANK:-unset}
@@ -80,6 +81,13 @@ case ${FAKE_WORKER_MODE:-chatty} in
       done
       for a in "$@"; do printf 'arg <%s>\n' "$a"; done
     } >"$dir/rank-$rank.txt"
+    # --record FILE: rank 0 writes "recorded by rank 0" there, as hap-worker writes its store.
+    next=
+    for a in "$@"; do
+      if [ "$next" = record ] && [ "$rank" = 0 ]; then echo "recorded by rank 0" >"$a"; fi
+      next=
+      if [ "$a" = --record ]; then next=record; fi
+    done
     ;;
   *)
     echo "fake_worker.sh: error: unknown FAKE_WORKER_MODE" >&2

@@ -387,7 +387,7 @@ class TstLaunch : public QObject {
   // timing run goes without it). The worker refuses a factor below 1.
   void slowdownSlowsARanksComputation() {
 #ifndef HAP_WORKER_PATH
-    QSKIP("this build has no hap-worker target");
+    QFAIL("this build has no hap-worker target (tests/runtime/launch.cmake)");
 #else
     QVERIFY2(QFileInfo(HAP_WORKER_PATH).isExecutable(), "hap-worker is not built (ninja hap-worker)");
     freshWorkDir("slowdown");
@@ -592,6 +592,52 @@ class TstLaunch : public QObject {
     }
   }
 
+  // (d) ssh with --record: every rank gets --record "$HAP_RECORD" (rank 0 writes it, as hap-worker
+  // --record does); where the hosts' folder is another one (HAP_REMOTE_DIR), launch-ssh.sh copies
+  // rank 0's record back into the folder it was started from; where it is the same, it is left
+  // where rank 0 wrote it.
+  void emitSshRecordsBack() {
+    freshWorkDir("ssh-record");
+    const QString dir = tmp_.filePath("out ssh record 'q'");
+    Run r = hap({"launch", emitPlan_, "--emit", "ssh", dir, "--record", "run.db", "--steps", "5"}, env("record"));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("hap runs import " + dir + "/run.db"), qPrintable(r.out));
+    QVERIFY(readAll(dir + "/README.txt").contains("hap runs import run.db"));
+    QFile model(dir + "/mlp-tiny.pt");
+    QVERIFY(model.open(QIODevice::WriteOnly));
+    model.close();
+    // The hosts' copy of the folder, elsewhere.
+    const QString remote = tmp_.filePath("remote 'copy'");
+    QDir(remote).removeRecursively();
+    QVERIFY(QDir().mkpath(remote));
+    for (const QFileInfo& f : QDir(dir).entryInfoList(QDir::Files))
+      QVERIFY(QFile::copy(f.filePath(), remote + "/" + f.fileName()));
+    QProcessEnvironment e = env("record");
+    e.insert("SSH", "sh " + fakeSsh_);
+    e.insert("HAP_WORKER", worker_);
+    e.insert("HAP_REMOTE_DIR", remote);
+    r = runProcess("sh", {dir + "/launch-ssh.sh"}, e);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    for (int rank = 0; rank < 4; ++rank) {
+      const QString text = readAll(QString("%1/rank-%2.txt").arg(workDir_).arg(rank));
+      QVERIFY2(text.endsWith("arg <--record>\narg <" + remote + "/run.db>\n"), qPrintable(text));
+    }
+    QCOMPARE(readAll(remote + "/run.db"), QString("recorded by rank 0\n"));
+    QCOMPARE(readAll(dir + "/run.db"), QString("recorded by rank 0\n"));  // copied back
+    // Same folder on the hosts: written in place, nothing to copy.
+    QVERIFY(QFile::remove(dir + "/run.db"));
+    e.remove("HAP_REMOTE_DIR");
+    freshWorkDir("ssh-record-shared");
+    r = runProcess("sh", {dir + "/launch-ssh.sh"}, e);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    QCOMPARE(readAll(dir + "/run.db"), QString("recorded by rank 0\n"));
+    // A name that is a path is refused: the record is written inside the folder.
+    r = hap({"launch", emitPlan_, "--emit", "ssh", tmp_.filePath("bad-record"), "--record", "x/run.db"},
+            env("record"));
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("--record x/run.db: give a file name"), qPrintable(r.err));
+  }
+
   // (d) slurm: hap.sbatch's directives, and slurm-task.sh as srun runs it for task 3.
   void emitSlurm() {
     freshWorkDir("slurm");
@@ -626,7 +672,7 @@ class TstLaunch : public QObject {
   // comes out prefixed; a bad worker argument fails with the worker's own error line.
   void realWorker() {
 #ifndef HAP_WORKER_PATH
-    QSKIP("this build has no hap-worker target");
+    QFAIL("this build has no hap-worker target (tests/runtime/launch.cmake)");
 #else
     QVERIFY2(QFileInfo(HAP_WORKER_PATH).isExecutable(), "hap-worker is not built (ninja hap-worker)");
     freshWorkDir("real");
