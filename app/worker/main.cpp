@@ -2,7 +2,9 @@
 // environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; HAP_TIMEOUT_S), joins the
 // other ranks and trains (runtime/train/trainer.h). Its options and their command line are
 // runtime/launch/worker_options.h's. Exit status: 0 success, 1 an error (message on stderr as
-// `hap-worker: error: ...`) or a failed --check, 2 usage.
+// `hap-worker: error: ...`) or a failed --check, 2 usage, 3 an internal error: an exception that
+// is not a hap::Error escaped (a LibTorch error the runtime did not translate, a gap in the input
+// checks), reported with the plan it ran instead of an abort.
 #include <CLI/CLI.hpp>
 #include <signal.h>
 
@@ -56,10 +58,18 @@ int main(int argc, char** argv) {
     std::cerr << "hap-worker: error: " << e.what() << "\n" << std::flush;
     return 1;
   } catch (const std::exception& e) {
-    // c10::Error and friends: an operator or a collective failed; name it rather than abort.
+    // Last: c10::Error and friends (an operator failed, and the runtime did not say why in its
+    // own words) are a message naming the plan, never an abort.
     std::string what = e.what();
     if (const size_t cut = what.find("\nException raised from"); cut != std::string::npos) what.resize(cut);
-    std::cerr << "hap-worker: error: " << what << "\n" << std::flush;
-    return 1;
+    std::cerr << "hap-worker: error: internal error while running " << o.planPath << ": " << what
+              << " (exit status 3; please report it with the plan and the command line)\n"
+              << std::flush;
+    return 3;
+  } catch (...) {
+    std::cerr << "hap-worker: error: internal error while running " << o.planPath
+              << ": an exception of unknown type (exit status 3; please report it)\n"
+              << std::flush;
+    return 3;
   }
 }

@@ -65,6 +65,18 @@ std::string explainInfeasible(const synth::CostTable& table, const synth::Progra
 
 }  // namespace
 
+std::string solverFailure(std::string_view what, std::string_view status, const cost::Cluster& cluster) {
+  const std::string origin = cluster.source.empty() ? fmt::format("cluster '{}'", cluster.name) : cluster.source;
+  std::string measured;
+  if (cluster.measured)
+    measured = fmt::format(" and its calibration profile '{}' (hap runs, hap calibrate)", cluster.profile);
+  return fmt::format("{} did not solve ({}): the solver could not handle the range of the numbers the cluster "
+                     "and the model give it. Check the extreme values of {}{}: {}. Values far from real "
+                     "hardware (docs/cost-model.md, \"Ranges\") or an unusually large model drive it out of its "
+                     "numeric range",
+                     what, status, origin, measured, cost::extremeValues(cluster));
+}
+
 ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program& program,
                              const synth::CostOptions& options) {
   const cost::Cluster& cluster = table.cluster();
@@ -239,9 +251,9 @@ ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program
   const int status = model.status();
   if (status == 1) throw InfeasibleError(explainInfeasible(table, program, options, typeCount));
   if (status != 0)
-    throw Error(fmt::format("the LP over sharding ratios did not solve (CLP status {}, {} rows, {} columns); "
-                            "this is a bug: please report it with the model and cluster",
-                            status, result.rows, result.columns));
+    throw Error(solverFailure("the LP over sharding ratios",
+                              fmt::format("CLP status {}, {} rows, {} columns", status, result.rows, result.columns),
+                              cluster));
   const double* x = model.primalColumnSolution();
   result.seconds = model.objectiveValue() + lp.constant;
   // Normalise away the solver's tolerance so the shares sum to 1 exactly enough for rounding.

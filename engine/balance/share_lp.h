@@ -15,6 +15,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/base/error.h"
@@ -37,6 +38,13 @@ struct ShareLpResult {
   int rows = 0, columns = 0, segments = 1;
   double solveSeconds = 0;     // CLP's time
 };
+
+// The message for a solver (CLP, CBC) that stopped without a solution on a problem it should
+// solve: `what` and `status` say which solve and how it ended; the rest names the cluster's most
+// extreme values (cost::extremeValues), which are what drive the solver out of its numeric range
+// when the model's sizes are ordinary. A solver failure is never reported as "a bug": the
+// inventory's ranges (cost/units.h, supportedRange) make it unlikely, not impossible.
+std::string solverFailure(std::string_view what, std::string_view status, const cost::Cluster& cluster);
 
 // `table` prices the program at its current shares (used for all-to-alls and for messages).
 ShareLpResult optimiseShares(const synth::CostTable& table, const synth::Program& program,

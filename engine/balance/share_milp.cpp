@@ -337,7 +337,9 @@ CutPrice priceCuts(const synth::CostTable& table, const synth::Program& program,
   lp.setPrimalTolerance(1e-9);
   lp.setDualTolerance(1e-9);
   lp.dual();
-  if (lp.status() != 0) throw Error(fmt::format("pricing the cuts failed (CLP status {}); this is a bug", lp.status()));
+  if (lp.status() != 0)
+    throw Error(solverFailure("the LP pricing whole shard lengths", fmt::format("CLP status {}", lp.status()),
+                              table.cluster()));
   CutPrice price;
   price.seconds = lp.objectiveValue() / kMicro + model.lp.constant;
   for (int j = 0; j < table.cluster().size(); ++j)

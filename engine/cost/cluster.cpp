@@ -13,6 +13,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/base/text_file.h"
+#include "engine/base/utf8.h"
 #include "engine/cost/units.h"
 
 namespace hap::cost {
@@ -21,6 +23,9 @@ namespace {
 // Limits that keep a typo ("count: 80000") from allocating millions of devices.
 constexpr int kMaxDevicesPerMachine = 1024;
 constexpr int kMaxDevices = 65536;
+// The smallest collective efficiency: below it a link's effective bandwidth leaves the range the
+// solvers represent (units.h, supportedRange).
+constexpr double kMinEfficiency = 1e-3;
 
 constexpr std::array<std::string_view, kCollectiveCount> kCollectiveNames{
     "all_gather", "reduce_scatter", "all_reduce", "all_to_all", "broadcast"};
@@ -70,8 +75,9 @@ class Parser {
                          const std::string& what) const {
     std::string where = origin_;
     if (at.IsDefined() && !at.Mark().is_null()) where += fmt::format(":{}", at.Mark().line + 1);
-    if (path.empty()) throw ClusterError(fmt::format("{}: {}", where, what));
-    throw ClusterError(fmt::format("{}: {}: {}", where, path, what));
+    // Paths and quoted values may hold a hostile file's bytes: the message stays valid UTF-8.
+    if (path.empty()) throw ClusterError(printableUtf8(fmt::format("{}: {}", where, what)));
+    throw ClusterError(printableUtf8(fmt::format("{}: {}: {}", where, path, what)));
   }
 
   // Checks that n is a mapping whose keys are plain, unique and among `allowed`.
@@ -116,7 +122,18 @@ class Parser {
 
   std::string text(const YAML::Node& n, const std::string& path) const {
     if (!n.IsScalar() || n.Scalar().empty()) fail(n, path, "must be a non-empty string");
+    utf8(n, path, n.Scalar());
     return n.Scalar();
+  }
+
+  // Names and texts are stored, shown and written into plans (JSON): they must be UTF-8.
+  void utf8(const YAML::Node& n, const std::string& path, const std::string& s) const {
+    const size_t bad = firstInvalidUtf8(s);
+    if (bad == std::string::npos) return;
+    fail(n, path,
+         fmt::format("'{}' is not valid UTF-8 (byte 0x{:02x} at offset {}); write names and texts "
+                     "in UTF-8 and save the file as UTF-8",
+                     printableUtf8(s), static_cast<unsigned char>(s[bad]), bad));
   }
 
   // A quantity with units; positive, or non-negative when allowZero.
@@ -131,6 +148,13 @@ class Parser {
     if (allowZero ? *v < 0 : *v <= 0)
       fail(n, path,
            fmt::format("must be {} (got '{}')", allowZero ? "zero or positive" : "positive", s));
+    // Within what the solvers represent (units.h); a zero time is exact and always fine.
+    const QuantityRange range = supportedRange(unit);
+    if (*v != 0 && (*v < range.min || *v > range.max))
+      fail(n, path,
+           fmt::format("'{}' is outside the range HAP supports for a {} ({}{}); check the number "
+                       "and its unit (docs/cost-model.md, \"Ranges\")",
+                       s, unitNoun(unit), rangeText(unit), allowZero ? ", or 0" : ""));
     return *v;
   }
 
@@ -221,6 +245,7 @@ class Parser {
         fail(it->first, "device_types", "type names must be plain non-empty names");
       const std::string& name = it->first.Scalar();
       std::string path = "device_types." + name;
+      utf8(it->first, path, name);
       if (std::find(typeNames.begin(), typeNames.end(), name) != typeNames.end())
         fail(it->first, path, "duplicate device type; give each type once");
       typeNames.push_back(name);
@@ -307,6 +332,11 @@ class Parser {
                  fmt::format("must be a number in (0, 1], the fraction of the link bandwidth "
                              "achieved (got '{}')",
                              e.IsScalar() ? e.Scalar() : std::string()));
+          if (*v < kMinEfficiency)
+            fail(e, join(path, "efficiency"),
+                 fmt::format("'{}' is below the smallest efficiency HAP supports ({}); a "
+                             "collective achieves at least that fraction of the link bandwidth",
+                             e.Scalar(), kMinEfficiency));
           c.efficiency[k] = *v;
         }
       }
@@ -355,9 +385,9 @@ Cluster parseCluster(std::string_view yamlText, const std::string& origin) {
     root = YAML::Load(std::string(yamlText));
   } catch (const YAML::Exception& e) {
     std::string where = e.mark.is_null() ? origin : fmt::format("{}:{}", origin, e.mark.line + 1);
-    throw ClusterError(fmt::format(
+    throw ClusterError(printableUtf8(fmt::format(
         "{}: not valid YAML: {}; check the indentation, brackets and quotes on or before that line",
-        where, e.msg));
+        where, e.msg)));
   }
   if (!root.IsDefined() || root.IsNull())
     throw ClusterError(fmt::format(
@@ -369,21 +399,21 @@ Cluster parseCluster(std::string_view yamlText, const std::string& origin) {
   } catch (const YAML::Exception& e) {
     // yaml-cpp's accessors should not throw on the checked paths above; if one does, report it
     // as a file problem rather than crash.
-    throw ClusterError(fmt::format("{}: cannot read the cluster: {}", origin, e.msg));
+    throw ClusterError(printableUtf8(fmt::format("{}: cannot read the cluster: {}", origin, e.msg)));
   }
 }
 
 Cluster loadCluster(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw ClusterError(
-        fmt::format("{}: cannot open the cluster file; check the path (bundled clusters are in "
-                    "resources/clusters/)",
-                    path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ClusterError(fmt::format("{}: cannot read the cluster file", path));
-  return parseCluster(text.str(), path);
+  std::string text;
+  try {
+    text = readTextFile(path, "cluster file",
+                        "check the path (bundled clusters are in resources/clusters/)");
+  } catch (const ClusterError&) {
+    throw;
+  } catch (const Error& e) {
+    throw ClusterError(printableUtf8(e.what()));
+  }
+  return parseCluster(text, path);
 }
 
 Cluster takeDevices(const Cluster& cluster, int perMachine) {
@@ -405,6 +435,54 @@ Cluster takeDevices(const Cluster& cluster, int perMachine) {
       out.devices.push_back({out.size(), static_cast<int>(m), local, machine.deviceType});
   }
   return out;
+}
+
+std::string extremeValues(const Cluster& cluster) {
+  struct Extremes {
+    Unit unit;
+    std::string_view noun;
+    double low = 0, high = 0;
+    std::string lowPath, highPath;
+    void add(double v, std::string path) {
+      if (!(v > 0)) return;  // unset (0) values take no part
+      if (lowPath.empty() || v < low) low = v, lowPath = path;
+      if (highPath.empty() || v > high) high = v, highPath = std::move(path);
+    }
+  };
+  Extremes flops{Unit::Flops, "FLOP/s"}, bytes{Unit::Bytes, "memory"},
+      bandwidth{Unit::Bandwidth, "bandwidth"}, seconds{Unit::Seconds, "time"};
+  for (const DeviceType& t : cluster.types) {
+    const std::string p = "device_types." + t.name;
+    flops.add(t.flops32, p + ".flops.float32");
+    flops.add(t.flops16, p + ".flops.float16");
+    flops.add(t.flops64, p + ".flops.float64");
+    bytes.add(t.memoryBytes, p + ".memory");
+    bandwidth.add(t.memoryBandwidth, p + ".memory_bandwidth");
+    seconds.add(t.opOverheadSeconds, p + ".op_overhead");
+    seconds.add(t.collectiveCallSeconds, p + ".collective_call");
+  }
+  for (size_t i = 0; i < cluster.machines.size(); ++i) {
+    bandwidth.add(cluster.machines[i].link.bandwidth, fmt::format("machines[{}].link.bandwidth", i));
+    seconds.add(cluster.machines[i].link.latency, fmt::format("machines[{}].link.latency", i));
+  }
+  bandwidth.add(cluster.network.bandwidth, "network.bandwidth");
+  seconds.add(cluster.network.latency, "network.latency");
+  std::vector<std::string> parts;
+  for (const Extremes* e : {&flops, &bytes, &bandwidth, &seconds}) {
+    if (e->lowPath.empty()) continue;
+    if (e->low == e->high)
+      parts.push_back(fmt::format("{} {} ({})", e->noun, formatQuantity(e->low, e->unit), e->lowPath));
+    else
+      parts.push_back(fmt::format("{} {} ({}) to {} ({})", e->noun, formatQuantity(e->low, e->unit),
+                                  e->lowPath, formatQuantity(e->high, e->unit), e->highPath));
+  }
+  for (int k = 0; k < kCollectiveCount; ++k)
+    if (cluster.efficiency[k] != 1)
+      parts.push_back(fmt::format("efficiency {} (collectives.{}.efficiency)", cluster.efficiency[k],
+                                  kCollectiveNames[k]));
+  std::string out;
+  for (const std::string& part : parts) out += (out.empty() ? "" : "; ") + part;
+  return printableUtf8(out);
 }
 
 std::string summary(const Cluster& cluster) {

@@ -103,17 +103,27 @@ struct Cluster {
 
 // Parses a cluster inventory. `origin` names the text in messages ("resources/clusters/x.yaml").
 // Throws ClusterError for invalid YAML and for every invalid or unknown field; never anything
-// else for bad input.
+// else for bad input. Every quantity must lie in units.h's supportedRange (what the LP and MILP
+// solvers represent), every efficiency in [0.001, 1], and every name and text must be valid
+// UTF-8; a value outside is an error naming its line and YAML path. Messages are valid UTF-8
+// (a hostile byte is quoted as \xNN).
 Cluster parseCluster(std::string_view yamlText, const std::string& origin);
 
 // Reads and parses the file at `path` (Cluster::source = path). Throws ClusterError when the
-// file cannot be read.
+// file cannot be read: missing, a directory ("PATH: is a directory, not a cluster file; ..."),
+// unreadable or larger than base/text_file.h's limit.
 Cluster loadCluster(const std::string& path);
 
 // The first `perMachine` devices of every machine, with the same types, links and network: the
 // paper's way of running on 8, 16 and 32 of its 64 GPUs (every machine contributes k GPUs, so
 // the V100:P100 mix is kept). Throws ClusterError when perMachine < 1 or a machine has fewer.
 Cluster takeDevices(const Cluster& cluster, int perMachine);
+
+// The cluster's most extreme values, for a solver that failed on them: per kind of quantity the
+// smallest and the largest with its YAML path, e.g. "FLOP/s 1 MFLOP/s
+// (device_types.cpu.flops.float32) to 312 TFLOP/s (device_types.A100.flops.float16); bandwidth
+// 1 KB/s (network.bandwidth) to 1.555 TB/s (device_types.A100.memory_bandwidth); ...".
+std::string extremeValues(const Cluster& cluster);
 
 // One line for logs and the CLI: "paper-testbed-64: 64 devices (16 x V100-SXM2-16GB,
 // 48 x P100-PCIE-16GB) on 8 machines".

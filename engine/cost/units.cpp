@@ -158,6 +158,34 @@ std::optional<double> parseQuantity(std::string_view text, Unit unit) {
   return value;
 }
 
+QuantityRange supportedRange(Unit unit) {
+  switch (unit) {
+    case Unit::Flops:
+      return {1e6, 1e18};
+    case Unit::Bytes:
+      return {0x1p20, 0x1p50};
+    case Unit::Bandwidth:
+      return {1e3, 1e16};
+    case Unit::Seconds:
+      return {1e-9, 60};
+  }
+  return {};
+}
+
+std::string rangeText(Unit unit) {
+  switch (unit) {
+    case Unit::Flops:
+      return "1M to 1000P FLOP/s";
+    case Unit::Bytes:
+      return "1MiB to 1024TiB";
+    case Unit::Bandwidth:
+      return "1KB/s to 10000TB/s";
+    case Unit::Seconds:
+      return "1ns to 60s";
+  }
+  return "";
+}
+
 std::string_view unitNoun(Unit unit) {
   switch (unit) {
     case Unit::Flops:

@@ -28,6 +28,22 @@ enum class Unit {
 // double nearest to the exact value: "10.4Gbps" == 1.3e9 exactly, "5us" == 5e-6.
 std::optional<double> parseQuantity(std::string_view text, Unit unit);
 
+// The range HAP accepts for a quantity of a cluster inventory (docs/cost-model.md "Ranges"):
+// wider than any real device or link, and narrow enough that every time the cost model derives
+// from them (bytes / bandwidth, FLOPs / FLOP/s, latency sums) stays well inside what the LP and
+// MILP solvers (CLP, CBC) represent: their coefficients stay below 1e25 and above 1e-25, so the
+// solvers neither assert nor treat a value as infinite or zero.
+//   Flops      1M (1e6)         .. 1000P (1e18)
+//   Bytes      1MiB (2^20)      .. 1024TiB (2^50)
+//   Bandwidth  1KB/s (1e3)      .. 10000TB/s (1e16)
+//   Seconds    1ns (1e-9)       .. 60s               (a time may also be zero where allowed)
+struct QuantityRange {
+  double min = 0, max = 0;
+};
+QuantityRange supportedRange(Unit unit);
+// The range as text for messages, in the loader's spellings: "1M to 1000P FLOP/s".
+std::string rangeText(Unit unit);
+
 // A short noun for messages: "FLOP/s value", "byte size", "bandwidth", "time".
 std::string_view unitNoun(Unit unit);
 // The accepted forms, for messages: "a number with a suffix K, M, G, T or P, e.g. 15.7T".

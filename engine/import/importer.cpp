@@ -367,6 +367,9 @@ void Importer::bindInputs(const std::shared_ptr<jit::Graph>& graph) {
           path_, name,
           spec_.inputs.empty() ? "the file has no hap/inputs.json" : "hap/inputs.json lacks it",
           name));
+    // The declared shape at its final dtype, before any tensor of it is made (a c10::Error from
+    // at::empty on a negative or overflowing shape must never reach the user).
+    checkInputShape(it->shape, it->dtype, fmt::format("{}: input '{}'", path_, name));
     auto opts = at::TensorOptions().dtype(toScalarType(it->dtype));
     at::Tensor t;
     if (!real()) {

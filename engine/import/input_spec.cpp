@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "engine/base/error.h"
+#include "engine/base/utf8.h"
+#include "engine/ir/summary.h"
 
 namespace hap::import {
 namespace {
@@ -28,11 +31,35 @@ std::optional<int64_t> parseInteger(std::string_view s) {
 
 ir::DType dtypeOrThrow(std::string_view name, const std::string& context) {
   if (auto t = ir::parseDType(name)) return *t;
-  throw InputSpecError(fmt::format("{}: unknown dtype '{}' (expected one of {})", context, name,
+  throw InputSpecError(fmt::format("{}: unknown dtype '{}' (expected one of {})", context, printableUtf8(name),
                                    ir::dtypeNames()));
 }
 
 }  // namespace
+
+void checkInputShape(const ir::Shape& shape, ir::DType dtype, const std::string& context) {
+  if (shape.size() > kMaxInputRank)
+    throw InputSpecError(fmt::format("{}: {} dimensions; HAP accepts at most {} per input", context,
+                                     shape.size(), kMaxInputRank));
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] < 0)
+      throw InputSpecError(fmt::format("{}: dimension {} is {}; dimensions must be non-negative", context, i,
+                                       shape[i]));
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(elements, std::max<int64_t>(d, 1), &elements))
+      throw InputSpecError(fmt::format("{}: shape {} has more elements than HAP can count (2^63); check the "
+                                       "dimensions (at most {} per input)",
+                                       context, ir::formatShape(shape), ir::formatBytes(kMaxInputBytes)));
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(elements, ir::dtypeSize(dtype), &bytes) || bytes > kMaxInputBytes)
+    throw InputSpecError(fmt::format(
+        "{}: shape {} is {} as {}, more than HAP accepts for one input ({}); check the dimensions", context,
+        ir::formatShape(shape),
+        ir::formatBytes(static_cast<int64_t>(
+            std::min(static_cast<long double>(elements) * ir::dtypeSize(dtype), 9.2e18L))),
+        ir::dtypeName(dtype), ir::formatBytes(kMaxInputBytes)));
+}
 
 ModelSpec parseInputsJson(std::string_view text, const std::string& origin) {
   json doc;
@@ -43,9 +70,10 @@ ModelSpec parseInputsJson(std::string_view text, const std::string& origin) {
   }
   auto field = [&](const std::string& path) { return fmt::format("{}: field '{}'", origin, path); };
   if (!doc.is_object()) throw InputSpecError(origin + ": expected a JSON object");
-  if (doc.value("format", "") != "hap-inputs")
+  // Typed reads: a wrong JSON type is the same input error as a wrong value.
+  if (!doc.contains("format") || !doc["format"].is_string() || doc["format"].get<std::string>() != "hap-inputs")
     throw InputSpecError(field("format") + " must be \"hap-inputs\"");
-  if (doc.value("version", 0) != 1)
+  if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<int64_t>() != 1)
     throw InputSpecError(field("version") + " must be 1 (this HAP reads version 1)");
   if (!doc.contains("inputs") || !doc["inputs"].is_array())
     throw InputSpecError(field("inputs") + " must be an array of {name, shape, dtype}");
@@ -69,6 +97,7 @@ ModelSpec parseInputsJson(std::string_view text, const std::string& origin) {
     if (!e.contains("dtype") || !e["dtype"].is_string())
       throw InputSpecError(field(at + ".dtype") + " must be a string");
     in.dtype = dtypeOrThrow(e["dtype"].get<std::string>(), field(at + ".dtype"));
+    checkInputShape(in.shape, in.dtype, field(at + ".shape"));
     for (auto [key, dst] : {std::pair{"low", &in.low}, std::pair{"high", &in.high}}) {
       if (!e.contains(key)) continue;
       if (!e[key].is_number_integer())
@@ -84,7 +113,7 @@ ModelSpec parseInputsJson(std::string_view text, const std::string& origin) {
 }
 
 InputSpec parseInputArg(std::string_view arg) {
-  const std::string context = fmt::format("--input '{}'", arg);
+  const std::string context = fmt::format("--input '{}'", printableUtf8(arg));
   auto eq = arg.find('=');
   if (eq == std::string_view::npos || eq == 0)
     throw InputSpecError(context + ": expected NAME=DIMxDIMx...[:DTYPE[:LOW..HIGH]], e.g. x=64x3x32x32:float32");
@@ -111,7 +140,7 @@ InputSpec parseInputArg(std::string_view arg) {
       if (!low || !high || *low >= *high)
         throw InputSpecError(fmt::format("{}: range '{}' is not LOW..HIGH with integers LOW < HIGH (the half-open "
                                          "range of valid values, e.g. y=64:int64:0..10)",
-                                         context, range));
+                                         context, printableUtf8(range)));
       if (ir::isFloating(in.dtype))
         throw InputSpecError(fmt::format("{}: a range applies to integer inputs only, not {}", context,
                                          ir::dtypeName(in.dtype)));
@@ -125,13 +154,17 @@ InputSpec parseInputArg(std::string_view arg) {
     auto v = parseNonNegative(d);
     if (!v)
       throw InputSpecError(
-          fmt::format("{}: dimension '{}' is not a non-negative integer", context, d));
+          fmt::format("{}: dimension '{}' is not a non-negative integer", context, printableUtf8(d)));
     in.shape.push_back(*v);
     if (x == std::string_view::npos) break;
     dims.remove_prefix(x + 1);
     if (dims.empty())
       throw InputSpecError(context + ": dimension '' is not a non-negative integer");
   }
+  if (!isValidUtf8(in.name))
+    throw InputSpecError(fmt::format("{}: the name '{}' is not valid UTF-8", context, printableUtf8(in.name)));
+  // At the given dtype; without one, at the smallest element (the importer checks the file's).
+  checkInputShape(in.shape, in.dtypeGiven ? in.dtype : ir::DType::UInt8, context);
   return in;
 }
 

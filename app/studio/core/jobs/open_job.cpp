@@ -5,6 +5,12 @@
 #include <QPointer>
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
+#include <fmt/format.h>
+
+#include <exception>
+#include <string>
+
+#include "engine/base/utf8.h"
 
 namespace hap::studio {
 
@@ -44,7 +50,25 @@ void OpenJob::run(const QString& path, Work work, Deliver deliver) {
         Qt::QueuedConnection);
   };
   (void)QtConcurrent::run([self, generation, flag, work, deliver, report, path]() {
-    auto result = work(flag.get(), report);
+    // Last line of defence: the documents' functions return their failures, but an exception that
+    // escapes them anyway would vanish into the discarded QFuture and leave the job busy for ever.
+    // It is delivered as a failure naming the file instead.
+    using Result = decltype(work(flag.get(), report));
+    Result result;
+    auto internal = [&](const std::string& what) {
+      result = Result{};
+      result.error = {OpenError::Kind::Failed,
+                      fmt::format("{}: internal error while opening it: {} (please report it with the file)",
+                                  path.toStdString(), what),
+                      {}};
+    };
+    try {
+      result = work(flag.get(), report);
+    } catch (const std::exception& e) {
+      internal(printableUtf8(e.what()));
+    } catch (...) {
+      internal("an exception of unknown type");
+    }
     if (!self) return;
     QMetaObject::invokeMethod(
         self.data(),
