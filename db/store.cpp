@@ -234,6 +234,12 @@ void Store::Impl::open() {
       throw StoreError(fmt::format("{}: was written by a newer hap (schema {}, this one reads up to {}); upgrade hap "
                                    "or use another --db",
                                    path, version, Store::kSchemaVersion));
+    // user_version is any 32-bit integer in the file's header: a negative one is damage, never a
+    // schema to migrate from (it would index the migrations before their start).
+    if (version < 0)
+      throw StoreError(fmt::format("{}: the profile store is corrupt (schema version {}); restore it from a backup, "
+                                   "or move it away and a new store is created",
+                                   path, version));
     const std::string check = db->execAndGet("PRAGMA quick_check(1)").getString();
     if (check != "ok")
       throw StoreError(fmt::format("{}: the profile store is corrupt (quick_check: {}); restore it from a backup, or "

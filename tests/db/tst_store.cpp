@@ -510,6 +510,8 @@ class TstStore : public QObject {
     QTest::newRow("another application") << "foreign" << "another application";
     QTest::newRow("another application's id") << "foreign-id" << "another application";
     QTest::newRow("newer schema") << "newer" << "written by a newer hap (schema 2, this one reads up to 1); upgrade hap or use another --db";
+    // user_version is a signed field of the header: a negative one is damage (found by fuzz_store_open).
+    QTest::newRow("negative schema version") << "negative" << "corrupt (schema version -5)";
     QTest::newRow("a folder") << "folder" << "is a folder";
     QTest::newRow("missing, read-only") << "missing" << "no profile store there";
   }
@@ -544,6 +546,10 @@ class TstStore : public QObject {
       { Store s(path); }
       SQLite::Database db(path, SQLite::OPEN_READWRITE);
       db.exec(("PRAGMA user_version = " + std::to_string(Store::kSchemaVersion + 1)).c_str());
+    } else if (kind == "negative") {
+      { Store s(path); }
+      SQLite::Database db(path, SQLite::OPEN_READWRITE);
+      db.exec("PRAGMA user_version = -5");
     } else if (kind == "folder") {
       fs::create_directories(path);
     } else if (kind == "missing") {
