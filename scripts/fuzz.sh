@@ -13,7 +13,8 @@
 #   --runs N     executions per target (--long)
 #   --jobs N     targets run at once (default 1)
 #   --seeds      rewrite fuzz/corpus/fuzz_plan/fuzz-mlp-*.plan.json (plans of fuzz/fuzz_graph.h's
-#                model) with fuzz_plan_seeds before fuzzing
+#                model) and fuzz/corpus/fuzz_checkpoint_header/hap-v3-* (checkpoints sealed as
+#                saveCheckpoint seals them) before fuzzing, after a format change
 #   TARGET...    some of: fuzz_plan fuzz_cluster_yaml fuzz_input_spec fuzz_checkpoint_header
 #                fuzz_store_open (default: all)
 # Everything runs under `nice -n 15`. New inputs found go to build-fuzz/corpus/TARGET/ (not the
@@ -57,11 +58,12 @@ if [ ! -f "$build/build.ninja" ] && [ ! -f "$build/Makefile" ]; then
 fi
 build_targets=()
 for t in "${targets[@]}"; do build_targets+=(--target "$t"); done
-[ "$seeds" = 0 ] || build_targets+=(--target fuzz_plan_seeds)
+[ "$seeds" = 0 ] || build_targets+=(--target fuzz_plan_seeds --target fuzz_checkpoint_seeds)
 nice -n 15 cmake --build "$build" "${build_targets[@]}" --parallel "$(nproc)"
 
 if [ "$seeds" = 1 ]; then
   nice -n 15 "$build/fuzz/fuzz_plan_seeds" "$root/resources/clusters" "$root/fuzz/corpus/fuzz_plan"
+  nice -n 15 "$build/fuzz/fuzz_checkpoint_seeds" "$root/fuzz/corpus/fuzz_checkpoint_header"
 fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-"abort_on_error=1:detect_odr_violation=0"}
