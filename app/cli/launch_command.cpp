@@ -14,6 +14,7 @@
 #include <set>
 
 #include "engine/base/error.h"
+#include "engine/plan/open_plan.h"
 #include "engine/plan/plan_json.h"
 #include "runtime/launch/launch_scripts.h"
 #include "runtime/launch/launcher.h"
@@ -84,8 +85,18 @@ std::string joinShares(const std::vector<double>& shares) {
   return s;
 }
 
+// The plan opened as every worker opens it (plan::openPlan: read with every field checked, its
+// model located and its hash checked, imported, verified): a plan that does not verify starts no
+// worker.
+plan::Plan openForLaunch(const LaunchArgs& a) {
+  plan::OpenPlanOptions options;
+  options.modelPath = workerOptions(a).modelPath;
+  options.metaWeights = true;
+  return plan::openPlan(a.plan, options).plan;
+}
+
 int runLocal(const LaunchArgs& a) {
-  const plan::Plan p = plan::readPlan(a.plan);
+  const plan::Plan p = openForLaunch(a);
   const int n = runtime::planRanks(p, a.plan, a.workers);
   runtime::LocalLaunchRequest request;
   request.options = workerOptions(a);
@@ -152,7 +163,11 @@ int runEmit(const LaunchArgs& a) {
   const std::optional<runtime::ScriptKind> kind = runtime::parseScriptKind(a.emit[0]);
   if (!kind) throw Error(fmt::format("--emit {}: unknown kind; write torchrun, slurm or ssh", a.emit[0]));
   const std::string& dir = a.emit[1];
-  const plan::Plan p = plan::readPlan(a.plan);
+  // Verified here when its model is here (the scripts may name a model on the hosts only: each
+  // worker verifies the plan before it runs, as always).
+  const plan::Plan p = plan::locatePlanModel(plan::readPlan(a.plan), a.plan, workerOptions(a).modelPath)
+                           ? openForLaunch(a)
+                           : plan::readPlan(a.plan);
   runtime::planRanks(p, a.plan, a.workers);
   if (a.record.find('/') != std::string::npos || a.record == "." || a.record == "..")
     throw Error(fmt::format("--record {}: give a file name (it is written inside the launch folder on rank 0's "

@@ -4,7 +4,6 @@
 
 #include <iostream>
 #include <memory>
-#include <optional>
 
 #include "engine/base/error.h"
 #include "engine/base/text_file.h"
@@ -24,37 +23,17 @@ struct SimulateArgs {
 
 std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
 
-// Step labels by op and module scope from the plan opened with its model (plan::openPlan: the
-// model's hash checked and the plan verified, so a plan that does not verify is refused). Only
-// when the model is neither given nor found, or a found one (not given) is another model, the
-// plan is replayed unverified with steps named by ids, and a note on stderr says so.
-std::vector<std::string> labelsFor(const plan::Plan& p, const SimulateArgs& a) {
-  const bool given = !a.model.empty();
-  auto fallBack = [&](const std::string& why) {
-    std::cerr << fmt::format("hap: note: {}; the plan is not verified and steps are named by node and value ids "
-                             "(name the model with --model)\n",
-                             why);
-    return plan::stepLabels(p);
-  };
-  const std::optional<std::string> model = plan::locatePlanModel(p, a.plan, a.model);
-  if (!model) return fallBack(fmt::format("the plan's model {} is not there (nor beside the plan)", p.modelPath));
-  plan::OpenPlanOptions options;
-  options.modelPath = *model;
-  options.metaWeights = true;
-  try {
-    const plan::OpenedPlan opened = plan::openPlan(p, a.plan, options);
-    return plan::stepLabels(opened.plan, opened.imported);
-  } catch (const plan::ModelMismatchError&) {
-    if (given) throw;
-    return fallBack(fmt::format("{} is not the model the plan was made for (its SHA-256 differs from the plan's "
-                                "model.sha256)",
-                                *model));
-  }
-}
-
+// The plan opened as the worker opens it (plan::openPlan: read with every field checked, its
+// model located, its hash checked, imported at the plan's shapes, the plan verified): a plan that
+// does not verify, or whose model is not there, is never replayed. Steps are labelled by op and
+// module scope.
 int runSimulate(const SimulateArgs& a) {
-  const plan::Plan p = plan::readPlan(a.plan);
-  const std::vector<std::string> labels = labelsFor(p, a);
+  plan::OpenPlanOptions options;
+  options.modelPath = a.model;
+  options.metaWeights = true;
+  const plan::OpenedPlan opened = plan::openPlan(a.plan, options);
+  const plan::Plan& p = opened.plan;
+  const std::vector<std::string> labels = plan::stepLabels(p, opened.imported);
   plan::Timeline t;
   try {
     t = plan::simulate(p, labels);
@@ -115,8 +94,8 @@ void addSimulateCommand(CLI::App& app, int& exitCode) {
                   "Write a Markdown report: summary, segments, the most expensive stages, devices, memory")
       ->type_name("FILE");
   cmd->add_option("--model,-m", args->model,
-                  "The model file the plan was made for, to name steps by op and module scope (default: "
-                  "the plan's model path; without it, steps are named by ids)")
+                  "The model file the plan was made for (default: the plan's model path, else the file of "
+                  "that name beside the plan); the plan is verified against it before it is replayed")
       ->type_name("FILE");
   cmd->callback([args, &exitCode] { exitCode = runSimulate(*args); });
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <map>
 
 #include "engine/ir/segments.h"
@@ -245,6 +246,71 @@ std::vector<std::string> Verifier::run() {
   return errors_;
 }
 
+// What the program's replay needs before any graph is built (the simulator, the runtime and
+// planGraph index by these): a device per rank in rank order, groups and segments that exist, a
+// time per device group, stages within the program, a program at all. `blocking`: a problem
+// planGraph cannot take (a node in a segment the plan does not have, no segment, no device): the
+// program is not checked further.
+std::vector<std::string> checkStructure(const Plan& p, bool& blocking) {
+  std::vector<std::string> errors;
+  auto error = [&](std::string message) { errors.push_back(std::move(message)); };
+  if (p.steps.empty()) error("the program is empty: it computes none of the model's nodes");
+  if (p.devices.empty()) error("the plan has no device");
+  if (p.segments.empty()) error("the plan has no segment");
+  blocking = p.devices.empty() || p.segments.empty();
+  int groups = 0;
+  for (size_t j = 0; j < p.devices.size(); ++j) {
+    const PlanDevice& d = p.devices[j];
+    if (d.rank != static_cast<int>(j))
+      error(fmt::format("device {} has rank {}: devices must be listed by rank", j, d.rank));
+    if (d.group < 0 || static_cast<size_t>(d.group) >= p.devices.size())
+      error(fmt::format("device {} is in group {}, not one of 0 to {}", j, d.group,
+                        p.devices.size() - 1));
+    else
+      groups = std::max(groups, d.group + 1);
+  }
+  for (size_t i = 0; i < p.importedNodeSegment.size(); ++i)
+    if (p.importedNodeSegment[i] < 0 ||
+        static_cast<size_t>(p.importedNodeSegment[i]) >= p.segments.size()) {
+      error(fmt::format("imported node {} is in segment {}, which the plan does not have", i,
+                        p.importedNodeSegment[i]));
+      blocking = true;
+      break;
+    }
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const PlanStep& s = p.steps[i];
+    if (s.segment < 0 || static_cast<size_t>(s.segment) >= p.segments.size())
+      error(fmt::format("step {}: segment {}, which the plan does not have ({} segments)", i,
+                        s.segment, p.segments.size()));
+    for (const std::vector<double>* w : {&s.forwardByGroup, &s.backwardByGroup})
+      if (!w->empty() && w->size() < static_cast<size_t>(groups))
+        error(
+            fmt::format("step {}: {} times for the plan's {} device groups", i, w->size(), groups));
+    for (double t : {s.forwardSeconds, s.backwardSeconds, s.forwardCommunication,
+                     s.backwardCommunication, s.gradientSeconds})
+      if (!(t >= 0 && std::isfinite(t))) {
+        error(fmt::format("step {}: a time of {} seconds", i, t));
+        break;
+      }
+  }
+  for (size_t k = 0; k < p.stages.size(); ++k) {
+    const Stage& s = p.stages[k];
+    if (s.firstStep < 0 || s.firstStep > s.endStep ||
+        static_cast<size_t>(s.endStep) > p.steps.size())
+      error(fmt::format("stage {} runs steps [{}, {}) of a program of {}", k, s.firstStep,
+                        s.endStep, p.steps.size()));
+  }
+  for (size_t b = 0; b < p.gradientBuckets.size(); ++b)
+    for (int i : p.gradientBuckets[b].steps)
+      if (i < 0 || static_cast<size_t>(i) >= p.steps.size() ||
+          p.steps[static_cast<size_t>(i)].instruction != "replicate-parameter")
+        error(fmt::format(
+            "gradient bucket {} names step {}, which is not a replicate-parameter step", b, i));
+  if (!(p.estimate.iterationSeconds >= 0 && std::isfinite(p.estimate.iterationSeconds)))
+    error(fmt::format("the predicted iteration takes {} seconds", p.estimate.iterationSeconds));
+  return errors;
+}
+
 }  // namespace
 
 void assignExecutions(const ir::Graph& imported, Plan& plan) {
@@ -258,11 +324,16 @@ void assignExecutions(const ir::Graph& imported, Plan& plan) {
 }
 
 std::vector<std::string> verifyPlan(const ir::Graph& imported, const Plan& plan) {
+  bool blocking = false;
+  std::vector<std::string> problems = checkStructure(plan, blocking);
+  if (blocking) return problems;
   try {
-    return Verifier(planGraph(imported, plan), plan).run();
+    for (std::string& problem : Verifier(planGraph(imported, plan), plan).run())
+      problems.push_back(std::move(problem));
   } catch (const PlanError& e) {
-    return {e.what()};
+    problems.push_back(e.what());
   }
+  return problems;
 }
 
 }  // namespace hap::plan

@@ -314,7 +314,7 @@ class TstCli : public QObject {
     QCOMPARE(refused.exitCode, 1);
     QVERIFY2(refused.err.contains("broken.json: the plan does not verify") && refused.err.contains("bogus"),
              qPrintable(refused.err));
-    // Without its model the plan is replayed unverified, and the note says so.
+    // Without its model the plan cannot be verified, so it is not replayed either.
     QJsonObject model = json.value("model").toObject();
     model["path"] = dir.filePath("gone.pt");
     json["model"] = model;
@@ -322,8 +322,9 @@ class TstCli : public QObject {
     out.write(QJsonDocument(json).toJson());
     out.close();
     HapRun unverified = runHap({"simulate", broken});
-    QCOMPARE(unverified.exitCode, 0);
-    QVERIFY2(unverified.err.contains("the plan is not verified"), qPrintable(unverified.err));
+    QCOMPARE(unverified.exitCode, 1);
+    QVERIFY2(unverified.err.contains("broken.json: the plan's model") && unverified.err.contains("--model"),
+             qPrintable(unverified.err));
   }
 };
 

@@ -237,7 +237,7 @@ class TstPlan : public QObject {
     } catch (const plan::PlanError& e) {
       message = e.what();
     }
-    QVERIFY2(message.startsWith("plan.json: cluster.inventory") && message.contains("machines[0].count"),
+    QVERIFY2(message.startsWith("plan.json: field '/cluster/inventory'") && message.contains("machines[0].count"),
              qPrintable(message));
   }
 
@@ -250,10 +250,11 @@ class TstPlan : public QObject {
       }
       return QString();
     };
-    QCOMPARE(error(R"({"format":"x"})"), QString("p.json: not a HAP plan (field 'format' must be \"hap-plan\")"));
+    QCOMPARE(error(R"({"format":"x"})"), QString("p.json: not a HAP plan (field '/format' is \"x\"; expected \"hap-plan\")"));
     QCOMPARE(error(R"({"format":"hap-plan","version":7})"),
-             QString("p.json: field 'version' must be 2 (this HAP reads plan version 2; re-plan older plans)"));
-    QCOMPARE(error(R"({"format":"hap-plan","version":2})"), QString("p.json: missing field 'model'"));
+             QString("p.json: field '/version' is 7; expected the integer 2 (this HAP reads plan version 2; re-plan "
+                     "older plans)"));
+    QCOMPARE(error(R"({"format":"hap-plan","version":2})"), QString("p.json: field '/model' is missing; expected an object"));
   }
 
   void verifierRejectsCorruptedPlans() {

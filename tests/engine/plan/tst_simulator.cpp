@@ -224,7 +224,7 @@ class TstSimulator : public QObject {
       plan::planFromJson(negative, "plan.json");
       QFAIL("a negative exposed time was accepted");
     } catch (const plan::PlanError& e) {
-      QVERIFY2(std::string(e.what()).find("prediction.exposed_gradient_seconds") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("/prediction/exposed_gradient_seconds") != std::string::npos, e.what());
     }
     j["prediction"]["gradient_buckets"][0]["steps"][0] = 0;
     if (p.steps[0].instruction != "replicate-parameter") {
@@ -232,7 +232,7 @@ class TstSimulator : public QObject {
         plan::planFromJson(j, "plan.json");
         QFAIL("a bucket naming a computation step was accepted");
       } catch (const plan::PlanError& e) {
-        QVERIFY2(std::string(e.what()).find("prediction.gradient_buckets[0].steps") != std::string::npos, e.what());
+        QVERIFY2(std::string(e.what()).find("/prediction/gradient_buckets/0/steps") != std::string::npos, e.what());
       }
     }
   }
