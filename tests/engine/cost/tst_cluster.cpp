@@ -1,6 +1,8 @@
 // Cluster inventories: the bundled files, units, subsets and every validation message.
 #include <QtTest>
 
+#include <QTemporaryDir>
+
 #include <random>
 
 #include "engine/cost/cluster.h"
@@ -412,6 +414,31 @@ class TstCluster : public QObject {
         "clusters/x.yaml:5: device_types.gpu.memory: must be positive (got '-16GiB')");
     row("negative latency", edit("latency: 50us", "latency: -50us"),
         "clusters/x.yaml:10: network.latency: must be zero or positive (got '-50us')");
+    // Outside what the solvers represent (units.h, supportedRange; issue 32).
+    row("flops 1e-300", edit("10T", "1e-300"),
+        "clusters/x.yaml:4: device_types.gpu.flops.float32: '1e-300' is outside the range HAP "
+        "supports for a FLOP/s value (1M to 1000P FLOP/s); check the number and its unit "
+        "(docs/cost-model.md, \"Ranges\")");
+    row("flops 1e308", edit("10T", "1e308"),
+        "clusters/x.yaml:4: device_types.gpu.flops.float32: '1e308' is outside the range HAP "
+        "supports for a FLOP/s value (1M to 1000P FLOP/s); check the number and its unit "
+        "(docs/cost-model.md, \"Ranges\")");
+    row("memory 100B", edit("16GiB", "100B"),
+        "clusters/x.yaml:5: device_types.gpu.memory: '100B' is outside the range HAP supports "
+        "for a byte size (1MiB to 1024TiB); check the number and its unit (docs/cost-model.md, "
+        "\"Ranges\")");
+    row("bandwidth 1e-300", edit("bandwidth: 100GB/s", "bandwidth: 1e-300"),
+        "clusters/x.yaml:8: machines[0].link.bandwidth: '1e-300' is outside the range HAP "
+        "supports for a bandwidth (1KB/s to 10000TB/s); check the number and its unit "
+        "(docs/cost-model.md, \"Ranges\")");
+    row("latency of an hour", edit("latency: 50us", "latency: 3600s"),
+        "clusters/x.yaml:10: network.latency: '3600s' is outside the range HAP supports for a "
+        "time (1ns to 60s, or 0); check the number and its unit (docs/cost-model.md, "
+        "\"Ranges\")");
+    row("tiny efficiency", kBase + "collectives: {all_reduce: {efficiency: 1e-300}}\n",
+        "clusters/x.yaml:11: collectives.all_reduce.efficiency: '1e-300' is below the smallest "
+        "efficiency HAP supports (0.001); a collective achieves at least that fraction of the "
+        "link bandwidth");
     row("duplicate machine", edit("name: m1", "name: m0"),
         "clusters/x.yaml:9: machines[1].name: duplicate machine name 'm0' (also machines[0]); "
         "give every machine its own name");
@@ -475,6 +502,44 @@ class TstCluster : public QObject {
     QCOMPARE(clusterError("name: a\n  bad indent: [\n"),
              "clusters/x.yaml:2: not valid YAML: illegal map value; check the indentation, "
              "brackets and quotes on or before that line");
+  }
+
+  // Names are UTF-8; a message quotes the hostile bytes as \xNN, so it stays valid UTF-8 itself
+  // (raw bytes here: validationErrors' QString rows would turn them into U+FFFD).
+  void nonUtf8Names() {
+    QCOMPARE(clusterError(edit("name: t", "name: \"t\xff\"")),
+             "clusters/x.yaml:1: name: 't\\xff' is not valid UTF-8 (byte 0xff at offset 1); write "
+             "names and texts in UTF-8 and save the file as UTF-8");
+    QCOMPARE(clusterError(edit("  gpu:", "  \"g\xc3\x28\":")),
+             "clusters/x.yaml:3: device_types.g\\xc3(: 'g\\xc3(' is not valid UTF-8 (byte 0xc3 at "
+             "offset 1); write names and texts in UTF-8 and save the file as UTF-8");
+    QCOMPARE(clusterError(edit("name: m1", "name: \"m\xed\xa0\x80\"")),  // a surrogate
+             "clusters/x.yaml:9: machines[1].name: 'm\\xed\\xa0\\x80' is not valid UTF-8 (byte 0xed "
+             "at offset 1); write names and texts in UTF-8 and save the file as UTF-8");
+    QVERIFY(clusterError(edit("name: t", "name: \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80\"")).isEmpty());
+  }
+
+  // A directory is not "empty" (issue 32): readTextFile says what it is.
+  void directoryIsNotAClusterFile() {
+    QTemporaryDir dir;
+    try {
+      loadCluster(dir.path().toStdString());
+      QFAIL("no error");
+    } catch (const ClusterError& e) {
+      QCOMPARE(QString(e.what()), dir.path() +
+                                      ": is a directory, not a cluster file; check the path (bundled "
+                                      "clusters are in resources/clusters/)");
+    }
+  }
+
+  // What a solver that failed names: the extremes of each kind, with their fields.
+  void extremeValuesNameTheirFields() {
+    const Cluster c = parseCluster(kBase + "collectives: {all_reduce: {efficiency: 0.5}}\n", "x");
+    QCOMPARE(QString::fromStdString(extremeValues(c)),
+             "FLOP/s 10 TFLOP/s (device_types.gpu.flops.float32); memory 16 GiB "
+             "(device_types.gpu.memory); bandwidth 1.25 GB/s (network.bandwidth) to 900 GB/s "
+             "(device_types.gpu.memory_bandwidth); time 5 us (machines[0].link.latency) to 50 us "
+             "(network.latency); efficiency 0.5 (collectives.all_reduce.efficiency)");
   }
 
   void missingFile() {

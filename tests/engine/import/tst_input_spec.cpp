@@ -58,6 +58,23 @@ class TstInputSpec : public QObject {
     QTest::newRow("bad range") << "y=4:int64:0-9" << "--input 'y=4:int64:0-9': range '0-9' is not LOW..HIGH with integers LOW < HIGH (the half-open range of valid values, e.g. y=64:int64:0..10)";
     QTest::newRow("float range") << "x=4:float32:0..1" << "--input 'x=4:float32:0..1': a range applies to integer inputs only, not float32";
     QTest::newRow("bad dtype") << "x=4:complex" << "--input 'x=4:complex': unknown dtype 'complex' (expected one of float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool)";
+    // Shapes that cannot be made: refused before anything allocates (issue 32).
+    QTest::newRow("count overflow") << "x=4294967296x4294967296"
+                                    << "--input 'x=4294967296x4294967296': shape [4294967296, 4294967296] has more "
+                                       "elements than HAP can count (2^63); check the dimensions (at most 1.00 TiB per input)";
+    QTest::newRow("over the byte limit") << "x=65536x65536x65536:float32"
+                                         << "--input 'x=65536x65536x65536:float32': shape [65536, 65536, 65536] is 1.00 "
+                                            "PiB as float32, more than HAP accepts for one input (1.00 TiB); check the dimensions";
+    // Without a dtype, at one byte per element (the importer checks again at the file's dtype).
+    QTest::newRow("byte limit, no dtype") << "x=1099511627777"
+                                          << "--input 'x=1099511627777': shape [1099511627777] is 1.00 TiB as uint8, more "
+                                             "than HAP accepts for one input (1.00 TiB); check the dimensions";
+    QTest::newRow("zeros still counted") << "x=4294967296x4294967296x0"
+                                         << "--input 'x=4294967296x4294967296x0': shape [4294967296, 4294967296, 0] has "
+                                            "more elements than HAP can count (2^63); check the dimensions (at most 1.00 TiB per input)";
+    QTest::newRow("too many dimensions") << "x=" + QStringList(65, "1").join('x') + ":float32"
+                                         << "--input 'x=" + QStringList(65, "1").join('x') +
+                                                ":float32': 65 dimensions; HAP accepts at most 64 per input";
   }
   void malformedInputArg() {
     QFETCH(QString, arg);
@@ -93,6 +110,13 @@ class TstInputSpec : public QObject {
                            << "f: field 'inputs[0].dtype': unknown dtype 'cplx'";
     QTest::newRow("range") << R"({"format":"hap-inputs","version":1,"inputs":[{"name":"x","shape":[2],"dtype":"int64","low":5,"high":5}]})"
                            << "f: field 'inputs[0]': low must be less than high";
+    // Wrong JSON types are the same input errors as wrong values, never nlohmann's type_error.
+    QTest::newRow("format not a string") << R"({"format":1,"version":1,"inputs":[]})"
+                                         << "f: field 'format' must be \"hap-inputs\"";
+    QTest::newRow("version not a number") << R"({"format":"hap-inputs","version":"1","inputs":[]})"
+                                          << "f: field 'version' must be 1";
+    QTest::newRow("shape too large") << R"({"format":"hap-inputs","version":1,"inputs":[{"name":"x","shape":[4294967296,4294967296],"dtype":"int64"}]})"
+                                     << "f: field 'inputs[0].shape': shape [4294967296, 4294967296] has more elements";
   }
   void malformedInputsJson() {
     QFETCH(QString, text);
