@@ -26,6 +26,7 @@
 
 #include "engine/cost/collective_cost.h"
 #include "runtime/comm/job_chain.h"
+#include "runtime/comm/liveness.h"
 #include "runtime/comm/uneven_pieces.h"
 #include "runtime/core/runtime_error.h"
 
@@ -117,6 +118,10 @@ class GroupCommunicator final : public Communicator, private PieceGroup {
         device_(device),
         hierarchy_(std::move(hierarchy)),
         chain_(chainStart(device_)) {}
+
+  // Every rank's sign of life (liveness.h), shared by the communicators of one rendezvous: a
+  // failed collective names the ranks that did not arrive. Null: failures name none.
+  void watch(std::shared_ptr<Liveness> liveness) { liveness_ = std::move(liveness); }
 
   // Communicator and PieceGroup alike.
   int rank() const override { return member_.rank; }
@@ -387,7 +392,10 @@ class GroupCommunicator final : public Communicator, private PieceGroup {
                             fmt::join(subject.sizes(), ", "));
       if (!member_.name.empty())
         step += fmt::format(" in the group of {} (rank {} of {})", member_.name, rank(), size());
-      throw RuntimeError(failureMessage(env_, step, detailOf(e)));
+      std::string detail = detailOf(e);
+      if (liveness_)
+        if (const std::string absent = liveness_->verdict(); !absent.empty()) detail += "; " + absent;
+      throw RuntimeError(failureMessage(env_, step, detail));
     }
   }
 
@@ -400,6 +408,7 @@ class GroupCommunicator final : public Communicator, private PieceGroup {
   c10::Device device_;                  // where the groups' collectives take their tensors
   std::optional<Hierarchy> hierarchy_;  // set on a machine grid
   std::atomic<int64_t> flatCount_{0}, hierarchicalCount_{0};
+  std::shared_ptr<Liveness> liveness_;  // watch()
   // The hierarchical gradient all-reduces, one at a time on a thread of their own (started on
   // first use). Last, so destroyed first: it runs what is queued before the groups go.
   JobChain chain_;
@@ -524,8 +533,10 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, bool c
       GridGroups program = groups("hap");  // first on every rank, then the gradients'
       hierarchy = Hierarchy{*cluster, *grid, std::move(program), groups("hap-gradients")};
     }
-    return std::make_unique<GroupCommunicator>(env, world, std::move(group), std::move(gradients),
-                                               device, std::move(hierarchy));
+    auto communicator = std::make_unique<GroupCommunicator>(env, world, std::move(group), std::move(gradients),
+                                                            device, std::move(hierarchy));
+    communicator->watch(Liveness::start(env));
+    return std::unique_ptr<Communicator>(std::move(communicator));
   });
 }
 
@@ -555,6 +566,9 @@ Communicator::Replicated Communicator::connectReplicated(const WorkerEnv& env, b
     out.peers = std::make_unique<GroupCommunicator>(
         env, Membership{machine, machines, fmt::format("program rank {} on every machine", local)},
         std::move(peers), c10::intrusive_ptr<CommBackend>(), device);
+    const std::shared_ptr<Liveness> liveness = Liveness::start(env);
+    for (Communicator* c : {out.world.get(), out.machine.get(), out.peers.get()})
+      static_cast<GroupCommunicator*>(c)->watch(liveness);
     return out;
   });
 }

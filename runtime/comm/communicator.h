@@ -13,7 +13,8 @@
 //   alltoall) are emulated with supported ones; results are identical on every rank where the
 //   result is replicated (all-reduce and all-gather results are bit-identical across ranks).
 // - A peer that does not answer within WorkerEnv::timeout raises RuntimeError naming the
-//   collective; it never hangs forever.
+//   collective; it never hangs forever. A failed collective also names the ranks that gave no
+//   sign of life (liveness.h: stopped, hung or dead), at the cost of one 1.5 s look.
 // - All-reduces (allReduce, allReduceAsync) run the algorithm cost::allReduceCost names for the
 //   tensor's bytes on the plan's cluster: hierarchical ones over per-machine and cross-machine
 //   groups (a reduce-scatter inside each machine, an all-reduce of each chunk across machines,

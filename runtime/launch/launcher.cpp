@@ -267,7 +267,11 @@ class Supervisor {
       e.exited = WIFEXITED(status);
       e.code = e.exited ? WEXITSTATUS(status) : 0;
       e.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-      if (!e.succeeded() && !stopping_ && firstFailed < 0) firstFailed = static_cast<int>(i);
+      // Among ranks seen failing at once, one killed by a signal is the cause rather than the
+      // peers whose collectives failed because it went.
+      if (!e.succeeded() && !stopping_ &&
+          (firstFailed < 0 || (!e.exited && result_.workers[static_cast<size_t>(firstFailed)].exited)))
+        firstFailed = static_cast<int>(i);
     }
     if (firstFailed >= 0) beginStopping(LaunchResult::Outcome::WorkerFailed, firstFailed);
   }

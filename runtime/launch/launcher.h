@@ -80,7 +80,9 @@ struct WorkerExit {
 struct LaunchResult {
   enum class Outcome { Succeeded, WorkerFailed, TimedOut, Interrupted };
   Outcome outcome = Outcome::Succeeded;
-  int failedWorker = -1;  // WorkerFailed: the first worker seen to fail (lowest index on a tie)
+  // WorkerFailed: the first worker seen to fail; among several seen at once, the lowest index of
+  // those killed by a signal, else the lowest index.
+  int failedWorker = -1;
   int signal = 0;         // Interrupted: the value of LaunchOptions::interrupt
   std::vector<WorkerExit> workers;
   double seconds = 0;     // wall time from the first start to the last reap
