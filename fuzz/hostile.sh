@@ -56,7 +56,7 @@ echo "|---|---|---|"
 
 # Plans (hap simulate opens a plan as every command does; the worker through hap launch's preflight).
 mkdir -p "$tmp/plan-dir.json"
-row "plan path is a directory (`hap simulate DIR`)" -- "$hap" simulate "$tmp/plan-dir.json"
+row 'plan path is a directory (`hap simulate DIR`)' -- "$hap" simulate "$tmp/plan-dir.json"
 edit format-1 'p["format"] = 1'
 row 'plan `"format": 1`' -- "$hap" simulate "$tmp/format-1.plan.json"
 edit version-str 'p["version"] = "2"'
@@ -105,7 +105,7 @@ cluster utf8 50G 10GB/s "$(printf 'bad\xff\xfename')"
 row 'cluster name with non-UTF-8 bytes (`hap plan -o`)' -- "$hap" plan "$model" -c "$tmp/utf8.yaml" -q -o "$tmp/utf8.plan.json"
 mkdir -p "$tmp/cluster-dir.yaml"
 row 'cluster path is a directory' -- "$hap" plan "$model" -c "$tmp/cluster-dir.yaml" -q
-cluster units 50 10parsecs
+cluster units 50G 10parsecs
 row 'cluster with a bad unit (`10parsecs`)' -- "$hap" plan "$model" -c "$tmp/units.yaml" -q
 {
   printf 'name: laughs\ndescription: [&a [x, x, x, x, x, x, x, x, x]'
@@ -143,7 +143,11 @@ ck="$tmp/ck"
 nice -n 15 "$hap" launch --local "$tmp/base.plan.json" --steps 2 --timeout 300 -- --warmup 0 --checkpoint-dir "$ck" \
   --checkpoint-every 1 >"$tmp/ck.log" 2>&1
 if [ -f "$ck/step-2.pt" ]; then
-  resume() { "$hap" launch --local "$tmp/base.plan.json" --steps "$2" --timeout 120 -- --warmup 0 --resume "$1"; }
+  # resume CHECKPOINT STEPS, as a script: row runs a program, not a shell function.
+  printf '#!/bin/sh\nexec "%s" launch --local "%s" --steps "$2" --timeout 120 -- --warmup 0 --resume "$1"\n' \
+    "$hap" "$tmp/base.plan.json" >"$tmp/resume"
+  chmod +x "$tmp/resume"
+  resume="$tmp/resume"
   cp "$ck/step-2.pt" "$tmp/flipped.pt"
   # 64 bytes flipped in the middle of the largest stored tensor's payload.
   "$py" - "$tmp/flipped.pt" <<'EOF'
@@ -158,7 +162,7 @@ with open(path, "r+b") as f:
     f.seek(start); data = bytearray(f.read(64))
     f.seek(start); f.write(bytes(b ^ 0xFF for b in data))
 EOF
-  row 'checkpoint with 64 flipped bytes in a tensor (`--resume`)' -- resume "$tmp/flipped.pt" 2
+  row 'checkpoint with 64 flipped bytes in a tensor (`--resume`)' -- "$resume" "$tmp/flipped.pt" 2
   # The iteration rewritten in the pickled header (torch.load/torch.save keep every other entry).
   for it in -5 255; do
     "$py" - "$ck/step-2.pt" "$tmp/iter$it.pt" "$it" <<'EOF' 2>/dev/null
@@ -168,10 +172,10 @@ d["iteration"] = int(sys.argv[3])
 torch.save(d, sys.argv[2])
 EOF
   done
-  row 'checkpoint `iteration: -5` (`--resume`)' -- resume "$tmp/iter-5.pt" 2
-  row 'checkpoint `iteration: 255`, `--steps 2` (`--resume`)' -- resume "$tmp/iter255.pt" 2
+  row 'checkpoint `iteration: -5` (`--resume`)' -- "$resume" "$tmp/iter-5.pt" 2
+  row 'checkpoint `iteration: 255`, `--steps 2` (`--resume`)' -- "$resume" "$tmp/iter255.pt" 2
   head -c 2000 "$ck/step-2.pt" >"$tmp/truncated.pt"
-  row 'checkpoint truncated (`--resume`)' -- resume "$tmp/truncated.pt" 2
+  row 'checkpoint truncated (`--resume`)' -- "$resume" "$tmp/truncated.pt" 2
 else
   echo "| (checkpoint cases skipped: the run that writes them failed: $(tail -n1 "$tmp/ck.log" | cut -c1-200)) | | |"
 fi
@@ -196,7 +200,8 @@ fault() {  # fault NAME SIGNAL WHO(rank|launcher): runs a long launch, signals, 
   local left=""
   for w in $workers; do kill -0 "$w" 2>/dev/null && left="$left $w"; done
   local msg
-  msg=$(grep -m1 -E 'error|killed|signal|timeout|timed out|did not|stopp' "$log" | sed "s#$tmp/##g; s/|/\\\\|/g" | cut -c1-300)
+  # The launcher's own line first (hap: ...), else the first rank's.
+  msg=$( (grep -m1 -E '^hap: ' "$log" || grep -m1 -E 'error|killed|signal|timeout|timed out|did not|stopp' "$log") | sed "s#$tmp/##g; s/|/\\\\|/g" | cut -c1-300)
   [ -n "$left" ] && { msg="$msg (workers still running after 10 s:$left)"; for w in $left; do kill -KILL "$w" 2>/dev/null; done; }
   [ -z "$left" ] && msg="$msg (no worker left after 10 s)"
   printf '| %s | %s | %s (%d s after the signal) |\n' "$4" "$rc" "$msg" "$((SECONDS - start))"
