@@ -70,6 +70,12 @@ def speedup(p):
     return dpcp / hap if dpcp and hap > 0 else None
 
 
+def iteration_times(p):
+    """The two predicted iteration times a speedup is the ratio of (the test checks them against it)."""
+    return {"hap": p["prediction"]["iteration_seconds"],
+            "dp-cp": p["baselines"].get("dp-cp", {}).get("iteration_seconds")}
+
+
 CHECK = re.compile(r"check rank 0: loss error ([0-9.e+-]+).*?gradient error ([0-9.e+-]+).*?parameter error ([0-9.e+-]+).*?; (PASS|FAIL)")
 
 
@@ -97,8 +103,10 @@ def check_model(hap, corpus, entry, steps, work):
     result["nodes"] = p3["model"]["nodes"]
     result["unsharded"] = [u["message"] for u in p3.get("unsharded", [])]
     result["speedup_cpu3"] = speedup(p3)
+    result["seconds_cpu3"] = iteration_times(p3)
     gpu, error = plan(hap, model, entry["inputs"], GPU_CLUSTER, os.path.join(work, "gpu4.json"))
     result["speedup_gpu4"] = speedup(gpu) if gpu else None
+    result["seconds_gpu4"] = iteration_times(gpu) if gpu else None
     if error:
         result["gpu_error"] = error
     result["checks"] = {}

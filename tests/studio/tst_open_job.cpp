@@ -1,6 +1,8 @@
 // OpenJob: models and plans open off the GUI thread, report progress, can be cancelled, and a newer
 // request supersedes an older one; failures come back classified, never thrown.
+#include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QThreadPool>
 #include <QtTest>
 
 #include "app/studio/core/jobs/open_job.h"
@@ -92,12 +94,32 @@ class TstOpenJob : public QObject {
     QVERIFY2(QString::fromStdString(e.message).contains("not_archive.pt"), e.message.c_str());
   }
 
-  // Destroying a job while it runs neither crashes nor delivers to a dead object.
+  // Destroying a job while it runs: the destructor cancels the import and waits for its thread
+  // (the pool is idle once it returns), nothing is delivered afterwards, and nothing crashes.
   void destroyedWhileRunning() {
     auto job = std::make_unique<OpenJob>();
+    QObject receiver;  // outlives the job: what it would still be told arrives here
+    int delivered = 0;
+    const auto count = [&delivered] { ++delivered; };
+    connect(job.get(), &OpenJob::progress, &receiver, count);
+    connect(job.get(), &OpenJob::modelOpened, &receiver, count);
+    connect(job.get(), &OpenJob::failed, &receiver, count);
+    connect(job.get(), &OpenJob::busyChanged, &receiver, count);
     job->openModel(zoo("bert-tiny.pt"));
+    QVERIFY(job->busy());
+    QVERIFY2(QThreadPool::globalInstance()->activeThreadCount() > 0, "the import is not running");
+    QElapsedTimer timer;
+    timer.start();
     job.reset();
-    QTest::qWait(50);
+    const qint64 ms = timer.elapsed();
+    QCOMPARE(QThreadPool::globalInstance()->activeThreadCount(), 0);
+    QVERIFY2(ms < 30000, qPrintable(QString("the destructor took %1 ms").arg(ms)));
+    const int atDestruction = delivered;
+    QCOMPARE(atDestruction, 1);  // busyChanged(true) only: neither a result nor busyChanged(false)
+    // Queued progress and the result, had they survived the job, would arrive now.
+    QTest::qWait(300);
+    QCoreApplication::processEvents();
+    QCOMPARE(delivered, atDestruction);
   }
 };
 
