@@ -247,8 +247,8 @@ std::vector<std::string> Verifier::run() {
 }
 
 // What the program's replay needs before any graph is built (the simulator, the runtime and
-// planGraph index by these): a device per rank in rank order, groups and segments that exist, a
-// time per device group, stages within the program, a program at all. `blocking`: a problem
+// planGraph index by these; the devices' rank order is runtime::planRanks's and the simulator's
+// own check): device groups and segments that exist, a time per device group, stages within the program, a program at all. `blocking`: a problem
 // planGraph cannot take (a node in a segment the plan does not have, no segment, no device): the
 // program is not checked further.
 std::vector<std::string> checkStructure(const Plan& p, bool& blocking) {
@@ -261,8 +261,6 @@ std::vector<std::string> checkStructure(const Plan& p, bool& blocking) {
   int groups = 0;
   for (size_t j = 0; j < p.devices.size(); ++j) {
     const PlanDevice& d = p.devices[j];
-    if (d.rank != static_cast<int>(j))
-      error(fmt::format("device {} has rank {}: devices must be listed by rank", j, d.rank));
     if (d.group < 0 || static_cast<size_t>(d.group) >= p.devices.size())
       error(fmt::format("device {} is in group {}, not one of 0 to {}", j, d.group,
                         p.devices.size() - 1));

@@ -2,10 +2,10 @@
 // verified before it is written, and by every worker before it runs).
 //
 // First the program's structure, which the replay and the runtime index by: a non-empty program,
-// devices listed by rank with groups that exist, every step's segment and per-group times, stages
-// within the program, gradient buckets of replicate-parameter steps, finite non-negative times.
-// Then the program itself. The verifier shares no state with the search: it re-derives the facts the program establishes
-// step by step from the rule library and the conversion semantics, and checks that
+// device groups that exist, every step's segment and per-group times, stages within the program,
+// gradient buckets of replicate-parameter steps, finite non-negative times. Then the program
+// itself. The verifier shares no state with the search: it re-derives the facts the program
+// establishes step by step from the rule library and the conversion semantics, and checks that
 //   - every node is computed exactly once, in order, under one of its rules' variants, with each
 //     input holding the form the variant needs;
 //   - every conversion is a valid instruction for the forms it connects, from a form held;
