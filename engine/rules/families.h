@@ -33,6 +33,8 @@ bool isViewOp(std::string_view op);
 std::span<const RuleEntry> matmulRules();         // matmul.cpp: linear, matmul, bmm, einsum, ...
 std::span<const RuleEntry> convolutionRules();    // convolution.cpp: convolutions and pooling
 std::span<const RuleEntry> indexingRules();       // indexing.cpp: topk, one_hot, cumsum, gather
+std::span<const RuleEntry> resamplingRules();     // resampling.cpp: upsample, pixel shuffle, pad, roll
+std::span<const RuleEntry> activationRules();     // activation.cpp: prelu, glu
 std::span<const RuleEntry> reshardRules();        // reshard.cpp: hap::reshard at segment boundaries
 
 }  // namespace hap::rules

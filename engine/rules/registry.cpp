@@ -17,7 +17,8 @@ const std::unordered_map<std::string_view, RuleFn>& registry() {
     for (std::span<const RuleEntry> family :
          {elementwiseRules(), randomRules(), reductionRules(), normalizationRules(),
           softmaxRules(), lossRules(), embeddingRules(), factoryRules(), shapeRules(),
-          matmulRules(), convolutionRules(), indexingRules(), reshardRules()}) {
+          matmulRules(), convolutionRules(), indexingRules(), resamplingRules(), activationRules(),
+          reshardRules()}) {
       for (const RuleEntry& e : family) {
         [[maybe_unused]] bool fresh = map.emplace(e.op, e.rule).second;
         assert(fresh && "an op is registered by two rule families");

@@ -12,4 +12,5 @@ hap_add_test(tst_rule_soundness
   ${HAP_SOUNDNESS}/samples_shape.cpp
   ${HAP_SOUNDNESS}/samples_matmul.cpp
   ${HAP_SOUNDNESS}/samples_indexing.cpp
+  ${HAP_SOUNDNESS}/samples_resampling.cpp
   LIBS hap_runtime Qt6::Core TIMEOUT 600)

@@ -120,5 +120,7 @@ std::vector<SampleEntry> shapeSamples();
 std::vector<SampleEntry> matmulSamples();
 std::vector<SampleEntry> convolutionSamples();
 std::vector<SampleEntry> indexingSamples();
+std::vector<SampleEntry> resamplingSamples();
+std::vector<SampleEntry> activationSamples();
 
 }  // namespace hap::test

@@ -787,6 +787,7 @@ const std::vector<std::pair<const char*, Family>>& families() {
       {"embedding", test::embeddingSamples},         {"factory", test::factorySamples},
       {"shape", test::shapeSamples},                 {"matmul", test::matmulSamples},
       {"convolution", test::convolutionSamples},     {"indexing", test::indexingSamples},
+      {"resampling", test::resamplingSamples},       {"activation", test::activationSamples},
   };
   return list;
 }
@@ -889,6 +890,8 @@ class TstRuleSoundness : public QObject {
   void matmul() { checkFamily(test::matmulSamples); }
   void convolution() { checkFamily(test::convolutionSamples); }
   void indexing() { checkFamily(test::indexingSamples); }
+  void resampling() { checkFamily(test::resamplingSamples); }
+  void activation() { checkFamily(test::activationSamples); }
 };
 
 QTEST_GUILESS_MAIN(TstRuleSoundness)

@@ -1,0 +1,141 @@
+// Samples of the resampling family (engine/rules/resampling.cpp: upsampling, pixel shuffle, pad,
+// roll) and of the activations that are not elementwise (engine/rules/activation.cpp: prelu, glu).
+#include "tests/runtime/soundness/op_samples.h"
+
+namespace hap::test {
+namespace {
+
+SampleEntry entry(std::string op, SampleFn make) { return {std::move(op), std::move(make)}; }
+
+// [N, C, spatial...] with N, C in 1..5 (N sometimes left out: unbatched, where the op allows it).
+ir::Shape spatialShape(Rand& r, int spatial, bool unbatched = false, int64_t lo = 2, int64_t hi = 6) {
+  ir::Shape x;
+  if (!unbatched || r.coin(0.8)) x.push_back(r.dim(1, 5));
+  x.push_back(r.dim(1, 5));
+  for (int d = 0; d < spatial; ++d) x.push_back(r.dim(lo, hi));
+  return x;
+}
+
+std::vector<int64_t> outputSize(Rand& r, const ir::Shape& x, int spatial) {
+  std::vector<int64_t> size;
+  for (int d = 0; d < spatial; ++d) size.push_back(x[x.size() - static_cast<size_t>(spatial - d)] * r.range(1, 3) - r.range(0, 1));
+  return size;
+}
+
+// A pad list for the last `k` dimensions of `x`: 2k values in [-1, 2], a dimension sometimes left
+// unpadded (both zero), reflection needing pads below the dimension's length.
+std::vector<int64_t> padList(Rand& r, const ir::Shape& x, int k, bool reflect) {
+  std::vector<int64_t> pad;
+  for (int j = 0; j < k; ++j) {
+    const int64_t len = x[x.size() - 1 - static_cast<size_t>(j)];
+    const bool untouched = r.coin(0.35);
+    for (int side = 0; side < 2; ++side)
+      pad.push_back(untouched ? 0 : reflect ? r.range(0, std::min<int64_t>(2, len - 1)) : r.range(r.coin(0.2) ? -1 : 0, 2));
+  }
+  return pad;
+}
+
+}  // namespace
+
+std::vector<SampleEntry> resamplingSamples() {
+  std::vector<SampleEntry> s;
+  struct Up {
+    const char* op;
+    int spatial;
+    bool alignCorners;  // takes align_corners
+  };
+  for (Up u : {Up{"aten::upsample_nearest1d", 1, false}, Up{"aten::upsample_nearest2d", 2, false},
+               Up{"aten::upsample_nearest3d", 3, false}, Up{"aten::_upsample_nearest_exact1d", 1, false},
+               Up{"aten::_upsample_nearest_exact2d", 2, false}, Up{"aten::_upsample_nearest_exact3d", 3, false},
+               Up{"aten::upsample_linear1d", 1, true}, Up{"aten::upsample_bilinear2d", 2, true},
+               Up{"aten::upsample_bicubic2d", 2, true}, Up{"aten::upsample_trilinear3d", 3, true}}) {
+    s.push_back(entry(u.op, [u](Rand& r) {
+      const ir::Shape x = spatialShape(r, u.spatial, false, 2, u.spatial == 3 ? 4 : 6);
+      // Half the samples through the .vec overload, which traces of F.interpolate call.
+      const bool vec = r.coin();
+      OpSample sample{"", vec ? "vec" : "",
+                      {{vec ? "input" : "self", t(x)}, {"output_size", ints(outputSize(r, x, u.spatial))}}};
+      if (vec) sample.args.push_back({"scale_factors", none()});
+      if (u.alignCorners) sample.args.push_back({"align_corners", b(r.coin())});
+      return sample;
+    }));
+  }
+  for (const char* op : {"aten::pixel_shuffle", "aten::pixel_unshuffle"}) {
+    const bool shuffle = std::string(op) == "aten::pixel_shuffle";
+    s.push_back(entry(op, [shuffle](Rand& r) {
+      const int64_t f = r.range(1, 3);
+      ir::Shape x;
+      for (int64_t k = r.range(0, 2); k > 0; --k) x.push_back(r.dim(1, 4));
+      if (shuffle) {
+        x.insert(x.end(), {r.dim(1, 3) * f * f, r.dim(1, 4), r.dim(1, 4)});
+      } else {
+        x.insert(x.end(), {r.dim(1, 3), r.dim(1, 3) * f, r.dim(1, 3) * f});
+      }
+      return OpSample{"", "", {{"self", t(x)}, {shuffle ? "upscale_factor" : "downscale_factor", i(f)}}};
+    }));
+  }
+  s.push_back(entry("aten::constant_pad_nd", [](Rand& r) {
+    const ir::Shape x = r.shape(static_cast<int>(r.range(1, 4)), 2, 5);
+    const int k = static_cast<int>(r.range(1, static_cast<int64_t>(x.size())));
+    return OpSample{"", "", {{"self", t(x)}, {"pad", ints(padList(r, x, k, false))}, {"value", f(r.coin() ? 0.0 : 1.5)}}};
+  }));
+  s.push_back(entry("aten::pad", [](Rand& r) {
+    static const char* modes[] = {"constant", "reflect", "replicate", "circular"};
+    const std::string mode = modes[r.range(0, 3)];
+    // reflect/replicate/circular pad the last 1-3 dimensions of a [N, C, ...] or [C, ...] input.
+    const int k = static_cast<int>(r.range(1, mode == "constant" ? 3 : 2));
+    ir::Shape x = mode == "constant" ? r.shape(static_cast<int>(r.range(k, 4)), 2, 5) : spatialShape(r, k, true, 3, 5);
+    OpSample sample{"", "", {{"self", t(x)}, {"pad", ints(padList(r, x, k, mode != "constant"))}, {"mode", str(mode)}}};
+    if (mode == "constant") {
+      ArgValue value = none();
+      if (r.coin()) value = f(r.coin() ? 0.0 : -2.0);
+      sample.args.emplace_back("value", std::move(value));
+    }
+    return sample;
+  }));
+  for (int k = 1; k <= 3; ++k) {
+    const std::string n = std::to_string(k);
+    for (const std::string op : {"aten::reflection_pad" + n + "d", "aten::replication_pad" + n + "d"})
+      s.push_back(entry(op, [k, op](Rand& r) {
+        const ir::Shape x = spatialShape(r, k, true, 3, k == 3 ? 4 : 5);
+        return OpSample{"", "", {{"self", t(x)}, {"padding", ints(padList(r, x, k, true))}}};
+      }));
+  }
+  s.push_back(entry("aten::roll", [](Rand& r) {
+    const ir::Shape x = r.shape(static_cast<int>(r.range(1, 4)), 1, 6);
+    std::vector<int64_t> shifts, dims;
+    if (r.coin(0.85)) {
+      for (int d = 0; d < static_cast<int>(x.size()); ++d)
+        if (r.coin(0.5)) {
+          dims.push_back(r.coin(0.3) ? d - static_cast<int>(x.size()) : d);
+          shifts.push_back(r.range(-3, 7));
+        }
+      if (dims.empty()) {
+        dims.push_back(0);
+        shifts.push_back(1);
+      }
+    } else {
+      shifts.push_back(r.range(-3, 7));
+    }
+    return OpSample{"", "", {{"self", t(x)}, {"shifts", ints(shifts)}, {"dims", ints(dims)}}};
+  }));
+  return s;
+}
+
+std::vector<SampleEntry> activationSamples() {
+  std::vector<SampleEntry> s;
+  s.push_back(entry("aten::prelu", [](Rand& r) {
+    const ir::Shape x = r.shape(static_cast<int>(r.range(1, 4)), 1, 6);
+    const int64_t channels = x.size() >= 2 ? x[1] : 1;  // a 1-D input has one slope
+    return OpSample{"", "", {{"self", t(x)}, {"weight", param({r.coin() ? channels : 1})}}};
+  }));
+  s.push_back(entry("aten::glu", [](Rand& r) {
+    ir::Shape x = r.shape(static_cast<int>(r.range(1, 4)), 1, 5);
+    const int64_t dim = r.range(-static_cast<int64_t>(x.size()), static_cast<int64_t>(x.size()) - 1);
+    x[static_cast<size_t>(dim < 0 ? dim + static_cast<int64_t>(x.size()) : dim)] = 2 * r.dim(1, 3);
+    return OpSample{"", "", {{"self", t(x)}, {"dim", i(dim)}}};
+  }));
+  return s;
+}
+
+}  // namespace hap::test
