@@ -22,7 +22,7 @@ packages=(
   coinor-libcbc-dev coinor-libclp-dev libgraphviz-dev libmetis-dev
   # storage and C++ libraries
   sqlite3 libsqlite3-dev libsqlitecpp-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
-  libfmt-dev libssl-dev
+  libfmt-dev libssl-dev zlib1g-dev
 )
 
 missing=()

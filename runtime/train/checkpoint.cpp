@@ -9,24 +9,26 @@
 #include <torch/script.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 
 #include "runtime/comm/communicator.h"
 #include "runtime/core/runtime_error.h"
+#include "runtime/train/checkpoint_format.h"
 
 namespace hap::runtime {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kFormat = "hap-checkpoint";
-constexpr int64_t kVersion = 2;  // 2: "buffers"
+using checkpoint_format::kFormat;
+using checkpoint_format::kVersion;
 constexpr const char* kStep = "step";
 
 // The device of the ranks' collectives: the parameters' (NCCL wants GPU tensors, Gloo CPU ones).
@@ -40,29 +42,51 @@ void checkParameters(const std::vector<LocalParameter>& params, const Optimizer*
   for (const LocalParameter& p : params) checkLocalParameter(p, rank, size);
 }
 
-// Writes `path` through a temporary file beside it, flushed to disk and renamed over `path`, so a
-// crash leaves either the old file or the new one. `write` fills the stream.
-void writeAtomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+// Writes `bytes` to `path` atomically: into a temporary file in the same folder, flushed to disk
+// (fsync), renamed over `path`, and the folder flushed, so that a crash, a full disk or a failing
+// write leaves either the previous file or the complete new one. RuntimeError with the system's
+// reason (e.g. "No space left on device") when any of it fails; the temporary file is removed.
+void writeAtomically(const std::string& path, std::string_view bytes) {
   const fs::path target(path);
-  const fs::path temp = target.parent_path() / fmt::format(".{}.tmp-{}", target.filename().string(), ::getpid());
+  const fs::path folder = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  const fs::path temp = folder / fmt::format(".{}.tmp-{}", target.filename().string(), ::getpid());
+  // errno is read first, before anything can change it.
+  const auto failure = [](const char* what, const fs::path& file) {
+    const int error = errno;
+    return RuntimeError(fmt::format("{} '{}': {}", what, file.string(), std::strerror(error)));
+  };
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) throw failure("cannot create", temp);
   try {
-    {
-      std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-      if (!out) throw RuntimeError(fmt::format("cannot create '{}'", temp.string()));
-      write(out);
-      out.flush();
-      if (!out) throw RuntimeError(fmt::format("cannot write '{}' (disk full?)", temp.string()));
+    for (size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        if (n == 0) errno = EIO;  // a regular file never takes no byte of a write
+        throw failure("cannot write", temp);
+      }
+      done += static_cast<size_t>(n);
     }
-    if (int fd = ::open(temp.c_str(), O_RDONLY); fd >= 0) {
-      ::fsync(fd);
-      ::close(fd);
-    }
-    fs::rename(temp, target);
+    if (::fsync(fd) != 0) throw failure("cannot flush to disk", temp);
+    const int closed = ::close(fd);
+    fd = -1;
+    if (closed != 0) throw failure("cannot write", temp);
+    if (::rename(temp.c_str(), target.c_str()) != 0) throw failure("cannot rename the temporary file to", target);
   } catch (...) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
+    if (fd >= 0) ::close(fd);
+    ::unlink(temp.c_str());
     throw;
   }
+  // The rename is durable once the folder is flushed too (file systems that cannot flush a folder
+  // say EINVAL: nothing more to do there).
+  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) throw failure("wrote the file, but cannot open its folder to flush it", folder);
+  if (::fsync(dir) != 0 && errno != EINVAL && errno != ENOTSUP) {
+    const RuntimeError error = failure("wrote the file, but cannot flush its folder to disk", folder);
+    ::close(dir);
+    throw error;
+  }
+  ::close(dir);
 }
 
 // Rank 0 tells every rank whether its part (`error` empty: it succeeded) went well; every rank
@@ -91,27 +115,12 @@ c10::IValue lookup(const c10::impl::GenericDict& dict, const std::string& key) {
 
 class CheckpointFile {
  public:
+  // Reads the whole file and verifies it (checkpoint_format::verify: version, header and every
+  // tensor against its checksum) before anything is taken from it.
   explicit CheckpointFile(std::string path) : path_(std::move(path)) {
-    if (!fs::exists(path_))
-      throw RuntimeError(fmt::format("checkpoint '{}' does not exist; pass a file written by a previous run", path_));
-    std::ifstream in(path_, std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) throw RuntimeError(fmt::format("cannot read checkpoint '{}'", path_));
-    c10::IValue root;
-    try {
-      root = torch::jit::pickle_load(bytes);
-    } catch (const std::exception& e) {
-      throw RuntimeError(
-          fmt::format("checkpoint '{}' is not a torch.save file ({}); pass a file written by a previous run", path_,
-                      describe(e)));
-    }
-    if (!root.isGenericDict() || !lookup(root.toGenericDict(), "format").isString() ||
-        lookup(root.toGenericDict(), "format").toStringRef() != kFormat)
-      throw RuntimeError(fmt::format("'{}' is not a HAP checkpoint (no \"format\": \"{}\" entry)", path_, kFormat));
+    const c10::IValue root = checkpoint_format::readRoot(path_, /*withData=*/true);
+    checkpoint_format::verify(root, path_, /*withData=*/true);
     root_ = root.toGenericDict();
-    if (int64_t version = integer("version"); version > kVersion)
-      throw RuntimeError(fmt::format("checkpoint '{}' has version {}, this build reads up to {}; use a newer build",
-                                     path_, version, kVersion));
   }
 
   const std::string& path() const { return path_; }
@@ -169,6 +178,9 @@ void saveCheckpoint(Communicator& comm, const std::string& path, const std::vect
   const int rank = comm.rank();
   checkParameters(params, &optimizer, rank, comm.size());
   checkParameters(buffers, nullptr, rank, comm.size());
+  if (iteration < 0 || iteration != optimizer.steps())
+    throw std::logic_error(fmt::format("saveCheckpoint: iteration {} is not the optimizer's step count {}", iteration,
+                                       optimizer.steps()));
   const at::Device device = commDevice(params);
   c10::NoGradGuard noGrad;
 
@@ -216,13 +228,14 @@ void saveCheckpoint(Communicator& comm, const std::string& path, const std::vect
     root.insert("optimizer_state", states);
     root.insert("buffers", bufferValues);
     try {
-      std::vector<char> bytes = torch::jit::pickle_save(root);
-      writeAtomically(path, [&](std::ostream& out) {
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      });
+      c10::IValue sealed(root);
+      checkpoint_format::seal(sealed);
+      const std::vector<char> bytes = torch::jit::pickle_save(sealed);
+      writeAtomically(path, std::string_view(bytes.data(), bytes.size()));
     } catch (const std::exception& e) {
-      error = fmt::format("cannot write checkpoint '{}': {}; check that its folder exists and is writable", path,
-                          describe(e));
+      error = fmt::format("cannot write checkpoint '{}': {}; check that its folder exists, is writable and has "
+                          "room (the previous checkpoints are as they were)",
+                          path, describe(e));
     }
   }
   shareOutcome(comm, device, error, fmt::format("write checkpoint '{}'", path));
@@ -244,8 +257,19 @@ int64_t loadCheckpoint(const std::string& path, std::vector<LocalParameter>& par
     throw RuntimeError(fmt::format("checkpoint '{}' was written with optimizer {}, but this run uses {}; resume "
                                    "with the optimizer it was written with",
                                    path, kind, ours));
+  // The header's counts, checked against each other (the checksums vouch for the bytes, not for
+  // a file written by something else): HAP writes both as the number of steps taken.
   const int64_t iteration = file.integer("iteration");
   const int64_t optimizerSteps = file.integer("optimizer_steps");
+  if (iteration < 0)
+    throw RuntimeError(fmt::format("checkpoint '{}': entry \"iteration\" is {}; it counts the steps taken, so it "
+                                   "is 0 or more: the file was not written by HAP",
+                                   path, iteration));
+  if (optimizerSteps != iteration)
+    throw RuntimeError(fmt::format("checkpoint '{}': entry \"iteration\" is {}, but \"optimizer_steps\" is {}; HAP "
+                                   "writes both as the number of steps taken, so the file was edited or not "
+                                   "written by HAP",
+                                   path, iteration, optimizerSteps));
   const c10::impl::GenericDict parameters = file.dict("parameters");
   const c10::impl::GenericDict states = file.dict("optimizer_state");
   const std::vector<std::string> names = optimizer.stateNames();
@@ -268,6 +292,10 @@ int64_t loadCheckpoint(const std::string& path, std::vector<LocalParameter>& par
                                      path, p.name));
     ParameterState& s = restored[i];
     s.step = step.toTensor().item<int64_t>();
+    if (s.step < 0 || s.step > optimizerSteps)
+      throw RuntimeError(fmt::format("checkpoint '{}': the optimizer state of parameter '{}' counts {} steps, but "
+                                     "the checkpoint was written after {}; the file was edited or not written by HAP",
+                                     path, p.name, s.step, optimizerSteps));
     for (const std::string& name : names) {
       // SGD run without momentum resumed with momentum: the buffers start afresh.
       if (lookup(state, name).isNone() && optimizer.options().kind == OptimizerOptions::Kind::Sgd) {
@@ -278,9 +306,8 @@ int64_t loadCheckpoint(const std::string& path, std::vector<LocalParameter>& par
     }
   }
 
-  // Buffers (version 2 on): a version-1 file has none, and the model file's values stand.
   std::vector<at::Tensor> bufferValues;
-  if (buffers && file.integer("version") >= 2) {
+  if (buffers) {
     const c10::impl::GenericDict stored = file.dict("buffers");
     for (const LocalBuffer& b : *buffers) bufferValues.push_back(fullTensor(file, stored, b.name, b, "buffer value"));
   }
@@ -339,7 +366,9 @@ void exportModel(Communicator& comm, const std::string& modelPath, const std::st
   }
   if (rank == 0 && error.empty()) {
     try {
-      writeAtomically(outPath, [&](std::ostream& out) { model->save(out); });
+      std::ostringstream out;
+      model->save(out);
+      writeAtomically(outPath, out.view());
     } catch (const std::exception& e) {
       error = fmt::format("cannot write model '{}': {}; check that its folder exists and is writable", outPath,
                           describe(e));

@@ -1,9 +1,8 @@
 #include "runtime/train/checkpoint_list.h"
 
-#include <caffe2/serialize/inline_container.h>
+#include <ATen/core/ivalue.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <torch/csrc/jit/serialization/unpickler.h>
 
 #include <algorithm>
 #include <charconv>
@@ -11,6 +10,7 @@
 #include <filesystem>
 
 #include "runtime/core/runtime_error.h"
+#include "runtime/train/checkpoint_format.h"
 
 namespace hap::runtime {
 namespace {
@@ -20,27 +20,6 @@ namespace fs = std::filesystem;
 c10::IValue lookup(const c10::impl::GenericDict& dict, const std::string& key) {
   auto it = dict.find(c10::IValue(key));
   return it == dict.end() ? c10::IValue() : it->value();
-}
-
-// The checkpoint's root dict without its tensors' data: the zip's data.pkl unpickled with every
-// storage record left unread (tensors come back with their shapes and no data; only their sizes
-// are looked at). Throws c10::Error when the file is not a torch.save zip.
-c10::IValue readHeader(const std::string& path) {
-  caffe2::serialize::PyTorchStreamReader reader(path);
-  auto [data, size] = reader.getRecord("data.pkl");
-  const char* bytes = static_cast<const char*>(data.get());
-  size_t pos = 0;
-  torch::jit::Unpickler unpickler(
-      [&](char* out, size_t n) {
-        n = std::min(n, size - pos);
-        std::memcpy(out, bytes + pos, n);
-        pos += n;
-        return n;
-      },
-      /*type_resolver=*/nullptr, /*obj_loader=*/nullptr,
-      /*read_record=*/[](const std::string&) { return at::DataPtr(); }, /*device=*/c10::nullopt);
-  unpickler.set_version(reader.version());
-  return unpickler.parse_ivalue();
 }
 
 std::vector<CheckpointTensor> tensorsOf(const c10::IValue& v) {
@@ -79,14 +58,14 @@ CheckpointInfo readCheckpointInfo(const std::string& path) {
   info.bytes = static_cast<int64_t>(st.st_size);
   info.modified = std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
       std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+  // The header only: its checksum covers every tensor's name, shape and checksum, but the tensors'
+  // bytes are not read (loadCheckpoint verifies those).
   c10::IValue root;
   try {
-    root = readHeader(path);
+    root = checkpoint_format::readRoot(path, /*withData=*/false);
+    checkpoint_format::verify(root, path, /*withData=*/false);
   } catch (const std::exception& e) {
-    std::string what = e.what();
-    if (const size_t cut = what.find('\n'); cut != std::string::npos) what.resize(cut);
-    info.error = fmt::format("checkpoint '{}' is not a torch.save file ({}); it is damaged or was not written by HAP",
-                             path, what);
+    info.error = e.what();
     return info;
   }
   const auto dict = root.isGenericDict() ? root.toGenericDict() : c10::impl::GenericDict(c10::StringType::get(), c10::AnyType::get());

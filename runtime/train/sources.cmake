@@ -7,6 +7,7 @@ list(APPEND HAP_RUNTIME_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/parameters.cpp
   ${CMAKE_CURRENT_LIST_DIR}/optimizer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/checkpoint.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/checkpoint_format.cpp
   ${CMAKE_CURRENT_LIST_DIR}/checkpoint_list.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exactness_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_recorder.cpp

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -358,8 +359,19 @@ void WorkerRun::build() {
 
   if (!o_.resumePath.empty()) {
     first_ = loadCheckpoint(o_.resumePath, params(), *optimizer_, programRank_, &exec_->buffers());
+    // --steps and --warmup count the steps this run takes after the checkpoint's, so any
+    // iteration the loader accepts (>= 0) continues; only step numbers past int64 are refused.
+    if (first_ > std::numeric_limits<int64_t>::max() - total())
+      throw RuntimeError(fmt::format("checkpoint '{}': iteration {} plus --warmup {} and --steps {} is past the "
+                                     "largest step number; resume from a checkpoint of this run",
+                                     o_.resumePath, first_, o_.warmup, o_.steps));
     if (lead_)
-      std::cout << fmt::format("resumed from {} at step {}\n", o_.resumePath, first_) << std::flush;
+      std::cout << (total() > 0 ? fmt::format("resumed from {} at step {}: this run takes steps {} to {}\n",
+                                              o_.resumePath, first_, first_ + 1, first_ + total())
+                                : fmt::format("resumed from {} at step {}: no step to run (--steps 0, "
+                                              "--warmup 0)\n",
+                                              o_.resumePath, first_))
+                << std::flush;
   }
   if (o_.check) makeCheck();
 }

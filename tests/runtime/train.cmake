@@ -2,6 +2,9 @@
 hap_add_test(tst_training_state tst_training_state.cpp LIBS hap_runtime Qt6::Core FIXTURES zoo TIMEOUT 180)
 # Python with torch reads a checkpoint back (torch.load); the test skips that check without it.
 target_compile_definitions(tst_training_state PRIVATE HAP_PYTHON="${HAP_PYTHON}")
+# Checkpoints that cannot be loaded wrong: checksums as documented, damaged bytes and headers,
+# counts, truncation, a write that fails part-way (tst_checkpoints runs the worker processes).
+hap_add_test(tst_checkpoint_integrity tst_checkpoint_integrity.cpp LIBS hap_runtime Qt6::Core TIMEOUT 300)
 # Gradient buckets: the start order and sums of the all-reduces overlapped with backward.
 hap_add_test(tst_gradient_buckets tst_gradient_buckets.cpp LIBS hap_runtime Qt6::Core TIMEOUT 60)
 # The counter-based generator and its dropout masks: Philox's published vectors, pieces that put
