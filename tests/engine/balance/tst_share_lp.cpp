@@ -85,6 +85,19 @@ class TstShareLp : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // A solver that stops without a solution is an input problem named by the cluster's extreme
+  // values, never "a bug" (issue 32).
+  void solverFailureNamesExtremes() {
+    const QString m = QString::fromStdString(
+        balance::solverFailure("the LP over sharding ratios", "CLP status 4, 10 rows, 5 columns", twoDevices()));
+    QVERIFY2(m.startsWith("the LP over sharding ratios did not solve (CLP status 4, 10 rows, 5 columns): "), qPrintable(m));
+    QVERIFY2(m.contains("Check the extreme values of two: FLOP/s 10 TFLOP/s (device_types.slow.flops.float32) to "
+                        "20 TFLOP/s (device_types.fast.flops.float32)"),
+             qPrintable(m));
+    QVERIFY2(m.contains("docs/cost-model.md, \"Ranges\""), qPrintable(m));
+    QVERIFY2(!m.contains("bug"), qPrintable(m));
+  }
+
   void balancesComputeBoundOps() {
     ir::Graph g = linearGraph();
     cost::Cluster c = twoDevices();
