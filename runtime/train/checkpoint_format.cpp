@@ -21,7 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kWhatToDo = "resume from another checkpoint (an earlier step-N.pt) or start the run afresh";
+constexpr const char* kWhatToDo =
+    "resume from another checkpoint (an earlier step-N.pt) or start the run afresh";
 
 std::string firstLine(const std::exception& e) {
   std::string text = e.what();
@@ -39,10 +40,12 @@ RuntimeError damaged(const std::string& path, const std::string& what) {
   return RuntimeError(fmt::format("checkpoint '{}' is damaged: {}; {}", path, what, kWhatToDo));
 }
 
-RuntimeError malformed(const std::string& path, const std::string& key, const std::string& expected) {
-  return RuntimeError(fmt::format("checkpoint '{}': entry \"{}\" is missing or not {}; the file is damaged or was "
-                                  "not written by HAP; {}",
-                                  path, key, expected, kWhatToDo));
+RuntimeError malformed(const std::string& path, const std::string& key,
+                       const std::string& expected) {
+  return RuntimeError(
+      fmt::format("checkpoint '{}': entry \"{}\" is missing or not {}; the file is damaged or was "
+                  "not written by HAP; {}",
+                  path, key, expected, kWhatToDo));
 }
 
 // A tensor of the file: its key among the checksums, how messages name it, the tensor.
@@ -52,7 +55,8 @@ struct Entry {
   at::Tensor tensor;
 };
 
-c10::impl::GenericDict dictEntry(const c10::impl::GenericDict& root, const std::string& key, const std::string& path) {
+c10::impl::GenericDict dictEntry(const c10::impl::GenericDict& root, const std::string& key,
+                                 const std::string& path) {
   c10::IValue v = lookup(root, key);
   if (!v.isGenericDict()) throw malformed(path, key, "a dict");
   return v.toGenericDict();
@@ -62,7 +66,8 @@ c10::impl::GenericDict dictEntry(const c10::impl::GenericDict& root, const std::
 // documented type.
 std::vector<Entry> entriesOf(const c10::impl::GenericDict& root, const std::string& path) {
   std::vector<Entry> out;
-  const auto tensors = [&](const c10::impl::GenericDict& dict, const std::string& section, const std::string& prefix,
+  const auto tensors = [&](const c10::impl::GenericDict& dict, const std::string& section,
+                           const std::string& prefix,
                            const std::function<std::string(const std::string&)>& what) {
     for (const auto& item : dict) {
       if (!item.key().isString() || !item.value().isTensor())
@@ -78,7 +83,9 @@ std::vector<Entry> entriesOf(const c10::impl::GenericDict& root, const std::stri
       throw malformed(path, "optimizer_state", "a dict of dicts by parameter name");
     const std::string& parameter = item.key().toStringRef();
     tensors(item.value().toGenericDict(), "optimizer_state", "optimizer_state/" + parameter + "/",
-            [&](const std::string& n) { return fmt::format("optimizer state '{}' of parameter '{}'", n, parameter); });
+            [&](const std::string& n) {
+              return fmt::format("optimizer state '{}' of parameter '{}'", n, parameter);
+            });
   }
   tensors(dictEntry(root, "buffers", path), "buffers", "buffers/",
           [](const std::string& n) { return fmt::format("buffer '{}'", n); });
@@ -89,23 +96,38 @@ std::vector<Entry> entriesOf(const c10::impl::GenericDict& root, const std::stri
 // Python's name of a dtype (torch.float32 -> "float32").
 std::string dtypeName(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: return "float32";
-    case at::kDouble: return "float64";
-    case at::kHalf: return "float16";
-    case at::kBFloat16: return "bfloat16";
-    case at::kLong: return "int64";
-    case at::kInt: return "int32";
-    case at::kShort: return "int16";
-    case at::kChar: return "int8";
-    case at::kByte: return "uint8";
-    case at::kBool: return "bool";
-    default: return c10::toString(t);
+    case at::kFloat:
+      return "float32";
+    case at::kDouble:
+      return "float64";
+    case at::kHalf:
+      return "float16";
+    case at::kBFloat16:
+      return "bfloat16";
+    case at::kLong:
+      return "int64";
+    case at::kInt:
+      return "int32";
+    case at::kShort:
+      return "int16";
+    case at::kChar:
+      return "int8";
+    case at::kByte:
+      return "uint8";
+    case at::kBool:
+      return "bool";
+    default:
+      return c10::toString(t);
   }
 }
 
-std::string text(const std::string& s) { return fmt::format("{}:{}", s.size(), s); }
+std::string text(const std::string& s) {
+  return fmt::format("{}:{}", s.size(), s);
+}
 
-std::string list(c10::IntArrayRef values) { return fmt::format("[{}]", fmt::join(values, ",")); }
+std::string list(c10::IntArrayRef values) {
+  return fmt::format("[{}]", fmt::join(values, ","));
+}
 
 // The header's canonical text (docs/formats.md, "Checkpoint"): what its checksum covers.
 std::string headerText(const c10::impl::GenericDict& root, const std::vector<Entry>& entries,
@@ -129,13 +151,16 @@ std::string headerText(const c10::impl::GenericDict& root, const std::vector<Ent
   out += fmt::format("algorithm {}\n", text(kAlgorithm));
   for (size_t i = 0; i < entries.size(); ++i) {
     const at::Tensor& t = entries[i].tensor;
-    out += fmt::format("tensor {} {} {} {} {} {}\n", text(entries[i].key), dtypeName(t.scalar_type()),
-                       list(t.sizes()), list(t.strides()), t.storage_offset(), sums[i]);
+    out +=
+        fmt::format("tensor {} {} {} {} {} {}\n", text(entries[i].key), dtypeName(t.scalar_type()),
+                    list(t.sizes()), list(t.strides()), t.storage_offset(), sums[i]);
   }
   return out;
 }
 
-uint32_t crcOfText(const std::string& s) { return crc32(s.data(), s.size()); }
+uint32_t crcOfText(const std::string& s) {
+  return crc32(s.data(), s.size());
+}
 
 // Whether the tensor's elements lie inside its storage (sizes, strides and offset read from the
 // file); a damaged shape must not read past the data.
@@ -144,14 +169,16 @@ bool insideStorage(const at::Tensor& t) {
   int64_t last = t.storage_offset();
   bool empty = false;
   for (int64_t d = 0; d < t.dim(); ++d) {
-    const int64_t size = t.sizes()[static_cast<size_t>(d)], stride = t.strides()[static_cast<size_t>(d)];
+    const int64_t size = t.sizes()[static_cast<size_t>(d)],
+                  stride = t.strides()[static_cast<size_t>(d)];
     if (size < 0 || stride < 0) return false;
     if (size == 0) empty = true;
   }
   if (empty) return true;
   for (int64_t d = 0; d < t.dim(); ++d) {
     int64_t step = 0;
-    if (__builtin_mul_overflow(t.sizes()[static_cast<size_t>(d)] - 1, t.strides()[static_cast<size_t>(d)], &step) ||
+    if (__builtin_mul_overflow(t.sizes()[static_cast<size_t>(d)] - 1,
+                               t.strides()[static_cast<size_t>(d)], &step) ||
         __builtin_add_overflow(last, step, &last))
       return false;
   }
@@ -159,7 +186,8 @@ bool insideStorage(const at::Tensor& t) {
   if (__builtin_add_overflow(last, int64_t{1}, &last) ||
       __builtin_mul_overflow(last, static_cast<int64_t>(t.element_size()), &bytes))
     return false;
-  return static_cast<uint64_t>(bytes) <= t.storage().nbytes() && (bytes == 0 || t.storage().data() != nullptr);
+  return static_cast<uint64_t>(bytes) <= t.storage().nbytes() &&
+         (bytes == 0 || t.storage().data() != nullptr);
 }
 
 uint32_t crcOfTensor(const at::Tensor& t) {
@@ -188,7 +216,8 @@ std::string pickleProblem(const char* p, size_t size) {
   size_t i = 0;
   const auto little = [&](size_t n) {
     uint64_t v = 0;
-    for (size_t k = 0; k < n; ++k) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i + k])) << (8 * k);
+    for (size_t k = 0; k < n; ++k)
+      v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i + k])) << (8 * k);
     return v;
   };
   while (i < size) {
@@ -199,28 +228,105 @@ std::string pickleProblem(const char* p, size_t size) {
     switch (op) {
       case '.':
         return i == size ? "" : fmt::format("it stops at byte {} of {}", at, size);
-      case 'N': case 0x88: case 0x89: case ']': case 'a': case 'e': case 'l': case ')': case 't':
-      case 0x85: case 0x86: case 0x87: case '}': case 'd': case 's': case 'u': case 0x8f: case 0x90:
-      case 0x91: case '0': case '2': case '(': case '1': case 0x94: case 0x93: case 'R': case 'b':
-      case 'o': case 0x81: case 0x92: case 'Q': case 0x97: case 0x98:
+      case 'N':
+      case 0x88:
+      case 0x89:
+      case ']':
+      case 'a':
+      case 'e':
+      case 'l':
+      case ')':
+      case 't':
+      case 0x85:
+      case 0x86:
+      case 0x87:
+      case '}':
+      case 'd':
+      case 's':
+      case 'u':
+      case 0x8f:
+      case 0x90:
+      case 0x91:
+      case '0':
+      case '2':
+      case '(':
+      case '1':
+      case 0x94:
+      case 0x93:
+      case 'R':
+      case 'b':
+      case 'o':
+      case 0x81:
+      case 0x92:
+      case 'Q':
+      case 0x97:
+      case 0x98:
         break;
-      case 'K': case 0x82: case 0x80: fixed = 1; break;
-      case 'h': case 'q': fixed = 1; memo = true; break;
-      case 'M': case 0x83: fixed = 2; break;
-      case 'J': case 0x84: fixed = 4; break;
-      case 'j': case 'r': fixed = 4; memo = true; break;
-      case 'G': case 0x95: fixed = 8; break;
-      case 0x8a: case 'U': case 'C': case 0x8c: lengthBytes = 1; break;
-      case 0x8b: case 'T': case 'B': case 'X': lengthBytes = 4; break;
-      case 0x8e: case 0x96: case 0x8d: lengthBytes = 8; break;
-      case 'I': case 'L': case 'S': case 'V': case 'F': case 'g': case 'p': case 'P': lines = 1; break;
-      case 'c': case 'i': lines = 2; break;
+      case 'K':
+      case 0x82:
+      case 0x80:
+        fixed = 1;
+        break;
+      case 'h':
+      case 'q':
+        fixed = 1;
+        memo = true;
+        break;
+      case 'M':
+      case 0x83:
+        fixed = 2;
+        break;
+      case 'J':
+      case 0x84:
+        fixed = 4;
+        break;
+      case 'j':
+      case 'r':
+        fixed = 4;
+        memo = true;
+        break;
+      case 'G':
+      case 0x95:
+        fixed = 8;
+        break;
+      case 0x8a:
+      case 'U':
+      case 'C':
+      case 0x8c:
+        lengthBytes = 1;
+        break;
+      case 0x8b:
+      case 'T':
+      case 'B':
+      case 'X':
+        lengthBytes = 4;
+        break;
+      case 0x8e:
+      case 0x96:
+      case 0x8d:
+        lengthBytes = 8;
+        break;
+      case 'I':
+      case 'L':
+      case 'S':
+      case 'V':
+      case 'F':
+      case 'g':
+      case 'p':
+      case 'P':
+        lines = 1;
+        break;
+      case 'c':
+      case 'i':
+        lines = 2;
+        break;
       default:
         return fmt::format("byte {} is no pickle opcode (0x{:02x})", at, op);
     }
     const size_t head = fixed + lengthBytes;
     if (head > size - i) return fmt::format("it ends inside the opcode at byte {}", at);
-    if (memo && little(fixed) >= size) return fmt::format("the memo index {} at byte {} is out of range", little(fixed), at);
+    if (memo && little(fixed) >= size)
+      return fmt::format("the memo index {} at byte {} is out of range", little(fixed), at);
     if (lengthBytes > 0) {
       const uint64_t n = little(lengthBytes);
       if (n > size - i - lengthBytes)
@@ -248,17 +354,20 @@ c10::IValue readRoot(const std::string& path, bool withData) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (!fs::exists(status))
-    throw RuntimeError(fmt::format("checkpoint '{}' does not exist; pass a file written by a previous run", path));
+    throw RuntimeError(
+        fmt::format("checkpoint '{}' does not exist; pass a file written by a previous run", path));
   if (fs::is_directory(status))
-    throw RuntimeError(fmt::format("checkpoint '{}' is a folder; pass one of the step-N.pt files a run wrote", path));
+    throw RuntimeError(fmt::format(
+        "checkpoint '{}' is a folder; pass one of the step-N.pt files a run wrote", path));
   try {
     caffe2::serialize::PyTorchStreamReader reader(path);
     if (reader.hasRecord("byteorder")) {
       auto [order, size] = reader.getRecord("byteorder");
       if (std::string(static_cast<const char*>(order.get()), size) != "little")
-        throw RuntimeError(fmt::format("checkpoint '{}' was written on a big-endian machine; this build reads "
-                                       "little-endian checkpoints only",
-                                       path));
+        throw RuntimeError(
+            fmt::format("checkpoint '{}' was written on a big-endian machine; this build reads "
+                        "little-endian checkpoints only",
+                        path));
     }
     auto [data, size] = reader.getRecord("data.pkl");
     const char* bytes = static_cast<const char*>(data.get());
@@ -289,40 +398,48 @@ c10::IValue readRoot(const std::string& path, bool withData) {
         if (!t.has_storage() || t.storage().nbytes() == 0) return;
         auto it = records.find(t.storage().data());
         if (it == records.end() || it->second < t.storage().nbytes())
-          throw damaged(path, fmt::format("a tensor's data record holds {} bytes, but its header says {}",
-                                          it == records.end() ? 0 : it->second, t.storage().nbytes()));
+          throw damaged(path,
+                        fmt::format("a tensor's data record holds {} bytes, but its header says {}",
+                                    it == records.end() ? 0 : it->second, t.storage().nbytes()));
       });
     return root;
   } catch (const RuntimeError&) {
     throw;
   } catch (const std::exception& e) {
-    throw RuntimeError(fmt::format("checkpoint '{}' is not a complete torch.save file ({}); it is damaged or "
-                                   "truncated (a write that did not finish?), or was not written by HAP; {}",
-                                   path, firstLine(e), kWhatToDo));
+    throw RuntimeError(
+        fmt::format("checkpoint '{}' is not a complete torch.save file ({}); it is damaged or "
+                    "truncated (a write that did not finish?), or was not written by HAP; {}",
+                    path, firstLine(e), kWhatToDo));
   }
 }
 
 void verify(const c10::IValue& rootValue, const std::string& path, bool withData) {
   const auto notOurs = [&] {
-    return RuntimeError(fmt::format("'{}' is not a HAP checkpoint (no \"format\": \"{}\" entry)", path, kFormat));
+    return RuntimeError(
+        fmt::format("'{}' is not a HAP checkpoint (no \"format\": \"{}\" entry)", path, kFormat));
   };
   if (!rootValue.isGenericDict()) throw notOurs();
   const c10::impl::GenericDict root = rootValue.toGenericDict();
-  if (const c10::IValue f = lookup(root, "format"); !f.isString() || f.toStringRef() != kFormat) throw notOurs();
+  if (const c10::IValue f = lookup(root, "format"); !f.isString() || f.toStringRef() != kFormat)
+    throw notOurs();
   const c10::IValue version = lookup(root, "version");
   if (!version.isInt()) throw malformed(path, "version", "an integer");
   if (version.toInt() > kVersion)
-    throw RuntimeError(fmt::format("checkpoint '{}' has version {}, this build reads version {}; use a newer build",
-                                   path, version.toInt(), kVersion));
-  if (version.toInt() < kVersion)
     throw RuntimeError(fmt::format(
-        "checkpoint '{}' has version {}, written before checkpoints carried checksums (version {}); this build "
-        "does not resume from a file it cannot verify. Continue that run with the build that wrote it, or start "
-        "afresh from the model file",
-        path, version.toInt(), kVersion));
+        "checkpoint '{}' has version {}, this build reads version {}; use a newer build", path,
+        version.toInt(), kVersion));
+  if (version.toInt() < kVersion)
+    throw RuntimeError(
+        fmt::format("checkpoint '{}' has version {}, written before checkpoints carried checksums "
+                    "(version {}); this build "
+                    "does not resume from a file it cannot verify. Continue that run with the "
+                    "build that wrote it, or start "
+                    "afresh from the model file",
+                    path, version.toInt(), kVersion));
 
   const c10::impl::GenericDict sums = dictEntry(root, "checksums", path);
-  if (const c10::IValue a = lookup(sums, "algorithm"); !a.isString() || a.toStringRef() != kAlgorithm)
+  if (const c10::IValue a = lookup(sums, "algorithm");
+      !a.isString() || a.toStringRef() != kAlgorithm)
     throw malformed(path, "checksums/algorithm", fmt::format("\"{}\"", kAlgorithm));
   const c10::IValue header = lookup(sums, "header");
   if (!header.isInt()) throw malformed(path, "checksums/header", "an integer");
@@ -334,24 +451,29 @@ void verify(const c10::IValue& rootValue, const std::string& path, bool withData
   for (const Entry& e : entries) {
     const c10::IValue sum = lookup(tensorSums.toGenericDict(), e.key);
     if (!sum.isInt() || sum.toInt() < 0 || sum.toInt() > std::numeric_limits<uint32_t>::max())
-      throw damaged(path, fmt::format("its header (data.pkl) holds {} but no checksum for it", e.what));
+      throw damaged(path,
+                    fmt::format("its header (data.pkl) holds {} but no checksum for it", e.what));
     written.push_back(sum.toInt());
   }
   if (tensorSums.toGenericDict().size() != entries.size())
     throw damaged(path, fmt::format("its header's checksums name {} tensors, but it holds {}",
                                     tensorSums.toGenericDict().size(), entries.size()));
   if (crcOfText(headerText(root, entries, written, path)) != header.toInt())
-    throw damaged(path, "its header (data.pkl: the iteration, optimizer, tensor names, shapes and checksums) does not "
-                        "match the checksum written with it");
+    throw damaged(path,
+                  "its header (data.pkl: the iteration, optimizer, tensor names, shapes and "
+                  "checksums) does not "
+                  "match the checksum written with it");
   if (!withData) return;
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     if (!insideStorage(e.tensor))
       throw damaged(path, fmt::format("the shape of {} reaches past its data", e.what));
     if (const uint32_t crc = crcOfTensor(e.tensor); crc != written[i])
-      throw damaged(path, fmt::format("the data of {} does not match the checksum written with it (CRC-32 {:08x}, "
-                                      "written {:08x})",
-                                      e.what, crc, written[i]));
+      throw damaged(
+          path,
+          fmt::format("the data of {} does not match the checksum written with it (CRC-32 {:08x}, "
+                      "written {:08x})",
+                      e.what, crc, written[i]));
   }
 }
 
@@ -366,7 +488,8 @@ void seal(c10::IValue& rootValue) {
   }
   c10::impl::GenericDict checksums(c10::StringType::get(), c10::AnyType::get());
   checksums.insert("algorithm", std::string(kAlgorithm));
-  checksums.insert("header", static_cast<int64_t>(crcOfText(headerText(root, entries, sums, "(being written)"))));
+  checksums.insert("header", static_cast<int64_t>(
+                                 crcOfText(headerText(root, entries, sums, "(being written)"))));
   checksums.insert("tensors", tensorSums);
   root.insert_or_assign("checksums", checksums);
 }

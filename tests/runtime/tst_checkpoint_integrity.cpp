@@ -9,10 +9,10 @@
 // - a write that fails part-way (the file size limit, as a full disk) leaves the previous
 //   checkpoint as it was and no temporary file.
 // One rank in this process (a one-rank communicator); the worker processes are tst_checkpoints'.
-#include <QtTest>
 #include <sys/resource.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/torch.h>
+#include <QtTest>
 
 #include <algorithm>
 #include <csignal>
@@ -40,10 +40,12 @@ class SoloComm : public Communicator {
   c10::Device device() const override { return c10::kCPU; }
   void allReduce(at::Tensor&) override {}
   void allReduceMax(at::Tensor&) override {}
-  at::Tensor allGather(const at::Tensor& local, int, const std::vector<int64_t>&, CommMethod) override {
+  at::Tensor allGather(const at::Tensor& local, int, const std::vector<int64_t>&,
+                       CommMethod) override {
     return local;
   }
-  at::Tensor reduceScatter(const at::Tensor& full, int, const std::vector<int64_t>&, CommMethod) override {
+  at::Tensor reduceScatter(const at::Tensor& full, int, const std::vector<int64_t>&,
+                           CommMethod) override {
     return full;
   }
   at::Tensor allToAll(const at::Tensor& local, int, const std::vector<int64_t>&, int,
@@ -103,7 +105,8 @@ struct State {
   void train(int64_t steps) {
     for (int64_t t = 0; t < steps; ++t) {
       for (size_t i = 0; i < params.size(); ++i)
-        params[i].value.mutable_grad() = pattern(params[i].fullShape, 2.0 * static_cast<double>(t + i));
+        params[i].value.mutable_grad() =
+            pattern(params[i].fullShape, 2.0 * static_cast<double>(t + i));
       optimizer->step();
       optimizer->zeroGrad();
     }
@@ -116,7 +119,9 @@ struct State {
     saveCheckpoint(comm, path, params, *optimizer, optimizer->steps(), buffers);
   }
 
-  int64_t load(const std::string& path) { return loadCheckpoint(path, params, *optimizer, 0, &buffers); }
+  int64_t load(const std::string& path) {
+    return loadCheckpoint(path, params, *optimizer, 0, &buffers);
+  }
 
   // Everything a load sets, to compare bit for bit.
   std::vector<at::Tensor> snapshot() const {
@@ -172,7 +177,10 @@ c10::impl::GenericDict rootOf(const QByteArray& bytes) {
 }
 
 std::string dtypeName(at::ScalarType t) {
-  return t == at::kFloat ? "float32" : t == at::kLong ? "int64" : t == at::kDouble ? "float64" : "other";
+  return t == at::kFloat    ? "float32"
+         : t == at::kLong   ? "int64"
+         : t == at::kDouble ? "float64"
+                            : "other";
 }
 
 std::string joined(c10::IntArrayRef v) {
@@ -181,16 +189,20 @@ std::string joined(c10::IntArrayRef v) {
   return s + "]";
 }
 
-std::string counted(const std::string& s) { return std::to_string(s.size()) + ":" + s; }
+std::string counted(const std::string& s) {
+  return std::to_string(s.size()) + ":" + s;
+}
 
-// Every tensor by key ("parameters/NAME", "optimizer_state/NAME/STATE", "buffers/NAME"), in key order.
+// Every tensor by key ("parameters/NAME", "optimizer_state/NAME/STATE", "buffers/NAME"), in key
+// order.
 std::map<std::string, at::Tensor> tensorsOf(const c10::impl::GenericDict& root) {
   std::map<std::string, at::Tensor> out;
   for (const auto& e : root.at("parameters").toGenericDict())
     out["parameters/" + e.key().toStringRef()] = e.value().toTensor();
   for (const auto& e : root.at("optimizer_state").toGenericDict())
     for (const auto& s : e.value().toGenericDict())
-      out["optimizer_state/" + e.key().toStringRef() + "/" + s.key().toStringRef()] = s.value().toTensor();
+      out["optimizer_state/" + e.key().toStringRef() + "/" + s.key().toStringRef()] =
+          s.value().toTensor();
   for (const auto& e : root.at("buffers").toGenericDict())
     out["buffers/" + e.key().toStringRef()] = e.value().toTensor();
   return out;
@@ -201,7 +213,8 @@ uint32_t crcOf(const at::Tensor& t) {
   return checkpoint_format::crc32(b.constData(), static_cast<size_t>(b.size()));
 }
 
-std::string headerText(const c10::impl::GenericDict& root, const std::map<std::string, int64_t>& sums) {
+std::string headerText(const c10::impl::GenericDict& root,
+                       const std::map<std::string, int64_t>& sums) {
   std::string s = "hap-checkpoint header\n";
   s += "format " + counted(root.at("format").toStringRef()) + "\n";
   s += "version " + std::to_string(root.at("version").toInt()) + "\n";
@@ -210,8 +223,9 @@ std::string headerText(const c10::impl::GenericDict& root, const std::map<std::s
   s += "optimizer_steps " + std::to_string(root.at("optimizer_steps").toInt()) + "\n";
   s += "algorithm " + counted("crc32") + "\n";
   for (const auto& [key, t] : tensorsOf(root))
-    s += "tensor " + counted(key) + " " + dtypeName(t.scalar_type()) + " " + joined(t.sizes()) + " " +
-         joined(t.strides()) + " " + std::to_string(t.storage_offset()) + " " + std::to_string(sums.at(key)) + "\n";
+    s += "tensor " + counted(key) + " " + dtypeName(t.scalar_type()) + " " + joined(t.sizes()) +
+         " " + joined(t.strides()) + " " + std::to_string(t.storage_offset()) + " " +
+         std::to_string(sums.at(key)) + "\n";
   return s;
 }
 
@@ -226,7 +240,8 @@ QByteArray resealed(c10::impl::GenericDict root) {
   const std::string text = headerText(root, sums);
   c10::impl::GenericDict checksums(c10::StringType::get(), c10::AnyType::get());
   checksums.insert("algorithm", std::string("crc32"));
-  checksums.insert("header", static_cast<int64_t>(checkpoint_format::crc32(text.data(), text.size())));
+  checksums.insert("header",
+                   static_cast<int64_t>(checkpoint_format::crc32(text.data(), text.size())));
   checksums.insert("tensors", tensorSums);
   root.insert_or_assign("checksums", checksums);
   const std::vector<char> bytes = torch::jit::pickle_save(c10::IValue(root));
@@ -265,9 +280,9 @@ class TstCheckpointIntegrity : public QObject {
 
  private:
   QTemporaryDir tmp_;
-  QString good_;                    // a checkpoint after 2 steps (width 16)
-  std::vector<at::Tensor> saved_;   // its state
-  QByteArray bytes_;                // its bytes
+  QString good_;                   // a checkpoint after 2 steps (width 16)
+  std::vector<at::Tensor> saved_;  // its state
+  QByteArray bytes_;               // its bytes
 
   // Writes `bytes` as a file and returns the error of loading it into a fresh state (which must
   // be left as it was when the load fails).
@@ -277,7 +292,8 @@ class TstCheckpointIntegrity : public QObject {
     State fresh(16);
     const std::vector<at::Tensor> before = fresh.snapshot();
     const QString error = errorOf([&] { fresh.load(path.toStdString()); });
-    if (!error.isEmpty() && !same(fresh.snapshot(), before)) return "a failed load changed the state: " + error;
+    if (!error.isEmpty() && !same(fresh.snapshot(), before))
+      return "a failed load changed the state: " + error;
     return error;
   }
 
@@ -319,10 +335,12 @@ class TstCheckpointIntegrity : public QObject {
       written[key] = tensorSums.at(key).toInt();
       QCOMPARE(written[key], static_cast<int64_t>(crcOf(t)));
     }
-    QCOMPARE(written.size(), size_t{3 + 3 * 3 + 1});  // 3 parameters, Adam's step and 2 moments each, 1 buffer
+    QCOMPARE(written.size(),
+             size_t{3 + 3 * 3 + 1});  // 3 parameters, Adam's step and 2 moments each, 1 buffer
     QCOMPARE(static_cast<size_t>(tensorSums.size()), written.size());
     const std::string text = headerText(root, written);
-    QCOMPARE(sums.at("header").toInt(), static_cast<int64_t>(checkpoint_format::crc32(text.data(), text.size())));
+    QCOMPARE(sums.at("header").toInt(),
+             static_cast<int64_t>(checkpoint_format::crc32(text.data(), text.size())));
     // A file resealed by this implementation loads: the two agree.
     QVERIFY2(loadError("resealed.pt", resealed(root)).isEmpty(), "a resealed intact file loads");
   }
@@ -334,7 +352,8 @@ class TstCheckpointIntegrity : public QObject {
     QTest::addColumn<int>("flips");
     QTest::newRow("parameter, 1 byte") << 0 << "parameter 'w'" << 1;
     QTest::newRow("parameter, 64 bytes") << 0 << "parameter 'w'" << 64;
-    QTest::newRow("optimizer state, 64 bytes") << 1 << "optimizer state 'exp_avg' of parameter 'w'" << 64;
+    QTest::newRow("optimizer state, 64 bytes")
+        << 1 << "optimizer state 'exp_avg' of parameter 'w'" << 64;
     QTest::newRow("buffer, 1 byte") << 2 << "buffer 'bn.running_mean'" << 1;
   }
   void flippedPayloadNamesTheTensor() {
@@ -351,10 +370,11 @@ class TstCheckpointIntegrity : public QObject {
     QVERIFY2(at >= 0 && bytes_.indexOf(raw, at + 1) < 0, "the tensor's bytes are in the file once");
     QByteArray damaged = bytes_;
     const qsizetype start = at + (raw.size() - flips) / 2;
-    for (int i = 0; i < flips; ++i) damaged[start + i] = static_cast<char>(damaged[start + i] ^ 0x5A);
+    for (int i = 0; i < flips; ++i)
+      damaged[start + i] = static_cast<char>(damaged[start + i] ^ 0x5A);
     const QString error = loadError("payload.pt", damaged);
-    QVERIFY2(error.contains(tmp_.filePath("payload.pt")) && error.contains(named) && error.contains("damaged") &&
-                 error.contains("checksum"),
+    QVERIFY2(error.contains(tmp_.filePath("payload.pt")) && error.contains(named) &&
+                 error.contains("damaged") && error.contains("checksum"),
              qPrintable(error));
   }
 
@@ -365,14 +385,17 @@ class TstCheckpointIntegrity : public QObject {
     qsizetype at = bytes_.indexOf(key);
     QVERIFY2(at >= 0, "the pickled key \"iteration\"");
     at += key.size();
-    if (bytes_[at] == 'q') at += 2;          // BINPUT n
-    else if (bytes_[at] == 'r') at += 5;     // LONG_BINPUT n
-    QCOMPARE(bytes_[at], 'K');               // BININT1
+    if (bytes_[at] == 'q')
+      at += 2;  // BINPUT n
+    else if (bytes_[at] == 'r')
+      at += 5;                  // LONG_BINPUT n
+    QCOMPARE(bytes_[at], 'K');  // BININT1
     QCOMPARE(static_cast<int>(static_cast<uint8_t>(bytes_[at + 1])), 2);
     QByteArray edited = bytes_;
     edited[at + 1] = static_cast<char>(255);
     QString error = loadError("iteration.pt", edited);
-    QVERIFY2(error.contains(tmp_.filePath("iteration.pt")) && error.contains("header") && error.contains("damaged"),
+    QVERIFY2(error.contains(tmp_.filePath("iteration.pt")) && error.contains("header") &&
+                 error.contains("damaged"),
              qPrintable(error));
     CheckpointInfo info = readCheckpointInfo(tmp_.filePath("iteration.pt").toStdString());
     QVERIFY2(QString::fromStdString(info.error).contains("header"), info.error.c_str());
@@ -382,7 +405,8 @@ class TstCheckpointIntegrity : public QObject {
     edited = bytes_;
     edited[name + 3] = 'r';  // "hear.weight"
     error = loadError("name.pt", edited);
-    QVERIFY2(error.contains(tmp_.filePath("name.pt")) && error.contains("header"), qPrintable(error));
+    QVERIFY2(error.contains(tmp_.filePath("name.pt")) && error.contains("header"),
+             qPrintable(error));
   }
 
   // Every single-byte flip of a small checkpoint, anywhere in the file (zip headers, data.pkl,
@@ -417,16 +441,20 @@ class TstCheckpointIntegrity : public QObject {
       }
       if (!error.isEmpty()) {
         QVERIFY2(error.contains(flipped), qPrintable(QString("byte %1: %2").arg(i).arg(error)));
-        QVERIFY2(same(fresh.snapshot(), before), qPrintable(QString("byte %1: a failed load changed the state").arg(i)));
-        QVERIFY2(!error.contains("alloc"), qPrintable(QString("byte %1: refused for want of memory: %2").arg(i).arg(error)));
+        QVERIFY2(same(fresh.snapshot(), before),
+                 qPrintable(QString("byte %1: a failed load changed the state").arg(i)));
+        QVERIFY2(!error.contains("alloc"),
+                 qPrintable(QString("byte %1: refused for want of memory: %2").arg(i).arg(error)));
         ++refused;
       } else {
-        QVERIFY2(same(fresh.snapshot(), intact), qPrintable(QString("byte %1 loaded another state").arg(i)));
+        QVERIFY2(same(fresh.snapshot(), intact),
+                 qPrintable(QString("byte %1 loaded another state").arg(i)));
         ++harmless;
       }
       (void)readCheckpointInfo(flipped.toStdString());  // never throws
     }
-    qInfo("%d of %d flips refused, %d read nowhere", refused, static_cast<int>(bytes.size()), harmless);
+    qInfo("%d of %d flips refused, %d read nowhere", refused, static_cast<int>(bytes.size()),
+          harmless);
     QVERIFY(refused > bytes.size() / 2);
   }
 
@@ -446,7 +474,8 @@ class TstCheckpointIntegrity : public QObject {
     c10::impl::GenericDict root = rootOf(bytes_);
     root.insert_or_assign("iteration", int64_t{255});
     QString error = loadError("counts.pt", resealed(root));
-    QVERIFY2(error.contains("\"iteration\" is 255") && error.contains("\"optimizer_steps\" is 2"), qPrintable(error));
+    QVERIFY2(error.contains("\"iteration\" is 255") && error.contains("\"optimizer_steps\" is 2"),
+             qPrintable(error));
 
     root = rootOf(bytes_);  // both 1, but the parameters' step counts say 2
     root.insert_or_assign("iteration", int64_t{1});
@@ -465,10 +494,12 @@ class TstCheckpointIntegrity : public QObject {
   }
 
   void truncatedFile() {
-    for (const qsizetype size : {bytes_.size() - 1, bytes_.size() / 2, qsizetype{100}, qsizetype{22}, qsizetype{0}}) {
+    for (const qsizetype size :
+         {bytes_.size() - 1, bytes_.size() / 2, qsizetype{100}, qsizetype{22}, qsizetype{0}}) {
       const QString name = QString("truncated-%1.pt").arg(size);
       const QString error = loadError(name, bytes_.left(size));
-      QVERIFY2(error.contains(tmp_.filePath(name)), qPrintable(QString("%1 bytes: %2").arg(size).arg(error)));
+      QVERIFY2(error.contains(tmp_.filePath(name)),
+               qPrintable(QString("%1 bytes: %2").arg(size).arg(error)));
       const CheckpointInfo info = readCheckpointInfo(tmp_.filePath(name).toStdString());
       QVERIFY2(!info.error.empty(), qPrintable(name));
     }
@@ -486,7 +517,8 @@ class TstCheckpointIntegrity : public QObject {
     root.insert_or_assign("version", int64_t{2});
     const std::vector<char> v2 = torch::jit::pickle_save(c10::IValue(root));
     error = loadError("v2.pt", QByteArray(v2.data(), static_cast<qsizetype>(v2.size())));
-    QVERIFY2(error.contains("version 2") && error.contains("checksums") && error.contains("build that wrote it"),
+    QVERIFY2(error.contains("version 2") && error.contains("checksums") &&
+                 error.contains("build that wrote it"),
              qPrintable(error));
   }
 
@@ -509,7 +541,8 @@ class TstCheckpointIntegrity : public QObject {
       QVERIFY(limit.ok());
       error = errorOf([&] {
         SoloComm comm;
-        saveCheckpoint(comm, path.toStdString(), s.params, *s.optimizer, s.optimizer->steps(), s.buffers);
+        saveCheckpoint(comm, path.toStdString(), s.params, *s.optimizer, s.optimizer->steps(),
+                       s.buffers);
       });
     }
     QVERIFY2(error.contains(path) && error.contains("File too large"), qPrintable(error));
