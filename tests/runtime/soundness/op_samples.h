@@ -122,5 +122,6 @@ std::vector<SampleEntry> convolutionSamples();
 std::vector<SampleEntry> indexingSamples();
 std::vector<SampleEntry> resamplingSamples();
 std::vector<SampleEntry> activationSamples();
+std::vector<SampleEntry> recurrentSamples();
 
 }  // namespace hap::test

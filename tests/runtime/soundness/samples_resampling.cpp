@@ -1,5 +1,6 @@
 // Samples of the resampling family (engine/rules/resampling.cpp: upsampling, pixel shuffle, pad,
-// roll) and of the activations that are not elementwise (engine/rules/activation.cpp: prelu, glu).
+// roll), of the activations that are not elementwise (engine/rules/activation.cpp: prelu, glu)
+// and of the recurrent layers (engine/rules/recurrent.cpp).
 #include "tests/runtime/soundness/op_samples.h"
 
 namespace hap::test {
@@ -86,16 +87,13 @@ std::vector<SampleEntry> resamplingSamples() {
     const int k = static_cast<int>(r.range(1, mode == "constant" ? 3 : 2));
     ir::Shape x = mode == "constant" ? r.shape(static_cast<int>(r.range(k, 4)), 2, 5) : spatialShape(r, k, true, 3, 5);
     OpSample sample{"", "", {{"self", t(x)}, {"pad", ints(padList(r, x, k, mode != "constant"))}, {"mode", str(mode)}}};
-    if (mode == "constant") {
-      ArgValue value = none();
-      if (r.coin()) value = f(r.coin() ? 0.0 : -2.0);
-      sample.args.emplace_back("value", std::move(value));
-    }
+    // The value: left out (None, the schema's default) half the time.
+    if (mode == "constant" && r.coin()) sample.args.emplace_back("value", f(r.coin() ? 0.0 : -2.0));
     return sample;
   }));
   for (int k = 1; k <= 3; ++k) {
     const std::string n = std::to_string(k);
-    for (const std::string op : {"aten::reflection_pad" + n + "d", "aten::replication_pad" + n + "d"})
+    for (const std::string& op : {"aten::reflection_pad" + n + "d", "aten::replication_pad" + n + "d"})
       s.push_back(entry(op, [k, op](Rand& r) {
         const ir::Shape x = spatialShape(r, k, true, 3, k == 3 ? 4 : 5);
         return OpSample{"", "", {{"self", t(x)}, {"padding", ints(padList(r, x, k, true))}}};
@@ -135,6 +133,56 @@ std::vector<SampleEntry> activationSamples() {
     x[static_cast<size_t>(dim < 0 ? dim + static_cast<int64_t>(x.size()) : dim)] = 2 * r.dim(1, 3);
     return OpSample{"", "", {{"self", t(x)}, {"dim", i(dim)}}};
   }));
+  return s;
+}
+
+}  // namespace hap::test
+
+namespace hap::test {
+
+// rnn_tanh, rnn_relu, gru, lstm (.input): 1-2 layers, one or two directions, with and without
+// biases, batch first or not, dropout 0 (or in evaluation). The ops take batched inputs only
+// (nn.RNN and its kin unsqueeze an unbatched one before calling them).
+std::vector<SampleEntry> recurrentSamples() {
+  std::vector<SampleEntry> s;
+  struct Layer {
+    const char* op;
+    int64_t gates;
+  };
+  for (Layer l : {Layer{"aten::rnn_tanh", 1}, Layer{"aten::rnn_relu", 1}, Layer{"aten::gru", 3}, Layer{"aten::lstm", 4}}) {
+    s.push_back({l.op, [l](Rand& r) {
+                   const int64_t steps = r.dim(1, 4), batch = r.dim(1, 5), features = r.dim(1, 4), hidden = r.dim(1, 4);
+                   const int64_t layers = r.range(1, 2), directions = r.coin() ? 2 : 1;
+                   const bool biases = r.coin(0.7), batchFirst = r.coin();
+                   const ir::Shape x = batchFirst ? ir::Shape{batch, steps, features} : ir::Shape{steps, batch, features};
+                   const ir::Shape h{layers * directions, batch, hidden};
+                   std::vector<TensorSpec> params;
+                   for (int64_t k = 0; k < layers; ++k)
+                     for (int64_t d = 0; d < directions; ++d) {
+                       const int64_t in = k == 0 ? features : hidden * directions;
+                       params.push_back(param({l.gates * hidden, in}));
+                       params.push_back(param({l.gates * hidden, hidden}));
+                       if (biases) {
+                         params.push_back(param({l.gates * hidden}));
+                         params.push_back(param({l.gates * hidden}));
+                       }
+                     }
+                   OpSample sample{"", "input", {{"input", t(x)}}};
+                   if (std::string(l.op) == "aten::lstm")
+                     sample.args.emplace_back("hx", std::vector<TensorSpec>{t(h), t(h)});
+                   else
+                     sample.args.emplace_back("hx", t(h));
+                   sample.args.emplace_back("params", std::move(params));
+                   sample.args.emplace_back("has_biases", b(biases));
+                   sample.args.emplace_back("num_layers", i(layers));
+                   const bool train = r.coin();
+                   sample.args.emplace_back("dropout", f(train || layers == 1 ? 0.0 : 0.5));
+                   sample.args.emplace_back("train", b(train));
+                   sample.args.emplace_back("bidirectional", b(directions == 2));
+                   sample.args.emplace_back("batch_first", b(batchFirst));
+                   return sample;
+                 }});
+  }
   return s;
 }
 

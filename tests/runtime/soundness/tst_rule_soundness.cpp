@@ -788,6 +788,7 @@ const std::vector<std::pair<const char*, Family>>& families() {
       {"shape", test::shapeSamples},                 {"matmul", test::matmulSamples},
       {"convolution", test::convolutionSamples},     {"indexing", test::indexingSamples},
       {"resampling", test::resamplingSamples},       {"activation", test::activationSamples},
+      {"recurrent", test::recurrentSamples},
   };
   return list;
 }
@@ -892,6 +893,7 @@ class TstRuleSoundness : public QObject {
   void indexing() { checkFamily(test::indexingSamples); }
   void resampling() { checkFamily(test::resamplingSamples); }
   void activation() { checkFamily(test::activationSamples); }
+  void recurrent() { checkFamily(test::recurrentSamples); }
 };
 
 QTEST_GUILESS_MAIN(TstRuleSoundness)
