@@ -369,7 +369,10 @@ c10::IValue readRoot(const std::string& path, bool withData) {
                         "little-endian checkpoints only",
                         path));
     }
-    auto [data, size] = reader.getRecord("data.pkl");
+    // Not a structured binding: the lambdas below capture `size`, which clang before 16 refuses.
+    auto pickled = reader.getRecord("data.pkl");
+    const at::DataPtr& data = std::get<0>(pickled);
+    const size_t size = std::get<1>(pickled);
     const char* bytes = static_cast<const char*>(data.get());
     if (const std::string problem = pickleProblem(bytes, size); !problem.empty())
       throw damaged(path, "its header (data.pkl) is not a well-formed pickle: " + problem);
