@@ -1,5 +1,5 @@
 // Ops that index along one dimension: topk, sort, argsort, cumulative ops, one_hot, gather,
-// index_select, scatter. The indexed dimension is never split (an element's result depends on the
+// index_select, index (one index tensor), scatter. The indexed dimension is never split (an element's result depends on the
 // whole of it, or indices address all of it); the other dimensions are independent lanes.
 // Data-dependent shapes (masked_select, nonzero) have no rule: only replication is exact.
 #include <algorithm>
@@ -81,6 +81,35 @@ void indexSelectRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>
   out.push_back(makeVariant("partial", {kReduce, kIdentity}, {kReduce}));
 }
 
+// index(self, indices): x[..., idx, ...] with one index tensor at list position p, the other
+// entries None (slices), as traces of x[:, idx] write it. out = x's dimensions before p, idx's
+// dimensions, x's dimensions after p.
+//   dim<d>: self split along d ≠ p, the index whole; out split along d's place.
+//   index: the index split along its dimension k, self whole; out split along p + k.
+//   partial: linear in self.
+// Several index tensors (broadcast together, their dimensions first when apart) and boolean masks
+// (data-dependent shapes) have no rule.
+void indexRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const ir::Arg* list = n.arg("indices");
+  if (!list || list->kind != ir::Arg::Kind::TensorList || list->values.size() != 1) return;
+  const ir::Value& x = tensorInput(g, n, 0);
+  const ir::Value& index = tensorInput(g, n, 1);
+  if (index.dtype == ir::DType::Bool || index.dtype == ir::DType::UInt8) return;
+  int p = 0;  // the index's place in the list: the first position that is not a None
+  while (std::find(list->noneAt.begin(), list->noneAt.end(), p) != list->noneAt.end()) ++p;
+  if (p >= x.rank()) return;
+  const ir::Value& result = output(g, n);
+  if (result.rank() != x.rank() - 1 + index.rank()) return;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (d == p || !shardable(x, d)) continue;
+    const int at = d < p ? d : d - 1 + index.rank();
+    out.push_back(makeVariant(dimName(d), {gather(d), kIdentity}, {gather(at)}));
+  }
+  for (int k = 0; k < index.rank(); ++k)
+    if (shardable(index, k)) out.push_back(makeVariant("index", {kIdentity, gather(k)}, {gather(p + k)}));
+  out.push_back(makeVariant("partial", {kReduce, kIdentity}, {kReduce}));
+}
+
 // scatter(self, dim, index, src | value [, reduce]), scatter_add(self, dim, index, src): writes
 // src[..i..] to out[..index[..i..]..] along `dim`. Another dimension d passes G when every tensor
 // has the same length there (index and src may be shorter than self, which would misalign the
@@ -118,6 +147,7 @@ constexpr RuleEntry kRules[] = {
     {"aten::one_hot", oneHotRule},
     {"aten::gather", gatherRule},
     {"aten::index_select", indexSelectRule},
+    {"aten::index", indexRule},
     {"aten::scatter", scatterRule<false>},
     {"aten::scatter_", scatterRule<false>},
     {"aten::scatter_add", scatterRule<true>},

@@ -5,6 +5,7 @@
 // dimension survives as one dimension whose every device range stays a contiguous range; and all
 // are linear, so partial sums pass through (R → R, for several inputs only when all are R).
 // Variants are named after the G dimension of the (first) input: "dim2".
+#include <variant>
 #include <algorithm>
 #include <string>
 
@@ -166,6 +167,24 @@ void repeatRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out
   appendPartial(n, out);
 }
 
+// repeat_interleave(self, repeats: int, dim): each element repeated along `dim`; any other
+// dimension passes G. Without dim the tensor is flattened first: partial only. A tensor of
+// repeats (data-dependent lengths) and the repeats-only overload have no rule. Cutting `dim` by
+// whole repeated groups (grouped-query attention's heads) would need lengths linked by the factor:
+// not yet.
+void repeatInterleaveRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  if (n.overload != "self_int") return;
+  const ir::Value& x = tensorInput(g, n, 0);
+  const ir::Arg* dim = n.arg("dim");
+  const bool flattened = !dim || std::holds_alternative<std::monostate>(dim->constant);
+  if (!flattened && x.rank() > 0) {
+    const int k = normalizeDim(intArg(n, "dim", 0), x.rank());
+    for (int d = 0; d < x.rank(); ++d)
+      if (d != k && shardable(x, d)) out.push_back(makeVariant(dimName(d), {gather(d)}, {gather(d)}));
+  }
+  appendPartial(n, out);
+}
+
 // contiguous, clone: copies.
 void copyRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   const ir::Value& x = tensorInput(g, n, 0);
@@ -300,6 +319,7 @@ constexpr RuleEntry kRules[] = {
     {"aten::expand_as", expandRule},
     {"aten::broadcast_to", expandRule},
     {"aten::repeat", repeatRule},
+    {"aten::repeat_interleave", repeatInterleaveRule},
     {"aten::contiguous", copyRule},
     {"aten::clone", copyRule},
     {"aten::select", selectRule},

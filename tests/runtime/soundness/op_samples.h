@@ -35,6 +35,7 @@ struct TensorSpec {
   int64_t bound = 0;      // Index, Targets
   int64_t ignore = -100;  // Targets
   ir::ValueKind kind = ir::ValueKind::Input;  // Parameter for weights, Buffer for running statistics
+  bool absent = false;  // a None in a list of optional tensors (aten::index's indices)
 };
 
 using ArgValue = std::variant<TensorSpec, std::vector<TensorSpec>, ir::Constant>;
@@ -87,6 +88,11 @@ inline TensorSpec mask(ir::Shape s) { return {std::move(s), ir::DType::Bool, Dom
 inline TensorSpec index(ir::Shape s, int64_t bound) { return {std::move(s), ir::DType::Int64, Domain::Index, bound}; }
 inline TensorSpec targets(ir::Shape s, int64_t classes, int64_t ignore = -100) {
   return {std::move(s), ir::DType::Int64, Domain::Targets, classes, ignore};
+}
+inline TensorSpec absentTensor() {
+  TensorSpec spec;
+  spec.absent = true;
+  return spec;
 }
 inline TensorSpec param(ir::Shape s) {
   TensorSpec spec{std::move(s)};

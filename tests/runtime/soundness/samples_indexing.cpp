@@ -52,6 +52,24 @@ std::vector<SampleEntry> indexingSamples() {
       else if (r.coin(0.3)) idx[k] = r.dim(1, idx[k]);
     return OpSample{"", "", {{"self", t(x)}, {"dim", i(d)}, {"index", index(idx, x[static_cast<size_t>(d)])}}};
   }));
+  // x[..., idx, ...]: one index tensor (1-2 dimensions, negative entries too) at position p of the
+  // list, Nones before it and sometimes after it.
+  s.push_back(entry("aten::index", [](Rand& r) {
+    const ir::Shape x = anyShape(r, 1, 4);
+    const int rank = static_cast<int>(x.size());
+    const int64_t p = r.range(0, rank - 1);
+    std::vector<TensorSpec> indices(static_cast<size_t>(p), absentTensor());
+    ir::Shape idx{r.dim(1, 5)};
+    if (r.coin(0.3)) idx.push_back(r.dim(1, 3));
+    TensorSpec spec = index(idx, x[static_cast<size_t>(p)]);
+    if (r.coin(0.3)) spec.domain = Domain::Integer;  // in [-4, 5): negative entries count from the end
+    if (spec.domain == Domain::Integer && x[static_cast<size_t>(p)] < 5) spec = index(idx, x[static_cast<size_t>(p)]);
+    indices.push_back(spec);
+    for (int64_t k = p + 1; k < rank; ++k)
+      if (r.coin(0.3)) indices.push_back(absentTensor());
+      else break;
+    return OpSample{"", "Tensor", {{"self", t(x)}, {"indices", indices}}};
+  }));
   s.push_back(entry("aten::index_select", [](Rand& r) {
     const ir::Shape x = anyShape(r, 1, 4);
     const int rank = static_cast<int>(x.size());

@@ -182,6 +182,12 @@ std::vector<SampleEntry> shapeSamples() {
     for (size_t k = 0; k < x.size(); ++k) repeats.push_back(r.coin(0.6) ? 1 : r.dim(2, 3));
     return OpSample{"", "", {{"self", t(x)}, {"repeats", ints(repeats)}}};
   }));
+  s.push_back(entry("aten::repeat_interleave", [](Rand& r) {
+    const ir::Shape x = anyShape(r, 1, 4);
+    OpSample sample{"", "self_int", {{"self", t(x)}, {"repeats", i(r.range(1, 3))}}};
+    if (r.coin(0.85)) sample.args.emplace_back("dim", i(oneDim(r, static_cast<int>(x.size()))));
+    return sample;
+  }));
   for (const char* op : {"aten::contiguous", "aten::clone"})
     s.push_back(entry(op, [](Rand& r) { return OpSample{"", "", {{"self", t(anyShape(r, 1, 4))}}}; }));
   s.push_back(entry("aten::select", [](Rand& r) {

@@ -30,6 +30,7 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -188,7 +189,20 @@ std::vector<at::Tensor> callOperator(const ir::Graph& g, const ir::Node& n, cons
       std::vector<at::Tensor> list(inputs.begin() + static_cast<long>(next),
                                    inputs.begin() + static_cast<long>(next + a.values.size()));
       next += a.values.size();
-      stack.emplace_back(list);
+      // Tensor?[] (annotated "List[Optional[Tensor]]"): the Nones where noneAt says.
+      if (!a.noneAt.empty() || a.type.find("Optional") != std::string::npos || a.type.find('?') != std::string::npos) {
+        c10::List<c10::optional<at::Tensor>> optional;
+        size_t k = 0;
+        for (size_t at = 0; at < list.size() + a.noneAt.size(); ++at) {
+          if (std::find(a.noneAt.begin(), a.noneAt.end(), static_cast<int>(at)) != a.noneAt.end())
+            optional.push_back(c10::nullopt);
+          else
+            optional.push_back(list[k++]);
+        }
+        stack.emplace_back(optional);
+      } else {
+        stack.emplace_back(list);
+      }
     } else {
       // The kernel's own conversion of constants (step_kernel.cpp) is what is under test; here
       // the schema's types decide.
@@ -324,7 +338,14 @@ Case buildCase(const test::OpSample& sample, std::mt19937_64& gen) {
       } else if (const auto* list = std::get_if<std::vector<test::TensorSpec>>(&v)) {
         a.kind = ir::Arg::Kind::TensorList;
         text << "[";
-        for (size_t k = 0; k < list->size(); ++k) a.values.push_back(addTensor((*list)[k], fmt::format("{}{}", arg.name(), k)));
+        for (size_t k = 0; k < list->size(); ++k) {
+          if ((*list)[k].absent) {
+            a.noneAt.push_back(static_cast<int>(k));
+            text << (k > 0 ? ", " : "") << "None";
+            continue;
+          }
+          a.values.push_back(addTensor((*list)[k], fmt::format("{}{}", arg.name(), k)));
+        }
         text << "]";
       } else {
         a.constant = std::get<ir::Constant>(v);
