@@ -87,6 +87,8 @@ edit times-huge "s = p['program'][$compute]; s['times']['forward_by_group'] = [1
 row 'plan step times `1e308`' -- "$hap" simulate "$tmp/times-huge.plan.json"
 edit wrong-type-deep "p['program'][$compute]['outputs'] = 'x'"
 row 'plan step `"outputs": "x"` (a wrong type deep inside)' -- "$hap" simulate "$tmp/wrong-type-deep.plan.json"
+sed 's/"iteration_seconds": *[0-9.e+-]*/"iteration_seconds": 1e400/' "$tmp/base.plan.json" >"$tmp/overflow.plan.json"
+row 'plan with a number beyond a double (`1e400`, found by fuzz_plan)' -- "$hap" simulate "$tmp/overflow.plan.json"
 printf '{"format": "hap-plan", "version": 2, ' >"$tmp/truncated.plan.json"
 row 'plan file truncated (invalid JSON)' -- "$hap" simulate "$tmp/truncated.plan.json"
 
@@ -174,6 +176,16 @@ EOF
   done
   row 'checkpoint `iteration: -5` (`--resume`)' -- "$resume" "$tmp/iter-5.pt" 2
   row 'checkpoint `iteration: 255`, `--steps 2` (`--resume`)' -- "$resume" "$tmp/iter255.pt" 2
+  # data.pkl replaced by the 63-byte pickle with which fuzz_checkpoint_header found a bad free in
+  # LibTorch's unpickler (fuzz/crashes/fuzz_checkpoint_header/unpickler-bad-free.bin).
+  "$py" - "$ck/step-2.pt" "$tmp/badpickle.pt" "$root/fuzz/crashes/fuzz_checkpoint_header/unpickler-bad-free.bin" <<'EOF'
+import sys, zipfile
+src, dst, pkl = sys.argv[1], sys.argv[2], open(sys.argv[3], "rb").read()[1:]
+with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+    for info in zin.infolist():
+        zout.writestr(info, pkl if info.filename.endswith("data.pkl") else zin.read(info.filename))
+EOF
+  row 'checkpoint whose data.pkl is the 63-byte pickle of the "unpickler bad free" finding (`--resume`)' -- "$resume" "$tmp/badpickle.pt" 2
   head -c 2000 "$ck/step-2.pt" >"$tmp/truncated.pt"
   row 'checkpoint truncated (`--resume`)' -- "$resume" "$tmp/truncated.pt" 2
 else
