@@ -84,10 +84,14 @@ run_one() {
     args+=(-max_total_time="$seconds" -seed=1)
   fi
   # The checkpoint target's zip reader and unpickler are LibTorch's (not instrumented): their
-  # process-lifetime caches are not leaks of the reader.
-  [ "$t" = fuzz_checkpoint_header ] && args+=(-detect_leaks=0)
+  # process-lifetime caches are not leaks of the reader (LeakSanitizer's check at exit too).
+  local asan=$ASAN_OPTIONS
+  if [ "$t" = fuzz_checkpoint_header ]; then
+    args+=(-detect_leaks=0)
+    asan="$asan:detect_leaks=0"
+  fi
   # The first folder collects new inputs; the committed seeds are only read.
-  if nice -n 15 "$build/fuzz/$t" "${args[@]}" "$work" "$root/fuzz/corpus/$t" >"$log" 2>&1; then
+  if ASAN_OPTIONS=$asan nice -n 15 "$build/fuzz/$t" "${args[@]}" "$work" "$root/fuzz/corpus/$t" >"$log" 2>&1; then
     echo "fuzz.sh: $t: $(grep -E '^#[0-9]+' "$log" | tail -1)"
     grep -E 'stat::number_of_executed_units' "$log" | sed "s/^/fuzz.sh: $t: /"
     # Fork mode exits 0 after crashes it went past: they are in the artifacts folder.
