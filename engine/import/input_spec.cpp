@@ -65,7 +65,7 @@ ModelSpec parseInputsJson(std::string_view text, const std::string& origin) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     throw InputSpecError(fmt::format("{}: not valid JSON ({})", origin, e.what()));
   }
   auto field = [&](const std::string& path) { return fmt::format("{}: field '{}'", origin, path); };

@@ -603,7 +603,7 @@ json parsePlanText(const std::string& text, const std::string& origin) {
   };
   try {
     return json::parse(text, track);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     std::string pointer;
     for (const Frame& f : frames) {
       if (f.array)
@@ -617,7 +617,10 @@ json parsePlanText(const std::string& text, const std::string& origin) {
         what.rfind("[json.exception", 0) == 0 && tag != std::string::npos)
       what.erase(0, tag + 2);
     if (const size_t last = what.find("; last read"); last != std::string::npos) what.erase(last);
-    if (!validUtf8(what)) what = fmt::format("byte {}", e.byte);
+    if (!validUtf8(what)) {
+      const auto* parse = dynamic_cast<const json::parse_error*>(&e);
+      what = parse ? fmt::format("byte {}", parse->byte) : std::string("a value out of range");
+    }
     throw PlanError(fmt::format(
         "{}: not valid JSON{} ({})", origin,
         pointer.empty() ? std::string() : fmt::format(" in field '{}'", pointer), what));

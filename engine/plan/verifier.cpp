@@ -315,7 +315,10 @@ void assignExecutions(const ir::Graph& imported, Plan& plan) {
   const ir::Graph g = planGraph(imported, plan);
   for (PlanStep& s : plan.steps) {
     if (s.kind != PlanStep::Kind::Compute) continue;
-    const rules::Variant* match = matchVariant(rules::variantsFor(g, g.node(s.node)), s);
+    // The variants live here: matchVariant points into them (a temporary would be freed before
+    // the match is read).
+    const std::vector<rules::Variant> variants = rules::variantsFor(g, g.node(s.node));
+    const rules::Variant* match = matchVariant(variants, s);
     assert(match && "assignExecutions() on a plan that does not verify");
     s.execution = match->execution;
   }
