@@ -207,12 +207,112 @@ void forEachTensor(const c10::IValue& v, const std::function<void(const at::Tens
   }
 }
 
+// The stack discipline of a pickle, as Python's pickle machine keeps it: each MARK opens a frame,
+// an opcode takes its operands from the current frame only, an opcode that ends at the mark takes
+// the whole frame, a memo entry is read only after it was put, and STOP leaves one value. LibTorch's
+// unpickler trusts all of that (it pops below a mark, reads an empty stack or an unset memo entry
+// with no check: heap overflows and bad frees, found by fuzz_checkpoint_header), so it is checked
+// first. Returns what is wrong, or "".
+class PickleStack {
+ public:
+  // `op` at byte `at`: `pops` operands of the current frame replaced by `pushes` values.
+  std::string apply(size_t at, uint8_t op, int pops, int pushes) {
+    if (depth_ < pops) return fmt::format("opcode 0x{:02x} at byte {} takes {} values of a frame holding {}", op, at, pops, depth_);
+    depth_ += pushes - pops;
+    return "";
+  }
+  void mark() {
+    frames_.push_back(depth_);
+    depth_ = 0;
+  }
+  // An opcode that ends at the mark; `parentNeeds` values must be below the mark (the container
+  // APPENDS, SETITEMS and ADDITEMS add to), `pushes` are pushed in the parent frame. `pairs`: the
+  // frame must hold key-value pairs.
+  std::string endFrame(size_t at, uint8_t op, int parentNeeds, int pushes, bool pairs = false, int atLeast = 0) {
+    if (frames_.empty()) return fmt::format("opcode 0x{:02x} at byte {} ends a frame no MARK opened", op, at);
+    if (pairs && depth_ % 2 != 0) return fmt::format("opcode 0x{:02x} at byte {} takes pairs from {} values", op, at, depth_);
+    if (depth_ < atLeast) return fmt::format("opcode 0x{:02x} at byte {} needs {} values in its frame", op, at, atLeast);
+    depth_ = frames_.back();
+    frames_.pop_back();
+    if (depth_ < parentNeeds) return fmt::format("opcode 0x{:02x} at byte {} has no container below its mark", op, at);
+    depth_ += pushes;
+    return "";
+  }
+  void put(uint64_t index) {
+    if (index >= defined_.size()) defined_.resize(static_cast<size_t>(index) + 1, false);
+    defined_[static_cast<size_t>(index)] = true;
+  }
+  void memoize() { defined_.push_back(true); }
+  bool defined(uint64_t index) const { return index < defined_.size() && defined_[static_cast<size_t>(index)]; }
+  bool stopsWell() const { return frames_.empty() && depth_ == 1; }
+
+ private:
+  int64_t depth_ = 0;               // values in the current frame
+  std::vector<int64_t> frames_;     // the enclosing frames' depths
+  std::vector<bool> defined_;       // memo entries put so far
+};
+
+// Applies opcode `op` at byte `at` to `stack` (`memoIndex`: a PUT's or GET's operand; the text
+// forms 'p' and 'g' carry theirs as text, read as one more entry).
+std::string stackEffect(PickleStack& stack, size_t at, uint8_t op, uint64_t memoIndex) {
+  switch (op) {
+    case 0x80: case 0x95:  // PROTO, FRAME
+      return "";
+    case '(':
+      stack.mark();
+      return "";
+    case 't': case 'l': case 0x91: case 'i':  // TUPLE, LIST, FROZENSET, INST
+      return stack.endFrame(at, op, 0, 1);
+    case 'd':  // DICT
+      return stack.endFrame(at, op, 0, 1, true);
+    case 'o':  // OBJ
+      return stack.endFrame(at, op, 0, 1, false, 1);
+    case 'e': case 0x90:  // APPENDS, ADDITEMS
+      return stack.endFrame(at, op, 1, 0);
+    case 'u':  // SETITEMS
+      return stack.endFrame(at, op, 1, 0, true);
+    case '1':  // POP_MARK
+      return stack.endFrame(at, op, 0, 0);
+    case 'h': case 'j':  // BINGET, LONG_BINGET
+      if (!stack.defined(memoIndex)) return fmt::format("byte {} reads memo entry {}, which was never put", at, memoIndex);
+      return stack.apply(at, op, 0, 1);
+    case 'g':  // GET (text): LibTorch does not read it
+      return fmt::format("byte {} is a text GET, which HAP's checkpoints do not use", at);
+    case 'q': case 'r':  // BINPUT, LONG_BINPUT
+      stack.put(memoIndex);
+      return stack.apply(at, op, 1, 1);
+    case 'p':  // PUT (text)
+      return fmt::format("byte {} is a text PUT, which HAP's checkpoints do not use", at);
+    case 0x94:  // MEMOIZE
+      stack.memoize();
+      return stack.apply(at, op, 1, 1);
+    case '0':  // POP
+      return stack.apply(at, op, 1, 0);
+    case '2':  // DUP
+      return stack.apply(at, op, 1, 2);
+    case 'a': case 'b':  // APPEND, BUILD
+      return stack.apply(at, op, 2, 1);
+    case 's':  // SETITEM
+      return stack.apply(at, op, 3, 1);
+    case 'R': case 0x81: case 0x93: case 0x86:  // REDUCE, NEWOBJ, STACK_GLOBAL, TUPLE2
+      return stack.apply(at, op, 2, 1);
+    case 0x92: case 0x87:  // NEWOBJ_EX, TUPLE3
+      return stack.apply(at, op, 3, 1);
+    case 'Q': case 0x85: case 0x98:  // BINPERSID, TUPLE1, READONLY_BUFFER
+      return stack.apply(at, op, 1, 1);
+    default:  // everything else pushes one value: constants, strings, GLOBAL, PERSID, EXT*, ...
+      return stack.apply(at, op, 0, 1);
+  }
+}
+
 // What is wrong with the pickle `p` (data.pkl), or "": its opcodes walked before LibTorch's
 // unpickler reads them, so that a damaged length or memo index cannot make it allocate gigabytes
-// (it sizes strings and its memo table by them). Every length fits in the bytes left, every memo
-// index is below the pickle's size (an entry takes 2 bytes or more), every opcode is one of
-// pickle's, and the last byte is STOP.
+// (it sizes strings and its memo table by them), and a damaged opcode cannot make it pop what is
+// not there (PickleStack). Every length fits in the bytes left, every memo index is below the
+// pickle's size (an entry takes 2 bytes or more) and was put before it is read, every opcode is
+// one of pickle's, and the last byte is STOP, which leaves one value.
 std::string pickleProblem(const char* p, size_t size) {
+  PickleStack stack;
   size_t i = 0;
   const auto little = [&](size_t n) {
     uint64_t v = 0;
@@ -227,7 +327,8 @@ std::string pickleProblem(const char* p, size_t size) {
     bool memo = false;
     switch (op) {
       case '.':
-        return i == size ? "" : fmt::format("it stops at byte {} of {}", at, size);
+        if (i != size) return fmt::format("it stops at byte {} of {}", at, size);
+        return stack.stopsWell() ? "" : "it does not stop with one value";
       case 'N':
       case 0x88:
       case 0x89:
@@ -327,6 +428,8 @@ std::string pickleProblem(const char* p, size_t size) {
     if (head > size - i) return fmt::format("it ends inside the opcode at byte {}", at);
     if (memo && little(fixed) >= size)
       return fmt::format("the memo index {} at byte {} is out of range", little(fixed), at);
+    if (std::string problem = stackEffect(stack, at, op, memo ? little(fixed) : 0); !problem.empty())
+      return problem;
     if (lengthBytes > 0) {
       const uint64_t n = little(lengthBytes);
       if (n > size - i - lengthBytes)

@@ -409,6 +409,43 @@ class TstCheckpointIntegrity : public QObject {
              qPrintable(error));
   }
 
+  // A header pickle that breaks the pickle machine's stack discipline is refused before LibTorch's
+  // unpickler reads it (which would pop an empty stack, read an unset memo entry or pop below a
+  // mark: heap overflows and bad frees, found by fuzz_checkpoint_header). In-place edits of the
+  // good header, each naming what is wrong, by the worker's load and by the header reader alike.
+  void brokenPickleStackIsRefused() {
+    const qsizetype record = bytes_.indexOf("data.pkl");
+    QVERIFY2(record >= 0, "the data.pkl record");
+    const qsizetype start = bytes_.indexOf(QByteArray("\x80\x02", 2), record);
+    QVERIFY2(start >= 0, "data.pkl's PROTO 2");
+    // LibTorch's pickler starts with GLOBAL torch.jit._pickle restore_type_tag, BINPUT 0, then the
+    // root EMPTY_DICT and the MARK of its SETITEMS.
+    const qsizetype global = start + 2;
+    QCOMPARE(bytes_[global], 'c');
+    const qsizetype put = bytes_.indexOf('\n', bytes_.indexOf('\n', global) + 1) + 1;
+    QCOMPARE(bytes_[put], 'q');  // BINPUT 0
+    const qsizetype mark = bytes_.indexOf('(', put);
+    QVERIFY(mark > put);
+    const qsizetype root = global;
+    struct Edit {
+      const char* name;
+      qsizetype at;
+      char byte;
+      const char* says;
+    };
+    for (const Edit& e : {Edit{"pop-empty", root, '0', "takes 1 values of a frame holding 0"},
+                          Edit{"no-mark", mark, 'N', "ends a frame no MARK opened"},
+                          Edit{"unset-memo", put, 'h', "never put"}}) {
+      QByteArray edited = bytes_;
+      edited[e.at] = e.byte;
+      const QString file = QString("%1.pt").arg(e.name);
+      const QString error = loadError(file, edited);
+      QVERIFY2(error.contains("not a well-formed pickle") && error.contains(e.says), qPrintable(error));
+      const CheckpointInfo info = readCheckpointInfo(tmp_.filePath(file).toStdString());
+      QVERIFY2(QString::fromStdString(info.error).contains(e.says), info.error.c_str());
+    }
+  }
+
   // Every single-byte flip of a small checkpoint, anywhere in the file (zip headers, data.pkl,
   // tensor bytes, the directory): refused with a RuntimeError, or loads exactly the intact state
   // (a byte nothing reads: the zip's padding, a memo index nothing gets). Never another
