@@ -47,6 +47,24 @@ void pixelShuffleRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant
   passThrough(g, n, leading(tensorInput(g, n, 0).rank(), 3), true, out);
 }
 
+// Whether `n` pads with a constant: constant_pad_nd, or pad in mode "constant" (its default).
+bool padsConstant(const ir::Node& n) {
+  if (n.op == "aten::constant_pad_nd") return true;
+  const ir::Arg* mode = n.arg("mode");
+  if (!mode || mode->kind != ir::Arg::Kind::Constant) return false;
+  const std::string* m = std::get_if<std::string>(&mode->constant);
+  return !m || *m == "constant";
+}
+
+// Whether the constant `value` is zero (absent or None: the schema's default, zero).
+bool padsWithZero(const ir::Node& n) {
+  const ir::Arg* value = n.arg("value");
+  if (!value || std::holds_alternative<std::monostate>(value->constant)) return true;
+  if (const auto* d = std::get_if<double>(&value->constant)) return *d == 0;
+  if (const auto* i = std::get_if<int64_t>(&value->constant)) return *i == 0;
+  return false;
+}
+
 // Padding of the last k dimensions: k = half the pad list's length (pad, constant_pad_nd) or the
 // op's own (reflection_padNd, replication_padNd). A dimension whose two pads are both zero is not
 // padded (its length is kept) and may be cut like the leading ones.
@@ -65,20 +83,7 @@ void padRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
     if (untouched) dims.push_back(d);
   }
   // Constant padding is linear only when it pads with zeros (each partial would add the value).
-  bool linear = true;
-  if (const ir::Arg* mode = n.arg("mode"); mode && mode->kind == ir::Arg::Kind::Constant) {
-    const std::string* m = std::get_if<std::string>(&mode->constant);
-    if (!m || *m == "constant") {
-      const ir::Arg* value = n.arg("value");
-      linear = !value || std::holds_alternative<std::monostate>(value->constant) ||
-               (std::holds_alternative<double>(value->constant) && std::get<double>(value->constant) == 0) ||
-               (std::holds_alternative<int64_t>(value->constant) && std::get<int64_t>(value->constant) == 0);
-    }
-  } else if (n.op == "aten::constant_pad_nd") {
-    const ir::Arg* value = n.arg("value");
-    linear = !value || (std::holds_alternative<double>(value->constant) && std::get<double>(value->constant) == 0) ||
-             (std::holds_alternative<int64_t>(value->constant) && std::get<int64_t>(value->constant) == 0);
-  }
+  const bool linear = !padsConstant(n) || padsWithZero(n);
   passThrough(g, n, dims, linear, out);
 }
 

@@ -567,7 +567,7 @@ void WorkerRun::recordStages() {
   settings.options.stop = nullptr;
   settings.cpuShares.assign(all.size(), 1.0);
   for (const RankRecords& r : all) settings.slowdowns.push_back(r.slowdown);
-  settings.timeoutSeconds = env_.timeout.count() > 0 ? std::chrono::duration<double>(env_.timeout).count() : 0;
+  settings.timeoutSeconds = std::chrono::duration<double>(env_.timeout).count();
   settings.label = "recorded by rank 0 (hap-worker --record)";
   const int64_t run = writeGatheredRun(o_.recordPath, opened_.plan, settings, all);
   std::cout << fmt::format("recorded run {} ({} ranks, {} steps each) in {}\n", run, all.size(),
