@@ -11,6 +11,7 @@
 #include "engine/base/error.h"
 #include "engine/base/text_file.h"
 #include "engine/import/importer.h"
+#include "engine/import/shape_check.h"
 #include "engine/ir/graph_dot.h"
 #include "engine/ir/graph_json.h"
 #include "engine/ir/summary.h"
@@ -24,12 +25,34 @@ struct InspectArgs {
   int depth = 1;
   std::string dotFile;
   bool json = false;
+  bool verifyShapes = false;
 };
+
+// --verify-shapes: the inferred shapes against a real CPU run (import/shape_check.h). 1 on a
+// mismatch.
+int runVerifyShapes(const InspectArgs& a, const import::ImportOptions& options) {
+  const import::ShapeCheckResult r = import::checkShapes(a.model, options);
+  if (a.json) {
+    nlohmann::json mismatches = nlohmann::json::array();
+    for (const import::ShapeMismatch& m : r.mismatches)
+      mismatches.push_back({{"node", m.node}, {"op", m.op}, {"scope", m.scope}, {"source", m.loc.str()},
+                            {"output", m.output}, {"value", m.value}, {"inferred", m.inferred},
+                            {"actual", m.actual}, {"message", m.message()}});
+    std::cout << nlohmann::json{{"values", r.values}, {"mismatches", mismatches}}.dump(1) << "\n";
+  } else if (r.ok()) {
+    std::cout << fmt::format("shapes verified: {} values\n", r.values);
+  } else {
+    for (const import::ShapeMismatch& m : r.mismatches) std::cout << "shape mismatch: " << m.message() << "\n";
+    std::cout << fmt::format("{} of {} values differ from LibTorch's\n", r.mismatches.size(), r.values);
+  }
+  return r.ok() ? 0 : 1;
+}
 
 int runInspect(const InspectArgs& a) {
   import::ImportOptions options;
   options.metaWeights = true;  // shapes suffice: the weights are not read
   for (const std::string& in : a.inputs) options.inputOverrides.push_back(import::parseInputArg(in));
+  if (a.verifyShapes) return runVerifyShapes(a, options);
   auto start = std::chrono::steady_clock::now();
   ir::Graph g = import::importModel(a.model, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -78,6 +101,10 @@ void addInspectCommand(CLI::App& app, int& exitCode) {
       ->type_name("FILE");
   cmd->add_flag("--json", args->json,
                 "Print the summary and the whole graph as JSON instead of the table");
+  cmd->add_flag("--verify-shapes", args->verifyShapes,
+                "Run the model once on CPU (its weights, random inputs within each integer input's "
+                "range) and compare every node's every output shape and dtype with the inferred "
+                "ones; prints 'shapes verified: N values' or each mismatch (exit status 1)");
   cmd->callback([args, &exitCode] { exitCode = runInspect(*args); });
 }
 

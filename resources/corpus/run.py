@@ -93,9 +93,24 @@ def check(hap, plan_path, steps):
     return {"ok": False, "why": (errors[-1] if errors else text.strip()[-300:]), "seconds": seconds}
 
 
+def verify_shapes(hap, model, inputs):
+    """`hap inspect --verify-shapes`: the importer's inferred shapes against one real CPU run."""
+    cmd = [hap, "inspect", model, "--verify-shapes", "--json"]
+    for spec in inputs:
+        cmd += ["--input", spec]
+    code, text, _ = run(cmd, 600)
+    try:
+        r = json.loads(text[text.index("{"):])
+        return {"ok": code == 0 and not r["mismatches"], "values": r["values"],
+                "mismatches": [m["message"] for m in r["mismatches"]]}
+    except (ValueError, KeyError):
+        return {"ok": False, "values": 0, "mismatches": [text.strip().splitlines()[-1] if text.strip() else f"exit {code}"]}
+
+
 def check_model(hap, corpus, entry, steps, work):
     model = os.path.join(corpus, entry["file"])
     result = {"name": entry["name"], "parameters": entry["parameters"], "source": entry["source"]}
+    result["shapes"] = verify_shapes(hap, model, entry["inputs"])
     p3, error = plan(hap, model, entry["inputs"], cpu_cluster(work, 3), os.path.join(work, "cpu3.json"), SHARES[3])
     if error:
         result["error"] = f"hap plan: {error}"
@@ -118,7 +133,7 @@ def check_model(hap, corpus, entry, steps, work):
 
 
 def passed(r):
-    return "error" not in r and all(c["ok"] for c in r["checks"].values())
+    return "error" not in r and all(c["ok"] for c in r["checks"].values()) and r["shapes"]["ok"]
 
 
 def cell(c):
@@ -127,17 +142,23 @@ def cell(c):
     return "FAIL"
 
 
+def shapes_cell(r):
+    """The shape check's column: every value verified, or how many differ from LibTorch's."""
+    s = r["shapes"]
+    return f"ok ({s['values']})" if s["ok"] else f"{len(s['mismatches'])} differ"
+
+
 def table(results):
     # The two speedup columns are the cost model's predictions (hap plan's baselines), not measured runs.
-    rows = [["model", "params", "nodes", "replicated (no rule)", "predicted vs DP-CP cpu3", "predicted vs DP-CP gpu4",
+    rows = [["model", "params", "nodes", "shapes", "replicated (no rule)", "predicted vs DP-CP cpu3", "predicted vs DP-CP gpu4",
              "1 rank", "2 ranks", "3 ranks"]]
     for r in results:
         if "error" in r:
-            rows.append([r["name"], f"{r['parameters'] / 1e6:.2f}M", "-", r["error"][:60], "-", "-", "-", "-", "-"])
+            rows.append([r["name"], f"{r['parameters'] / 1e6:.2f}M", "-", shapes_cell(r), r["error"][:60], "-", "-", "-", "-", "-"])
             continue
         ops = ", ".join(re.sub(r"no sharding rule for (\S+) \((\d+) nodes?\).*", r"\1×\2", u) for u in r["unsharded"])
         fmt = lambda s: f"{s:.2f}x" if s else "-"
-        rows.append([r["name"], f"{r['parameters'] / 1e6:.2f}M", str(r["nodes"]), ops or "none", fmt(r["speedup_cpu3"]),
+        rows.append([r["name"], f"{r['parameters'] / 1e6:.2f}M", str(r["nodes"]), shapes_cell(r), ops or "none", fmt(r["speedup_cpu3"]),
                      fmt(r["speedup_gpu4"])] + [cell(r["checks"][k]) for k in (1, 2, 3)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
@@ -175,6 +196,8 @@ def main():
                     print(f"  {ranks} rank{'s' if ranks > 1 else ''}: {c['why']}", file=sys.stderr)
             if "error" in r:
                 print(f"  {r['error']}", file=sys.stderr)
+            for m in r["shapes"]["mismatches"]:
+                print(f"  shapes: {m}", file=sys.stderr)
     print(table(results))
     good = sum(passed(r) for r in results)
     print(f"\n{good} of {len(results)} models pass the check on 1, 2 and 3 ranks "
