@@ -171,6 +171,52 @@ class TstLayoutFit : public QObject {
     QVERIFY2(misfits.isEmpty(), qPrintable(QStringLiteral("%1 misfits (listed above)").arg(misfits.size())));
   }
 
+  // View ▸ Graph Only at 1280×720 with the plan's panels open: the graph gets the window, and the
+  // panels come back as they were (the same tabs on top); showing a panel ends it too.
+  void graphOnlyGivesTheGraphTheWindow() {
+    MainWindow& w = *m_window;
+    w.resize(1280, 720);
+    auto* stages = w.findChild<QDockWidget*>(QStringLiteral("dock.stages"));
+    auto* properties = w.findChild<QDockWidget*>(QStringLiteral("dock.properties"));
+    QVERIFY(stages && properties);
+    stages->show();
+    stages->raise();
+    settle(400);
+    const QSize before = w.graphView()->size();
+    QStringList shown;
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+      if (!d->isHidden()) shown << d->objectName();
+    QVERIFY(shown.size() >= 3);
+    QVERIFY2(before.height() < w.height() * 0.6, qPrintable(QStringLiteral("graph %1 high").arg(before.height())));
+
+    QAction* graphOnly = w.action(QStringLiteral("view.graphOnly"));
+    QVERIFY(graphOnly && graphOnly->isCheckable());
+    graphOnly->trigger();
+    settle(400);
+    for (QDockWidget* d : w.findChildren<QDockWidget*>()) QVERIFY2(d->isHidden(), qPrintable(d->objectName()));
+    const QSize alone = w.graphView()->size();
+    QVERIFY2(alone.width() >= w.width() * 0.95 && alone.height() >= w.height() * 0.8,
+             qPrintable(QStringLiteral("graph %1x%2 alone in a %3x%4 window")
+                            .arg(alone.width()).arg(alone.height()).arg(w.width()).arg(w.height())));
+
+    graphOnly->trigger();
+    settle(400);
+    QStringList back;
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+      if (!d->isHidden()) back << d->objectName();
+    QCOMPARE(back, shown);
+    QVERIFY(!stages->visibleRegion().isEmpty());  // the tab that was on top is on top again
+    QCOMPARE(w.graphView()->size(), before);
+
+    // A panel shown while the graph is alone (a plan finished, View ▸ Panels) brings the rest back.
+    graphOnly->trigger();
+    settle(200);
+    properties->toggleViewAction()->trigger();
+    settle(400);
+    QVERIFY(!graphOnly->isChecked());
+    QVERIFY(!stages->isHidden());
+  }
+
   void tuneDialogFits() {
     MainWindow& w = *m_window;
     QAction* tune = w.action(QStringLiteral("run.tune"));

@@ -24,6 +24,7 @@
 #include <QSplitter>
 #include <QTreeView>
 #include <QVBoxLayout>
+#include <utility>
 
 #include "app/studio/core/display/units.h"
 #include "app/studio/core/documents/action_state.h"
@@ -372,6 +373,12 @@ void MainWindow::createActions() {
   connect(a, &QAction::triggered, m_graphView, &GraphView::collapseAll);
   a = addAction(QStringLiteral("view.collapseRepeated"), tr("Collapse &Repeated Blocks"));
   connect(a, &QAction::triggered, m_graphView, &GraphView::collapseRepeatedBlocks);
+  // VS Code's Toggle Panel and Qt Creator's output panes, for the whole window at once: on a
+  // 1280×720 screen the plan's panels leave the graph a third of it.
+  a = addAction(QStringLiteral("view.graphOnly"), tr("&Graph Only"), QKeySequence(tr("Ctrl+Shift+M")));
+  a->setCheckable(true);
+  a->setToolTip(tr("Hide every panel so the graph has the window; again to bring them back"));
+  connect(a, &QAction::toggled, this, &MainWindow::setGraphOnly);
 
   a = addAction(QStringLiteral("help.gettingStarted"), tr("&Getting Started"), QKeySequence::HelpContents);
   a->setToolTip(tr("Open, plan, run and tune a bundled model, step by step"));
@@ -481,7 +488,14 @@ void MainWindow::createMenus() {
   m_viewMenu->addSeparator();
   m_viewMenu->addAction(action("view.profiles"));
   QMenu* panels = m_viewMenu->addMenu(tr("&Panels"));
-  for (QDockWidget* d : findChildren<QDockWidget*>()) panels->addAction(d->toggleViewAction());
+  for (QDockWidget* d : findChildren<QDockWidget*>()) {
+    panels->addAction(d->toggleViewAction());
+    connect(d, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+      QAction* graphOnly = action(QStringLiteral("view.graphOnly"));
+      if (visible && !m_togglingGraphOnly && graphOnly->isChecked()) graphOnly->setChecked(false);
+    });
+  }
+  m_viewMenu->addAction(action("view.graphOnly"));
 
   QMenu* planMenu = menuBar()->addMenu(tr("&Plan"));
   planMenu->addAction(action("plan.plan"));
@@ -618,6 +632,30 @@ void MainWindow::showProblemsDock() {
   // high enough for a few messages.
   resizeDocks({m_problemsDock}, {std::max(420, width() / 3)}, Qt::Horizontal);
   resizeDocks({m_problemsDock}, {std::max(140, height() / 6)}, Qt::Vertical);
+}
+
+void MainWindow::setGraphOnly(bool on) {
+  if (on == !m_hiddenForGraph.empty()) return;
+  m_togglingGraphOnly = true;
+  if (on) {
+    for (QDockWidget* d : findChildren<QDockWidget*>()) {
+      if (d->isHidden()) continue;
+      m_hiddenForGraph.emplace_back(d);
+      // A tab behind another one is not hidden, only covered: remember which ones were on top.
+      if (!d->visibleRegion().isEmpty()) m_raisedForGraph.emplace_back(d);
+    }
+    for (const QPointer<QDockWidget>& d : m_hiddenForGraph) d->hide();
+  } else {
+    for (const QPointer<QDockWidget>& d : std::exchange(m_hiddenForGraph, {}))
+      if (d) d->show();
+    for (const QPointer<QDockWidget>& d : std::exchange(m_raisedForGraph, {}))
+      if (d) d->raise();
+  }
+  m_togglingGraphOnly = false;
+  if (QAction* a = action(QStringLiteral("view.graphOnly")); a->isChecked() != on) {
+    const QSignalBlocker block(a);
+    a->setChecked(on);
+  }
 }
 
 void MainWindow::setModel(std::shared_ptr<const ModelDocument> model) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QPointer>
 #include <QStringList>
 #include <memory>
 
@@ -124,6 +125,10 @@ class MainWindow : public QMainWindow {
   void updateTitle();
   void updateProblems();
   void showProblemsDock();  // shown at a readable size when it was hidden
+  // View ▸ Graph Only: on, every panel shown is hidden (the graph has the window); off, they come
+  // back with the same tabs on top. A panel that shows itself meanwhile (a plan finished, a run
+  // started) ends it, and the others come back with it.
+  void setGraphOnly(bool on);
   void onOpenFailed(const QString& path, const OpenError& error);
   QAction* addAction(const QString& id, const QString& text, const QKeySequence& shortcut = {});
   bool confirmDiscardCluster();
@@ -155,6 +160,8 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* m_planText = nullptr;
   QListWidget* m_problems = nullptr;
   QDockWidget* m_problemsDock = nullptr;
+  std::vector<QPointer<QDockWidget>> m_hiddenForGraph, m_raisedForGraph;  // setGraphOnly's record
+  bool m_togglingGraphOnly = false;
   QMenu* m_recentMenu = nullptr;
   QMenu* m_viewMenu = nullptr;
   QLabel* m_statusModel = nullptr;
