@@ -13,8 +13,8 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-pthread
   # hap-worker's heap: jemalloc, configured to keep freed memory (runtime/core/heap_policy.h)
   libjemalloc-dev
-  # model zoo export, and the corpus of real architectures (torchvision)
-  python3 python3-torch python3-numpy python3-torchvision
+  # model zoo export, and the corpus of real architectures (torchvision, torchaudio)
+  python3 python3-torch python3-numpy python3-torchvision python3-torchaudio
   # GUI and its tests
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqt6svgwidgets6 libqt6sql6-sqlite
   fonts-dejavu-core xvfb xauth
