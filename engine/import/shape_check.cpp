@@ -72,6 +72,30 @@ c10::IValue constantValue(const ir::Arg& a) {
       a.constant);
 }
 
+// Ops whose output shape depends on the values of an input the verifier does not have (it runs
+// on zeros): a boolean index's count of true elements, repeat_interleave's tensor of repeats,
+// one_hot's class count taken from the data, CTC's longest target. Their shapes are the
+// importer's, checked against real data by checkShapes.
+bool shapeDependsOnValues(const ir::Graph& g, const ir::Node& n) {
+  if (n.op == "aten::index")
+    for (ir::ValueId v : n.tensorInputs())
+      if (g.value(v).dtype == ir::DType::Bool || g.value(v).dtype == ir::DType::UInt8) return true;
+  if (n.op == "aten::repeat_interleave") {
+    const ir::Arg* repeats = n.arg("repeats");
+    return !repeats || repeats->kind != ir::Arg::Kind::Constant;
+  }
+  if (n.op == "aten::one_hot") {
+    const ir::Arg* classes = n.arg("num_classes");
+    const int64_t* c = classes ? std::get_if<int64_t>(&classes->constant) : nullptr;
+    return !c || *c < 0;
+  }
+  return n.op == "aten::_ctc_loss";
+}
+
+// Above these, a node's shapes come from meta tensors instead of the CPU kernel: a plan's
+// verification (every opened plan, on every rank) stays a matter of milliseconds per node.
+constexpr double kCpuFlops = 5e7;
+
 }  // namespace
 
 std::string ShapeMismatch::message() const {
@@ -144,7 +168,7 @@ ShapeCheckResult checkShapes(const std::string& path, const ImportOptions& optio
 std::optional<std::vector<ir::Shape>> localOutputShapes(const ir::Graph& g, const ir::Node& n,
                                                         const std::vector<ir::Shape>& inputShapes,
                                                         int64_t cpuLimitBytes) {
-  if (n.op.rfind("aten::", 0) != 0) return std::nullopt;
+  if (n.op.rfind("aten::", 0) != 0 || shapeDependsOnValues(g, n)) return std::nullopt;
   std::shared_ptr<torch::jit::Operator> op;
   if (n.inplace) op = findOperator(baseOp(n.op), n.overload);
   if (!op) op = findOperator(n.op, n.overload);
@@ -154,7 +178,7 @@ std::optional<std::vector<ir::Shape>> localOutputShapes(const ir::Graph& g, cons
   int64_t bytes = 0;
   for (size_t i = 0; i < ins.size(); ++i)
     bytes += ir::numel(inputShapes[i]) * static_cast<int64_t>(ir::dtypeSize(g.value(ins[i]).dtype));
-  const bool cpu = bytes <= cpuLimitBytes;
+  const bool cpu = bytes <= cpuLimitBytes && n.cost.flops <= kCpuFlops;
   at::NoGradGuard noGrad;
   try {
     std::vector<at::Tensor> tensors;

@@ -58,9 +58,10 @@ ShapeCheckResult compareShapes(const ir::Graph& inferred, const ir::Graph& actua
 // What LibTorch computes for node `n` of `g` on tensor inputs of `inputShapes` (one per
 // n.tensorInputs(), with their dtypes from `g`): each output's shape, lists flattened. Runs the
 // op on CPU zeros (the kernels the worker runs) when its tensor inputs take at most
-// `cpuLimitBytes`, else on meta tensors. nullopt when it cannot tell: a hap:: op, an operator not
-// in the registry, an argument it cannot rebuild, or the op failing on these shapes (zeros are not
-// the data; the runtime says what fails there).
+// `cpuLimitBytes` and the node at most 5e7 forward FLOPs, else on meta tensors. nullopt when it
+// cannot tell: a hap:: op, an operator not in the registry, an argument it cannot rebuild, an op
+// whose shape depends on input values (a boolean index, repeat_interleave by a tensor, ...), or
+// the op failing on these shapes (zeros are not the data; the runtime says what fails there).
 std::optional<std::vector<ir::Shape>> localOutputShapes(const ir::Graph& g, const ir::Node& n,
                                                         const std::vector<ir::Shape>& inputShapes,
                                                         int64_t cpuLimitBytes = int64_t{64} << 20);

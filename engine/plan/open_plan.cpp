@@ -7,6 +7,7 @@
 
 #include "engine/import/importer.h"
 #include "engine/import/model_tensors.h"
+#include "engine/import/shape_check.h"
 #include "engine/plan/plan_json.h"
 #include "engine/plan/planner.h"
 #include "engine/plan/verifier.h"
@@ -37,6 +38,12 @@ void checkPlanModel(const Plan& plan, const std::string& planPath, const std::st
                                 planPath, modelPath));
 }
 
+ShapeFunction shapeFunction() {
+  return [](const ir::Graph& g, const ir::Node& n, const std::vector<ir::Shape>& inputs) {
+    return import::localOutputShapes(g, n, inputs);
+  };
+}
+
 OpenedPlan openPlan(Plan plan, const std::string& planPath, const OpenPlanOptions& options) {
   OpenedPlan opened;
   opened.planPath = planPath;
@@ -56,7 +63,10 @@ OpenedPlan openPlan(Plan plan, const std::string& planPath, const OpenPlanOption
                                     : import::importModel(opened.modelPath, importOptions);
   opened.importSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  if (const std::vector<std::string> problems = verifyPlan(opened.imported, plan); !problems.empty())
+  // With LibTorch's own shapes of every plain step on every rank (import::localOutputShapes): a
+  // plan the worker's kernels would stop at step 1 on is refused here, naming node and rank.
+  if (const std::vector<std::string> problems = verifyPlan(opened.imported, plan, shapeFunction());
+      !problems.empty())
     throw PlanError(fmt::format("{}: the plan does not verify against {} ({} problems; first: {})", planPath,
                                 opened.modelPath, problems.size(), problems.front()));
   assignExecutions(opened.imported, plan);

@@ -18,6 +18,7 @@
 #include "engine/ir/graph.h"
 #include "engine/plan/plan.h"
 #include "engine/plan/plan_json.h"
+#include "engine/plan/verifier.h"
 
 namespace hap::import {
 struct ModelTensors;  // engine/import/model_tensors.h (LibTorch): only the runtime asks for them
@@ -64,6 +65,10 @@ std::optional<std::string> locatePlanModel(const Plan& plan, const std::string& 
 // is not the plan's model.sha256.
 void checkPlanModel(const Plan& plan, const std::string& planPath, const std::string& modelPath,
                     const std::atomic<bool>* cancel = nullptr);
+
+// The verifier's shape function (plan/verifier.h) that openPlan and planModel use: LibTorch's own
+// output shapes of a node on local input shapes (import::localOutputShapes).
+ShapeFunction shapeFunction();
 
 // Reads, locates, checks, imports and verifies (see the file's comment). Throws as it says there.
 OpenedPlan openPlan(const std::string& planPath, const OpenPlanOptions& options = {});

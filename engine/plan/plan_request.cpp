@@ -8,6 +8,7 @@
 
 #include "engine/base/error.h"
 #include "engine/import/input_spec.h"
+#include "engine/plan/open_plan.h"
 #include "engine/plan/verifier.h"
 
 namespace hap::plan {
@@ -161,7 +162,7 @@ PlannedModel planModel(std::shared_ptr<const ir::Graph> model, const import::Imp
     }
     out.graph = std::move(model);
   }
-  const std::vector<std::string> problems = verifyPlan(*out.graph, out.plan);
+  const std::vector<std::string> problems = verifyPlan(*out.graph, out.plan, shapeFunction());
   if (!problems.empty()) {
     std::string list;
     for (const std::string& s : problems) list += "\n  " + s;

@@ -19,7 +19,8 @@ using rules::Rel;
 
 class Verifier {
  public:
-  Verifier(ir::Graph g, const Plan& p) : g_(std::move(g)), p_(p), forms_(g_.values.size(), 0) {}
+  Verifier(ir::Graph g, const Plan& p, const ShapeFunction& shapes)
+      : g_(std::move(g)), p_(p), shapes_(shapes), forms_(g_.values.size(), 0) {}
 
   std::vector<std::string> run();
 
@@ -34,9 +35,13 @@ class Verifier {
   void checkConvert(const PlanStep& s, const std::string& where);
   void checkCompute(const PlanStep& s, const std::string& where);
   void checkReplication();
+  void checkLocalShapes(const PlanStep& s, const std::string& where);
 
   const ir::Graph g_;  // the plan's graph (planGraph)
   const Plan& p_;
+  const ShapeFunction& shapes_;
+  // The shape function's answers by node and local input shapes (replicated ranks ask alike).
+  std::map<std::pair<ir::NodeId, std::vector<ir::Shape>>, std::optional<std::vector<ir::Shape>>> computed_;
   std::vector<rules::FormMask> forms_;
   std::map<std::pair<ir::ValueId, Rel>, std::vector<int64_t>> lengths_;
   std::vector<std::string> errors_;
@@ -113,6 +118,7 @@ const rules::Variant* matchVariant(const std::vector<rules::Variant>& variants, 
 void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
   if (s.node != next_) return error("{}: computes node {} where node {} is next", where, s.node, next_);
   ++next_;
+  const size_t before = errors_.size();  // the local shapes are checked on well-formed forms only
   const ir::Node& n = g_.node(s.node);
   const std::vector<ir::ValueId> ins = n.tensorInputs();
   if (s.inputs.size() != ins.size() || s.outputs.size() != n.outputs.size())
@@ -145,6 +151,9 @@ void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
       forms_[static_cast<size_t>(f.value)] = rules::addForm(0, f.rel);
     if (rules::isGather(f.rel)) gathered.push_back(&f);
   }
+  if (shapes_ && match->execution == rules::Execution::Plain && !s.sfb && n.op != ir::kReshardOp &&
+      errors_.size() == before)
+    checkLocalShapes(s, where);
   // Linked dimensions are cut at the same relative positions: l_a[j] / L_a == l_b[j] / L_b. A
   // reshard's input and output lie in different segments and are cut by their own ratios.
   if (n.op == ir::kReshardOp) return;
@@ -158,6 +167,42 @@ void Verifier::checkCompute(const PlanStep& s, const std::string& where) {
       if (a.lengths[j] * lb != b.lengths[j] * la) {
         error("{}: {} {} and {} {} are not split alike on rank {}", where, name(a.value), rules::formatRel(a.rel), name(b.value), rules::formatRel(b.rel), j);
         break;
+      }
+  }
+}
+
+// The local shapes of plain compute step `s` on every rank against the op's own (shapes_). Called
+// once the step's forms are known to be well formed (one length per rank, valid dimensions).
+void Verifier::checkLocalShapes(const PlanStep& s, const std::string& where) {
+  const ir::Node& n = g_.node(s.node);
+  auto local = [&](const Form& f, size_t rank) {
+    ir::Shape shape = g_.value(f.value).shape;
+    if (rules::isGather(f.rel)) shape[static_cast<size_t>(f.rel)] = f.lengths[rank];
+    return shape;
+  };
+  for (size_t rank = 0; rank < p_.devices.size(); ++rank) {
+    std::vector<ir::Shape> in, out;
+    bool empty = false;
+    for (const Form& f : s.inputs) empty = empty || ir::numel(in.emplace_back(local(f, rank))) == 0;
+    for (const Form& f : s.outputs) empty = empty || ir::numel(out.emplace_back(local(f, rank))) == 0;
+    if (empty) continue;
+    auto [it, fresh] = computed_.try_emplace({n.id, in});
+    if (fresh) it->second = shapes_(g_, n, in);
+    const std::optional<std::vector<ir::Shape>>& got = it->second;
+    if (!got) continue;  // the shape function cannot tell (the runtime will)
+    if (got->size() != out.size()) {
+      error("{}: {} on rank {} computes {} outputs, the plan lists {}", where, g_.describe(n.id), rank, got->size(),
+            out.size());
+      return;
+    }
+    for (size_t k = 0; k < out.size(); ++k)
+      if ((*got)[k] != out[k]) {
+        error("{}: {} on rank {}: output {} {} has local shape {} by the op's own shape function (LibTorch), the "
+              "plan says {}; the importer inferred this node's shapes wrongly or its rule's relations do not hold "
+              "(`hap inspect --verify-shapes` checks the model's)",
+              where, g_.describe(n.id), rank, k, name(n.outputs[k]), ir::formatShape((*got)[k]),
+              ir::formatShape(out[k]));
+        return;
       }
   }
 }
@@ -324,12 +369,12 @@ void assignExecutions(const ir::Graph& imported, Plan& plan) {
   }
 }
 
-std::vector<std::string> verifyPlan(const ir::Graph& imported, const Plan& plan) {
+std::vector<std::string> verifyPlan(const ir::Graph& imported, const Plan& plan, const ShapeFunction& shapes) {
   bool blocking = false;
   std::vector<std::string> problems = checkStructure(plan, blocking);
   if (blocking) return problems;
   try {
-    for (std::string& problem : Verifier(planGraph(imported, plan), plan).run())
+    for (std::string& problem : Verifier(planGraph(imported, plan), plan, shapes).run())
       problems.push_back(std::move(problem));
   } catch (const PlanError& e) {
     problems.push_back(e.what());

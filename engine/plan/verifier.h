@@ -15,9 +15,19 @@
 //   - every segment's ratios are non-negative and sum to 1;
 //   - the loss ends as a partial sum R (or I, from which R is local): R(loss) is derived;
 //   - a replicated plan (Plan::Replication) fits its cluster (machines of the program's ranks)
-//     and names a valid batch dimension for every input and every random op.
+//     and names a valid batch dimension for every input and every random op;
+//   - given a shape function (the op's own: LibTorch's kernel, import::localOutputShapes), every
+//     compute step that runs its op as it is (Execution::Plain, no SFB) gives, on every rank, the
+//     local output shapes its output forms say (the reference shape with each G(d) dimension at the
+//     rank's length), from the local input shapes its input forms say. Local shapes follow from
+//     the reference shapes through the rules' relations, so this refuses a plan made on shapes the
+//     importer inferred wrongly (LibTorch 1.13's _embedding_bag meta kernel) or a rule whose
+//     relations do not hold for the op: the worker would stop at its first step. Ranks where an
+//     operand is empty are left to the runtime (it builds empty pieces itself).
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +36,17 @@
 
 namespace hap::plan {
 
+// What the op computes for node n of graph g on tensor inputs of the given shapes (one per
+// n.tensorInputs()): each output's shape (lists flattened), or nullopt when it cannot tell. The
+// engine links no LibTorch: hap_import's import::localOutputShapes is the one callers pass.
+using ShapeFunction = std::function<std::optional<std::vector<ir::Shape>>(
+    const ir::Graph& g, const ir::Node& n, const std::vector<ir::Shape>& inputShapes)>;
+
 // The problems found, each naming the step and value; empty when the plan is valid. `imported` is
-// the model's imported graph; the plan's ids refer to planGraph(imported, plan).
-std::vector<std::string> verifyPlan(const ir::Graph& imported, const Plan& plan);
+// the model's imported graph; the plan's ids refer to planGraph(imported, plan). `shapes`, when
+// given, checks every plain compute step's local shapes on every rank (see the file's comment).
+std::vector<std::string> verifyPlan(const ir::Graph& imported, const Plan& plan,
+                                    const ShapeFunction& shapes = {});
 
 // Sets every compute step's execution (what the runtime must do beyond the op) from the rule
 // variant verifyPlan matches it to: the plan file does not carry it, the rule library decides it.

@@ -2,13 +2,15 @@
 // corpus's CI subset (resources/corpus/export.py --subset ci, imported with its --input
 // arguments) and every zoo model at its tiny preset. Each model runs once on CPU with its declared
 // inputs (import::checkShapes: the importer's inference against a real run, every node's every
-// output, shape and dtype); any mismatch fails the row with the check's own messages.
+// output, shape and dtype); any mismatch fails the row with the check's own messages. A model that
+// does not import at all is skipped here, saying why (tst_corpus fails it).
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
 
+#include "engine/base/error.h"
 #include "engine/import/input_spec.h"
 #include "engine/import/shape_check.h"
 
@@ -21,7 +23,14 @@ class TstCorpusShapes : public QObject {
   static void check(const QString& path, const QStringList& inputs) {
     import::ImportOptions options;
     for (const QString& in : inputs) options.inputOverrides.push_back(import::parseInputArg(in.toStdString()));
-    const import::ShapeCheckResult r = import::checkShapes(path.toStdString(), options);
+    import::ShapeCheckResult r;
+    try {
+      r = import::checkShapes(path.toStdString(), options);
+    } catch (const hap::Error& e) {
+      // A model that does not import has no inferred shapes to check: tst_corpus (and the corpus
+      // table) fail it for that; this test is about the shapes of the models that do.
+      QSKIP(qPrintable(path + " does not import, so has no inferred shapes: " + e.what()));
+    }
     QString problems;
     for (const import::ShapeMismatch& m : r.mismatches) problems += "\n  " + QString::fromStdString(m.message());
     QVERIFY2(r.ok(), qPrintable(QString("%1: %2 mismatches:%3").arg(path).arg(r.mismatches.size()).arg(problems)));
