@@ -6,12 +6,17 @@
 #include <string>
 #include <unistd.h>
 #include <memory>
+#include <optional>
 
 #include "db/cluster_profile.h"
 #include "db/store.h"
 #include "engine/base/error.h"
 #include "engine/cost/cluster.h"
 #include "engine/import/importer.h"
+#include "engine/import/input_spec.h"
+#include "engine/pipeline/pipeline_explain.h"
+#include "engine/pipeline/pipeline_json.h"
+#include "engine/pipeline/stage_partition.h"
 #include "engine/plan/explain.h"
 #include "engine/plan/plan_json.h"
 #include "engine/plan/plan_request.h"
@@ -26,7 +31,22 @@ struct PlanArgs {
   std::vector<std::string> inputs;
   plan::PlanRequest request;
   bool explain = false, quiet = false;
+  std::string pipeline = "off";  // --pipeline: off | auto | N (stages)
+  int microBatches = 0;          // --micro-batches: 0 = chosen by the search
 };
+
+// --pipeline's value as a stage count: 0 for auto, -1 for off; throws hap::Error.
+int pipelineStages(const std::string& text) {
+  if (text == "off") return -1;
+  if (text == "auto") return 0;
+  try {
+    size_t used = 0;
+    const int n = std::stoi(text, &used);
+    if (used == text.size() && n >= 2) return n;
+  } catch (const std::exception&) {
+  }
+  throw Error("expected auto, off or a stage count of at least 2 (got '" + text + "')");
+}
 
 // Prints search progress on stderr: one line rewritten in place on a terminal, a line a second
 // otherwise (logs).
@@ -65,12 +85,62 @@ int runPlan(const PlanArgs& a) {
   progress.finish();
   const plan::Plan& p = planned.plan;
 
+  // Pipeline stages (engine/pipeline, docs/pipeline.md): searched beside the SPMD-only plan, kept
+  // where asked for (N) or predicted faster (auto).
+  std::optional<pipeline::PipelinePlan> pipelined;
+  const int stages = pipelineStages(a.pipeline);
+  if (stages >= 0) {
+    if (!a.request.baseline.empty())
+      throw Error(fmt::format("--pipeline {} plans HAP's stages; it does not combine with --baseline {}", a.pipeline,
+                              a.request.baseline));
+    pipeline::PartitionOptions po;
+    po.stages = stages;
+    po.microBatches = a.microBatches;
+    po.stagePlan = plan::planOptions(a.request, cluster);
+    po.stagePlan.search.listener = nullptr;
+    po.stagePlan.baselines = false;
+    const std::shared_ptr<const ir::Graph> global = planned.graph;
+    auto atMicroBatches = [&](int m) -> std::shared_ptr<const ir::Graph> {
+      if (m == 1) return global;
+      import::ImportOptions o = importOptions;
+      o.inputOverrides = import::dividedBatch(*global, m);
+      return std::make_shared<const ir::Graph>(import::importModel(a.model, o));
+    };
+    pipeline::PipelinePlan pp = pipeline::planPipeline(*global, atMicroBatches, cluster, po);
+    pp.spmdSeconds = p.estimate.iterationSeconds;
+    pp.spmdFits = p.estimate.fits;
+    if (stages > 0 && pp.stages.empty())
+      throw Error(fmt::format("--pipeline {}: no pipeline of {} stages: {}", a.pipeline, stages, pp.why));
+    if (!pp.stages.empty()) {
+      const bool faster = pp.cost.fits && (!p.estimate.fits || pp.cost.stepSeconds < p.estimate.iterationSeconds);
+      if (stages > 0)
+        pp.why = fmt::format("{} stages asked for (--pipeline {}); the pipeline is predicted {} than the SPMD-only plan",
+                             stages, a.pipeline, faster ? "faster" : "slower");
+      else if (faster)
+        pp.why = "auto: the pipeline is predicted faster than the SPMD-only plan";
+      else {
+        pp.why = fmt::format("auto: the best pipeline ({} stages, {:.3f} ms{}) is not predicted faster than the "
+                             "SPMD-only plan",
+                             pp.stages.size(), pp.cost.stepSeconds * 1e3, pp.cost.fits ? "" : ", does not fit");
+        pp.stages.clear();
+      }
+    }
+    pipelined = std::move(pp);
+  }
+  const bool writesPipeline = pipelined && !pipelined->stages.empty();
+
   if (a.explain) std::cout << plan::formatExplain(*planned.graph, p) << "\n";
+  if (a.explain && pipelined) std::cout << pipeline::formatPipelineExplain(*pipelined) << "\n";
   std::cout << plan::formatSummary(p);
+  if (pipelined) std::cout << pipeline::formatPipelineSummary(*pipelined);
   std::cout << "Plan verified.";
   if (!a.output.empty()) {
-    plan::writePlan(p, *planned.graph, a.output);
-    std::cout << fmt::format(" Written to {}.", a.output);
+    if (writesPipeline)
+      pipeline::writePipelinePlan(p, *planned.graph, *pipelined, a.output);
+    else
+      plan::writePlan(p, *planned.graph, a.output);
+    std::cout << fmt::format(" Written to {}{}.", a.output,
+                             writesPipeline ? fmt::format(" (version {}, with the pipeline)", pipeline::kPipelinePlanVersion) : "");
   }
   std::cout << "\n";
   if (!cluster.measured)
@@ -129,6 +199,30 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--explain", args->explain,
                 "Print the program stage by stage: each collective with its tensor and cost, each "
                 "computation with its rule variant and the sharding of its tensors");
+  cmd->add_option("--pipeline", args->pipeline,
+                  "Pipeline stages: 'off' (one SPMD program on every device), 'auto' (search 2 or more stages, "
+                  "kept where predicted faster than the SPMD-only plan) or a stage count N (at least 2): the model "
+                  "cut at segment boundaries, each stage planned on its own group of machines (devices on one "
+                  "machine) at micro-batch shapes, run with 1F1B; predicted only, nothing runs pipelined plans yet "
+                  "(docs/pipeline.md)")
+      ->type_name("auto|off|N")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              pipelineStages(text);
+              return std::string();
+            } catch (const Error& e) {
+              return std::string(e.what());
+            }
+          },
+          "auto|off|N", "pipeline"))
+      ->capture_default_str();
+  cmd->add_option("--micro-batches", args->microBatches,
+                  "With --pipeline: the number of micro-batches a step is split into (a divisor of the batch; "
+                  "0: the search tries the smallest divisors of the batch at least S, 2S and 4S for S stages)")
+      ->type_name("M")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--max-states", args->request.maxStates,
                   "State budget of the A* search; beyond it the beam search takes over")
       ->capture_default_str();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -141,7 +142,7 @@ class Pricer {
   const PartitionOptions& options_;
   PipelinePlan& stats_;
   std::map<int, std::shared_ptr<const ir::Graph>> graphs_;
-  std::vector<Price> prices_;
+  std::deque<Price> prices_;  // stable references
   std::unordered_map<std::string, size_t> byRange_, byStructure_;
 };
 
@@ -159,6 +160,9 @@ struct Partition {
 };
 
 struct Search {
+  Search(const ir::Graph& g, const cost::Cluster& c, const std::vector<std::vector<int>>& u, const std::vector<bool>& k,
+         Pricer& p, PipelinePlan& st, int segments, int unitCount)
+      : model(g), cluster(c), units(u), cuts(k), pricer(p), stats(st), L(segments), U(unitCount) {}
   const ir::Graph& model;
   const cost::Cluster& cluster;
   const std::vector<std::vector<int>>& units;
@@ -166,31 +170,58 @@ struct Search {
   Pricer& pricer;
   PipelinePlan& stats;
   int L = 0, U = 0;
-  std::vector<double> segFlops, segBytes;  // forward, at the global batch
-  std::vector<double> unitFlops, unitBandwidth;
-  std::map<std::pair<int, int>, std::string> groupKeys;
+  // Prefix sums: forward FLOPs and bytes per segment (global batch), peak FLOP/s and memory
+  // bandwidth per unit.
+  std::vector<double> flopsPrefix, bytesPrefix, capPrefix, bwPrefix;
+  std::vector<bool> unitCut;  // where a group may end (PartitionOptions::unitGranularity)
+  bool oneMachine = false;
+  std::vector<int> groupIds;  // per (u0, u1): index into signatures, -1 until computed
+  std::unordered_map<std::string, int> signatureIds;
+  std::vector<std::string> signatures;
+  std::unordered_map<uint64_t, const Price*> memo;
 
-  const std::string& groupKey(int u0, int u1) {
-    auto [it, fresh] = groupKeys.try_emplace({u0, u1});
-    if (fresh) it->second = groupSignature(cluster, ranksOf(units, u0, u1));
-    return it->second;
+  int groupId(int u0, int u1) {
+    int& id = groupIds[static_cast<size_t>(u0) * (U + 1) + u1];
+    if (id < 0) {
+      const std::string key = groupSignature(cluster, ranksOf(units, u0, u1));
+      auto [it, fresh] = signatureIds.try_emplace(key, static_cast<int>(signatures.size()));
+      if (fresh) signatures.push_back(key);
+      id = it->second;
+    }
+    return id;
+  }
+
+  const Price& price(int k0, int k1, int u0, int u1, int m) {
+    const int g = groupId(u0, u1);
+    const uint64_t key = ((static_cast<uint64_t>(k0) * (L + 1) + k1) * (signatures.size() + 1) + g) * 4099 +
+                         static_cast<uint64_t>(m);
+    auto [it, fresh] = memo.try_emplace(key, nullptr);
+    if (fresh) it->second = &pricer.price(k0, k1, ranksOf(units, u0, u1), signatures[static_cast<size_t>(g)], m);
+    return *it->second;
   }
 
   // The roofline lower bound of segments [k0, k1) on units [u0, u1) at micro-batch count m.
   double lowerBound(int k0, int k1, int u0, int u1, int m) const {
-    double f = 0, b = 0, F = 0, B = 0;
-    for (int k = k0; k < k1; ++k) f += segFlops[static_cast<size_t>(k)], b += segBytes[static_cast<size_t>(k)];
-    for (int u = u0; u < u1; ++u) F += unitFlops[static_cast<size_t>(u)], B += unitBandwidth[static_cast<size_t>(u)];
+    const double f = flopsPrefix[static_cast<size_t>(k1)] - flopsPrefix[static_cast<size_t>(k0)];
+    const double b = bytesPrefix[static_cast<size_t>(k1)] - bytesPrefix[static_cast<size_t>(k0)];
+    const double F = capPrefix[static_cast<size_t>(u1)] - capPrefix[static_cast<size_t>(u0)];
+    const double B = bwPrefix[static_cast<size_t>(u1)] - bwPrefix[static_cast<size_t>(u0)];
     return std::max(F > 0 ? f / F : 0, B > 0 ? b / B : 0) / m;
   }
 
+  // transferSeconds() for contiguous unit ranges [p0, u0) -> [u0, u1).
+  double linkSeconds(int p0, int u0, int u1, double bytes) const {
+    if (bytes <= 0) return 0;
+    const cost::Link& l = oneMachine ? cluster.machines[0].link : cluster.network;
+    const int parallel = oneMachine ? 1 : std::max(1, std::min(u0 - p0, u1 - u0));
+    return l.bandwidth > 0 ? l.latency + bytes / (parallel * l.bandwidth) : 0;
+  }
+
   // A stage's time per micro-batch where it is stage s of S, receiving from units [p0, u0).
-  double stageTime(int k0, int k1, int p0, int u0, int u1, int s, int S, int m, const Price** out) {
-    const Price& p = pricer.price(k0, k1, ranksOf(units, u0, u1), groupKey(u0, u1), m);
-    *out = &p;
+  double stageTime(int k0, int k1, int p0, int u0, int u1, int s, int S, int m) {
+    const Price& p = price(k0, k1, u0, u1, m);
     if (!p.ok || !fitsAt(p.figures, std::min(S - s, m))) return kInf;
-    double link = 0;
-    if (s > 0) link = 2 * transferSeconds(cluster, ranksOf(units, p0, u0), ranksOf(units, u0, u1), p.receivedBytes);
+    const double link = s > 0 ? 2 * linkSeconds(p0, u0, u1, p.receivedBytes) : 0;
     return p.figures.forwardSeconds + p.figures.backwardSeconds + link;
   }
 
@@ -198,22 +229,23 @@ struct Search {
   Partition incumbent(int S, int m) {
     Partition p;
     p.unitCuts.push_back(0);
-    for (int s = 1; s < S; ++s) p.unitCuts.push_back(static_cast<int>(std::lround(static_cast<double>(s) * U / S)));
+    for (int s = 1; s < S; ++s) {
+      int c = static_cast<int>(std::lround(static_cast<double>(s) * U / S));
+      while (c < U && !unitCut[static_cast<size_t>(c)]) ++c;
+      if (c <= p.unitCuts.back() || c >= U) return Partition{};
+      p.unitCuts.push_back(c);
+    }
     p.unitCuts.push_back(U);
-    double total = 0, cap = 0;
-    for (double f : segFlops) total += f;
-    for (double f : unitFlops) cap += f;
+    const double total = flopsPrefix.back(), cap = capPrefix.back();
     p.cuts.push_back(0);
     for (int s = 1; s < S; ++s) {
-      double capBefore = 0;
-      for (int u = 0; u < p.unitCuts[static_cast<size_t>(s)]; ++u) capBefore += unitFlops[static_cast<size_t>(u)];
-      const double target = total * capBefore / std::max(cap, 1e-300);
+      const double target = total * capPrefix[static_cast<size_t>(p.unitCuts[static_cast<size_t>(s)])] / std::max(cap, 1e-300);
       int best = -1;
-      double acc = 0, gap = kInf;
-      for (int k = 1; k < L; ++k) {
-        acc += segFlops[static_cast<size_t>(k - 1)];
-        if (!cuts[static_cast<size_t>(k)] || k <= p.cuts.back() || L - k < S - s) continue;
-        if (std::abs(acc - target) < gap) gap = std::abs(acc - target), best = k;
+      double gap = kInf;
+      for (int k = p.cuts.back() + 1; k <= L - (S - s); ++k) {
+        if (!cuts[static_cast<size_t>(k)]) continue;
+        const double d = std::abs(flopsPrefix[static_cast<size_t>(k)] - target);
+        if (d < gap) gap = d, best = k;
       }
       if (best < 0) return Partition{};
       p.cuts.push_back(best);
@@ -221,10 +253,9 @@ struct Search {
     p.cuts.push_back(L);
     double bottleneck = 0, sum = 0;
     for (int s = 0; s < S; ++s) {
-      const Price* price = nullptr;
       const double t = stageTime(p.cuts[static_cast<size_t>(s)], p.cuts[static_cast<size_t>(s) + 1],
                                  s ? p.unitCuts[static_cast<size_t>(s) - 1] : 0, p.unitCuts[static_cast<size_t>(s)],
-                                 p.unitCuts[static_cast<size_t>(s) + 1], s, S, m, &price);
+                                 p.unitCuts[static_cast<size_t>(s) + 1], s, S, m);
       bottleneck = std::max(bottleneck, t);
       sum += t;
     }
@@ -253,14 +284,13 @@ struct Search {
           for (int k1 = k + 1; k1 <= L - rest; ++k1) {
             if (!cuts[static_cast<size_t>(k1)] || (rest == 0 && k1 != L)) continue;
             for (int u1 = u + 1; u1 <= U - rest; ++u1) {
-              if (rest == 0 && u1 != U) continue;
+              if ((rest == 0 && u1 != U) || !unitCut[static_cast<size_t>(u1)]) continue;
               if (std::max(from.bottleneck, lowerBound(k, k1, u, u1, m)) > theta ||
                   (rest > 0 && lowerBound(k1, L, u1, U, m) > theta)) {
                 ++stats.pruned;
                 continue;
               }
-              const Price* price = nullptr;
-              const double t = stageTime(k, k1, from.prevU < 0 ? 0 : from.prevU, u, u1, s, S, m, &price);
+              const double t = stageTime(k, k1, from.prevU < 0 ? 0 : from.prevU, u, u1, s, S, m);
               if (t == kInf) continue;
               Cell next{std::max(from.bottleneck, t), from.sum + t, k, u};
               Cell& to = cell[idx(s + 1, k1, u1)];
@@ -351,18 +381,34 @@ PipelinePlan planPipeline(const ir::Graph& model, const MicroBatchGraph& atMicro
   const std::vector<bool> cuts = validCuts(model, seg.nodeSegment, L);
 
   Pricer pricer(model, atMicroBatches, cluster, seg.nodeSegment, options, out);
-  Search search{model, cluster, units, cuts, pricer, out, L, U, {}, {}, {}, {}, {}};
-  search.segFlops.assign(static_cast<size_t>(L), 0);
-  search.segBytes.assign(static_cast<size_t>(L), 0);
+  Search search(model, cluster, units, cuts, pricer, out, L, U);
+  search.oneMachine = cluster.machines.size() <= 1;
+  search.groupIds.assign(static_cast<size_t>(U + 1) * (U + 1), -1);
+  std::vector<double> segFlops(static_cast<size_t>(L), 0), segBytes(static_cast<size_t>(L), 0);
   for (const ir::Node& n : model.nodes) {
     const size_t k = static_cast<size_t>(seg.nodeSegment[static_cast<size_t>(n.id)]);
-    search.segFlops[k] += n.cost.flops;
-    search.segBytes[k] += static_cast<double>(n.cost.bytesRead + n.cost.bytesWritten);
+    segFlops[k] += n.cost.flops;
+    segBytes[k] += static_cast<double>(n.cost.bytesRead + n.cost.bytesWritten);
+  }
+  search.flopsPrefix = search.bytesPrefix = {0};
+  for (int k = 0; k < L; ++k) {
+    search.flopsPrefix.push_back(search.flopsPrefix.back() + segFlops[static_cast<size_t>(k)]);
+    search.bytesPrefix.push_back(search.bytesPrefix.back() + segBytes[static_cast<size_t>(k)]);
   }
   const ir::DType dtype = computeType(model);
+  search.capPrefix = search.bwPrefix = {0};
   for (const std::vector<int>& u : units) {
-    search.unitFlops.push_back(groupFlops(cluster, u, dtype));
-    search.unitBandwidth.push_back(groupBandwidth(cluster, u));
+    search.capPrefix.push_back(search.capPrefix.back() + groupFlops(cluster, u, dtype));
+    search.bwPrefix.push_back(search.bwPrefix.back() + groupBandwidth(cluster, u));
+  }
+  // Group ends: every unit, or every `granularity`-th and wherever the device type changes.
+  const int granularity = options.unitGranularity > 0 ? options.unitGranularity : std::max(1, U / 16);
+  search.unitCut.assign(static_cast<size_t>(U) + 1, false);
+  for (int u = 0; u <= U; ++u) {
+    const bool typeChange = u > 0 && u < U &&
+                            cluster.devices[static_cast<size_t>(units[static_cast<size_t>(u)][0])].type !=
+                                cluster.devices[static_cast<size_t>(units[static_cast<size_t>(u - 1)][0])].type;
+    search.unitCut[static_cast<size_t>(u)] = u % granularity == 0 || u == U || typeChange;
   }
 
   struct Found {
@@ -399,8 +445,8 @@ PipelinePlan planPipeline(const ir::Graph& model, const MicroBatchGraph& atMicro
       std::vector<double> received;
       for (int s = 0; s < S; ++s) {
         const std::vector<int> ranks = ranksOf(units, p.unitCuts[static_cast<size_t>(s)], p.unitCuts[static_cast<size_t>(s) + 1]);
-        const Price& price = pricer.price(p.cuts[static_cast<size_t>(s)], p.cuts[static_cast<size_t>(s) + 1], ranks,
-                                          search.groupKey(p.unitCuts[static_cast<size_t>(s)], p.unitCuts[static_cast<size_t>(s) + 1]), m);
+        const Price& price = search.price(p.cuts[static_cast<size_t>(s)], p.cuts[static_cast<size_t>(s) + 1],
+                                          p.unitCuts[static_cast<size_t>(s)], p.unitCuts[static_cast<size_t>(s) + 1], m);
         figures.push_back(price.figures);
         groups.push_back(ranks);
         received.push_back(price.receivedBytes);

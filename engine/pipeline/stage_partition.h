@@ -15,7 +15,9 @@
 // FLOP/s, forward bytes over its memory bandwidth) exceeds it is not priced. The best partitions
 // of all (S, m) are then ranked by the 1F1B recurrence (pipeline_cost.h); the `finalists` best
 // are planned stage by stage with the requested options (plan::makePlan: ratios, MILP, ...), and
-// the cheapest of those by the recurrence is the plan.
+// the cheapest of those by the recurrence is the plan. On clusters of more than 16 units the
+// group boundaries lie on a grid (PartitionOptions::unitGranularity), so the search is exact over
+// that grid only.
 #pragma once
 
 #include <functional>
@@ -35,6 +37,9 @@ struct PartitionOptions {
   plan::PlanOptions stagePlan;  // how each chosen stage is planned (segments, ratios, cost, search)
   plan::PlanOptions::Ratios searchRatios = plan::PlanOptions::Ratios::Proportional;
   int finalists = 2;
+  // Group boundaries: after every unit up to 16 units; beyond, every ceil(U / 16)-th unit and
+  // wherever the device type changes (0: so; N: every N-th). A coarser grid prices fewer groups.
+  int unitGranularity = 0;
 };
 
 // The model imported at 1/m of its batch (micro-batch shapes), with the same nodes in the same

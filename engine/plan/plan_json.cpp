@@ -1,5 +1,7 @@
 #include "engine/plan/plan_json.h"
 
+#include "engine/pipeline/pipeline_json.h"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -769,6 +771,7 @@ Plan planFromJson(const json& doc, const std::string& origin) {
   if (format != "hap-plan")
     throw PlanError(fmt::format("{}: not a HAP plan (field '/format' is {}; expected \"hap-plan\")",
                                 origin, shown(format)));
+  pipeline::refusePipeline(doc, origin);  // version 3: pipeline stages (pipeline/pipeline_json.h)
   const Field version = root.at("version", fmt::format("the integer {}", kPlanVersion));
   if (!version.raw().is_number_integer() || version.raw() != kPlanVersion)
     version.fail(fmt::format("the integer {} (this HAP reads plan version {}; re-plan older plans)",
