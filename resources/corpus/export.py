@@ -268,8 +268,8 @@ MVIT_SOURCE = ("torchvision.models.video.MViT(spatial_size=(32, 32), temporal_si
 VIDEO_BATCH = 4
 
 
-def video(frames=8, size=32):
-    return [f"x={VIDEO_BATCH}x3x{frames}x{size}x{size}:float32", f"y={VIDEO_BATCH}:int64:0..{CLASSES}"]
+def video(frames=8, size=32, batch=VIDEO_BATCH):
+    return [f"x={batch}x3x{frames}x{size}x{size}:float32", f"y={batch}:int64:0..{CLASSES}"]
 
 
 class Segment(nn.Module):
@@ -462,8 +462,9 @@ MODELS = {
                                                                      [tvvideo.resnet.Conv3DSimple] * 4, [1, 1, 1, 1],
                                                                      tvvideo.resnet.BasicStem, num_classes=CLASSES)),
                                 video(), True, "video"),
+    # S3D's last pooling is (2, 7, 7): its smallest input is 16 frames of 224x224 (a batch of 2)
     "s3d": Model("torchvision.models.video.s3d(num_classes=10)",
-                 lambda: Classify(tvvideo.s3d(num_classes=CLASSES)), video(16, 224), False, "video"),
+                 lambda: Classify(tvvideo.s3d(num_classes=CLASSES)), video(16, 224, batch=2), False, "video"),
     "mvit_v1": Model(MVIT_SOURCE + "mvit_v1_b's flags)", lambda: mvit(False), video(), False, "video"),
     "mvit_v2": Model(MVIT_SOURCE + "mvit_v2_s's flags: residual_pool, rel_pos_embed, proj_after_attn)",
                      lambda: mvit(True), video(), False, "video"),

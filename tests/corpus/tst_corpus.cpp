@@ -2,11 +2,13 @@
 // and torch.nn's own constructors, traced with a loss and saved with a plain torch.jit.save):
 // each model is planned with its --input arguments on 3 CPU ranks with uneven shares and on the
 // 4-GPU cluster, and trained 3 steps with hap-worker --check on 1, 2 and 3 ranks, by the same
-// runner as scripts/corpus.sh (resources/corpus/run.py). Every model must pass on every count.
+// runner as scripts/corpus.sh (resources/corpus/run.py). Every model must pass on every count, and
+// the subset must hold a model of every family of the corpus.
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -16,6 +18,22 @@ class TstCorpus : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // The subset keeps at least one model of every family of the corpus (export.py writes the
+  // corpus's families beside the exported models).
+  void everyFamily() {
+    QFile file(QStringLiteral(HAP_CORPUS_DIR) + "/corpus.json");
+    QVERIFY2(file.open(QIODevice::ReadOnly), "run the corpus fixture (export_corpus_ci) first");
+    const QJsonObject corpus = QJsonDocument::fromJson(file.readAll()).object();
+    QSet<QString> covered;
+    for (const QJsonValue& m : corpus["models"].toArray()) covered.insert(m.toObject()["family"].toString());
+    const QJsonArray families = corpus["families"].toArray();
+    QVERIFY2(!families.isEmpty(), qPrintable(file.fileName() + " lists no family: re-run export_corpus_ci"));
+    for (const QJsonValue& family : families)
+      QVERIFY2(covered.contains(family.toString()),
+               qPrintable(QString("no model of family '%1' in the CI subset (mark one ci in export.py)")
+                              .arg(family.toString())));
+  }
+
   void models_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<double>("parameters");
