@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "engine/base/error.h"
+#include "engine/import/functionalize.h"
 #include "engine/ir/op_cost.h"
 
 namespace hap::import {
@@ -268,17 +269,9 @@ class Importer {
   ir::Graph g_;
   std::unordered_map<const jit::Value*, Slot> env_;
   std::unordered_map<const jit::Value*, ir::ValueId> materialized_;
-  // Aliasing. aliasRoot_[v]: the value whose storage v shares (its own id unless v is a view or
-  // an in-place result). writes_: every in-place write, as (node, root written); checkAliasing()
-  // refuses a program that reads a stale alias after such a write.
-  std::vector<ir::ValueId> aliasRoot_;
-  std::vector<std::pair<ir::NodeId, ir::ValueId>> writes_;
-  ir::ValueId aliasRoot(ir::ValueId v) const {
-    return static_cast<size_t>(v) < aliasRoot_.size() && aliasRoot_[static_cast<size_t>(v)] != ir::kNone
-               ? aliasRoot_[static_cast<size_t>(v)]
-               : v;
-  }
-  void checkAliasing() const;
+  // In-place writes through views and the aliases they touch (functionalize.h).
+  Functionalizer fn_{g_};
+  Site site(const jit::Node* n) const { return {scope_, locationOf(n), where(n)}; }
   std::unordered_map<const c10::TensorImpl*, ir::ValueId> attrValues_;  // params/buffers by identity
   at::Generator rng_ = at::detail::createCPUGenerator(0);
   // Qualified path of the module whose method is being walked: the scope of the nodes emitted.
@@ -908,6 +901,18 @@ void Importer::emitNode(jit::Node* n, const std::vector<Slot>& given) {
     promoted.id = materialize(folded, n->inputs()[0]->debugName(), n);
     in[0] = std::move(promoted);
   }
+  // Every tensor read at its current value: a view or base written in place since it was made is
+  // derived again from the new content (functionalize.h).
+  const Site here = site(n);
+  std::function<void(Slot&)> current = [&](Slot& s) {
+    if (s.kind == Slot::Kind::Aggregate)
+      for (Slot& e : s.items) current(e);
+    if (s.kind != Slot::Kind::Tensor) return;
+    const Carried c = fn_.read({s.id, s.iv.isTensor() ? s.iv.toTensor() : at::Tensor()}, here);
+    s.id = c.id;
+    s.iv = c.carrier;
+  };
+  for (Slot& s : in) current(s);
   ir::Node node;
   node.op = n->kind().toQualString();
   node.overload = schema.overload_name();
@@ -922,6 +927,7 @@ void Importer::emitNode(jit::Node* n, const std::vector<Slot>& given) {
                                       args[i].name()));
       if (in[0].kind != Slot::Kind::Tensor)
         fail(n, "an in-place op on a value that is not a graph tensor");
+      fn_.checkWrite({in[0].id, in[0].iv.toTensor()}, n->kind().toQualString(), here);
       node.inplace = true;
     }
     node.args.push_back(makeArg(args[i], in[i], n->inputs()[i], n));
@@ -939,35 +945,35 @@ void Importer::emitNode(jit::Node* n, const std::vector<Slot>& given) {
   }
   if (outs.size() != n->outputs().size()) fail(n, "operator returned an unexpected number of values");
 
-  for (size_t i = 0; i < outs.size(); ++i)
-    env_[n->outputs()[i]] = wrapOutput(outs[i], n->outputs()[i], n, node.outputs);
+  std::vector<Carried> results;  // the tensor outputs with their carriers, flattened
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Slot& s = env_[n->outputs()[i]] = wrapOutput(outs[i], n->outputs()[i], n, node.outputs);
+    if (s.kind == Slot::Kind::Tensor) results.push_back({s.id, s.iv.toTensor()});
+    for (const Slot& e : s.items) results.push_back({e.id, e.iv.toTensor()});
+  }
 
-  // Views (outputs that share an input's storage: view, slice, select, transpose, chunk, ...)
-  // and in-place results alias that input's root.
-  aliasRoot_.resize(g_.values.size(), ir::kNone);
-  for (size_t k = 0; k < schema.returns().size() && k < n->outputs().size(); ++k) {
-    const c10::AliasInfo* alias = schema.returns()[k].alias_info();
-    if (!alias || alias->beforeSets().empty()) continue;
+  // Views: outputs sharing the storage of an argument the schema says they may alias (view,
+  // slice, select, transpose, chunk, ...; contiguous and to when they return their input).
+  if (!node.inplace) {
+    std::vector<IValue> argValues;
     for (size_t i = 0; i < args.size() && i < in.size(); ++i) {
       const c10::AliasInfo* a = args[i].alias_info();
-      if (!a || in[i].kind != Slot::Kind::Tensor || a->beforeSets() != alias->beforeSets()) continue;
-      const ir::ValueId root = aliasRoot(in[i].id);
-      for (ir::ValueId out : node.outputs) aliasRoot_[static_cast<size_t>(out)] = root;
-      break;
+      if (!a || a->isWrite() || in[i].kind != Slot::Kind::Tensor || !in[i].iv.isTensor()) continue;
+      if (argValues.empty())
+        for (const Slot& s : in) argValues.push_back(toIValue(s, Pass::AsIs));
+      fn_.view({in[i].id, in[i].iv.toTensor()}, i, node.op, schema, argValues, results, here);
     }
   }
   if (node.inplace) {
     if (node.outputs.empty()) fail(n, "an in-place op without a tensor result");
-    ir::ValueId old = in[0].id;
-    writes_.push_back({static_cast<ir::NodeId>(g_.nodes.size()), aliasRoot(old)});
-    g_.value(node.outputs[0]).aliasOf = old;
-    // Later readers of the overwritten TorchScript value see the new version.
+    const Carried old{in[0].id, in[0].iv.toTensor()};
+    g_.value(node.outputs[0]).aliasOf = old.id;
+    g_.addNode(std::move(node));
+    // The write's new content goes back into the storage it wrote (scatters into the base), and
+    // later readers of the overwritten TorchScript value see the new version.
+    fn_.write(old, results.at(0), here);
     env_[n->inputs()[0]] = env_[n->outputs()[0]];
-    const ir::Value& target = g_.value(old);
-    if (target.kind == ir::ValueKind::Parameter || target.kind == ir::ValueKind::Input)
-      g_.diagnostics.push_back({ir::Diagnostic::Severity::Warning, static_cast<ir::NodeId>(g_.nodes.size()),
-                                fmt::format("{} overwrites {} '{}' in place", node.op,
-                                            ir::valueKindName(target.kind), target.name)});
+    return;
   }
   g_.addNode(std::move(node));
 }
@@ -1003,7 +1009,6 @@ void Importer::finish(const std::shared_ptr<jit::Graph>& graph) {
     throw ImportError(fmt::format("{}: forward returns {} '{}' unchanged; it must compute a loss",
                                   path_, ir::valueKindName(loss.kind), loss.name));
   g_.loss = s.id;
-  checkAliasing();
 
   // Parameters forward never reads still count toward the model's size: report them.
   int64_t unused = 0;
@@ -1020,33 +1025,6 @@ void Importer::finish(const std::shared_ptr<jit::Graph>& graph) {
         {ir::Diagnostic::Severity::Warning, ir::kNone,
          fmt::format("{} parameter elements are never used by forward (e.g. {})", unused,
                      fmt::join(names, ", "))});
-}
-
-// The importer runs an in-place op out of place and rebinds the TorchScript value it wrote to its
-// result; other aliases of the written storage (the tensor a view was taken from, other views of
-// it) keep their old values. A program that reads such an alias after the write would compute
-// something else than the module: refused, naming the write and the read.
-void Importer::checkAliasing() const {
-  for (const auto& [write, root] : writes_) {
-    // The runtime writes an in-place op's result back into a buffer (num_batches_tracked.add_),
-    // so later reads of a buffer see the write.
-    if (g_.value(root).kind == ir::ValueKind::Buffer) continue;
-    const ir::ValueId result = g_.node(write).outputs[0];
-    for (size_t j = static_cast<size_t>(write) + 1; j < g_.nodes.size(); ++j) {
-      const ir::Node& reader = g_.node(static_cast<ir::NodeId>(j));
-      for (ir::ValueId u : reader.tensorInputs()) {
-        if (aliasRoot(u) != root || u == result) continue;
-        const ir::Value& value = g_.value(u);
-        const bool stale = value.kind != ir::ValueKind::Activation || value.producer < write;
-        if (!stale) continue;
-        throw ImportError(fmt::format(
-            "{}: node {} writes in place into storage that '{}' shares (a view of it, or the tensor it is a view "
-            "of), and node {} reads '{}' afterwards; HAP runs in-place ops out of place and cannot keep aliases "
-            "in step: write that op out of place (e.g. torch.relu(x) for x.relu_(), or inplace=False)",
-            path_, g_.describe(write), value.name, g_.describe(reader.id), value.name));
-      }
-    }
-  }
 }
 
 ir::Graph Importer::run() {

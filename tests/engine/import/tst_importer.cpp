@@ -271,10 +271,6 @@ void TstImporter::errors_data() {
       << QStringList{"non_scalar.pt: node", "aten::linear", "shape [", "HAP needs a scalar loss"};
   QTest::newRow("tuple forward") << "tuple_out.pt"
                                  << QStringList{"tuple_out.pt", "returns a tuple or list of 2"};
-  QTest::newRow("in-place write into a view read afterwards")
-      << "inplace_view.pt"
-      << QStringList{"inplace_view.pt: node", "aten::relu_", "writes in place into storage", "reads", "afterwards",
-                     "write that op out of place"};
   QTest::newRow("unknown dtype")
       << "bad_dtype.pt"
       << QStringList{"bad_dtype.pt:hap/inputs.json", "inputs[0].dtype", "unknown dtype 'complex999'"};
