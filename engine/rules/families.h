@@ -36,6 +36,7 @@ std::span<const RuleEntry> indexingRules();       // indexing.cpp: topk, one_hot
 std::span<const RuleEntry> resamplingRules();     // resampling.cpp: upsample, pixel shuffle, pad, roll
 std::span<const RuleEntry> activationRules();     // activation.cpp: prelu, glu
 std::span<const RuleEntry> recurrentRules();      // recurrent.cpp: rnn_tanh, rnn_relu, gru, lstm
+std::span<const RuleEntry> scatterRules();        // scatter.cpp: slice/select/diagonal_scatter
 std::span<const RuleEntry> reshardRules();        // reshard.cpp: hap::reshard at segment boundaries
 
 }  // namespace hap::rules

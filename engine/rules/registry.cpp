@@ -18,7 +18,7 @@ const std::unordered_map<std::string_view, RuleFn>& registry() {
          {elementwiseRules(), randomRules(), reductionRules(), normalizationRules(),
           softmaxRules(), lossRules(), embeddingRules(), factoryRules(), shapeRules(),
           matmulRules(), convolutionRules(), indexingRules(), resamplingRules(), activationRules(),
-          recurrentRules(), reshardRules()}) {
+          recurrentRules(), scatterRules(), reshardRules()}) {
       for (const RuleEntry& e : family) {
         [[maybe_unused]] bool fresh = map.emplace(e.op, e.rule).second;
         assert(fresh && "an op is registered by two rule families");

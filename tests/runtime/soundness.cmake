@@ -13,4 +13,5 @@ hap_add_test(tst_rule_soundness
   ${HAP_SOUNDNESS}/samples_matmul.cpp
   ${HAP_SOUNDNESS}/samples_indexing.cpp
   ${HAP_SOUNDNESS}/samples_resampling.cpp
+  ${HAP_SOUNDNESS}/samples_scatter.cpp
   LIBS hap_runtime Qt6::Core TIMEOUT 600)

@@ -129,5 +129,6 @@ std::vector<SampleEntry> indexingSamples();
 std::vector<SampleEntry> resamplingSamples();
 std::vector<SampleEntry> activationSamples();
 std::vector<SampleEntry> recurrentSamples();
+std::vector<SampleEntry> scatterSamples();
 
 }  // namespace hap::test

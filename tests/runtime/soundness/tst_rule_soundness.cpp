@@ -809,7 +809,7 @@ const std::vector<std::pair<const char*, Family>>& families() {
       {"shape", test::shapeSamples},                 {"matmul", test::matmulSamples},
       {"convolution", test::convolutionSamples},     {"indexing", test::indexingSamples},
       {"resampling", test::resamplingSamples},       {"activation", test::activationSamples},
-      {"recurrent", test::recurrentSamples},
+      {"recurrent", test::recurrentSamples},         {"scatter", test::scatterSamples},
   };
   return list;
 }
@@ -915,6 +915,7 @@ class TstRuleSoundness : public QObject {
   void resampling() { checkFamily(test::resamplingSamples); }
   void activation() { checkFamily(test::activationSamples); }
   void recurrent() { checkFamily(test::recurrentSamples); }
+  void scatter() { checkFamily(test::scatterSamples); }
 };
 
 QTEST_GUILESS_MAIN(TstRuleSoundness)
