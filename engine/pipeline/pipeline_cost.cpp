@@ -108,6 +108,7 @@ PipelineCost pipelineCost(const std::vector<StageFigures>& stages, const std::ve
     if (t > bottleneckTime) {
       bottleneckTime = t;
       c.bottleneck = static_cast<int>(l);
+      c.bottleneckIsLink = true;
     }
   }
   c.closedFormSeconds = (m + S - 1) * closedBottleneck;

@@ -44,7 +44,8 @@ struct PipelineCost {
   double steadySeconds = 0;       // m x the bottleneck: the step without fill and drain
   double bubbleSeconds = 0;       // pipelineSeconds - steadySeconds
   double bubbleFraction = 0;      // bubbleSeconds / pipelineSeconds
-  int bottleneck = 0;             // the stage (or the stage before the link) of the largest time
+  int bottleneck = 0;             // the stage of the largest F + B, or the link s -> s + 1 ...
+  bool bottleneckIsLink = false;  // ... where a link's transfer takes longer
   std::vector<double> stageEnd;   // per stage: its last backward's end
   std::vector<int> inFlight;      // per stage: micro-batches whose activations it keeps
   std::vector<double> memoryBytes;  // per stage: the fullest device's bytes

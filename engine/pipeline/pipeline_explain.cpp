@@ -56,9 +56,11 @@ std::string formatPipelineExplain(const PipelinePlan& p) {
                            st.sharedParameters.size());
     }
     out += fmt::format("  step {} (1F1B recurrence; closed form (m + S - 1) x slowest stage: {}); steady state {}, "
-                       "bubble {} ({:.0f}%); bottleneck stage {}\n",
+                       "bubble {} ({:.0f}%); bottleneck: {}\n",
                        ms(c.stepSeconds), ms(c.closedFormSeconds), ms(c.steadySeconds), ms(c.bubbleSeconds),
-                       c.bubbleFraction * 100, c.bottleneck);
+                       c.bubbleFraction * 100,
+                       c.bottleneckIsLink ? fmt::format("the link from stage {} to {}", c.bottleneck, c.bottleneck + 1)
+                                          : fmt::format("stage {}", c.bottleneck));
   }
   out += fmt::format("  why: SPMD-only plan on the whole cluster: {} ({}){}\n", ms(p.spmdSeconds),
                      p.spmdFits ? "fits" : "does not fit", p.why.empty() ? "" : "; " + p.why);

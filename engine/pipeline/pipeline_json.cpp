@@ -51,6 +51,7 @@ ojson pipelineToJson(const plan::Plan& spmd, const ir::Graph& imported, const Pi
                     {"bubble_seconds", c.bubbleSeconds},
                     {"bubble_fraction", c.bubbleFraction},
                     {"bottleneck", c.bottleneck},
+                    {"bottleneck_is_link", c.bottleneckIsLink},
                     {"fits", c.fits},
                     {"spmd_seconds", pp.spmdSeconds},
                     {"spmd_fits", pp.spmdFits}};
@@ -173,6 +174,7 @@ PipelinePlan readPipelineFields(const json& doc, const std::string& origin, plan
   pp.cost.bubbleSeconds = get<double>(pred, "bubble_seconds", root + "/predicted");
   pp.cost.bubbleFraction = get<double>(pred, "bubble_fraction", root + "/predicted");
   pp.cost.bottleneck = get<int>(pred, "bottleneck", root + "/predicted");
+  pp.cost.bottleneckIsLink = get<bool>(pred, "bottleneck_is_link", root + "/predicted");
   pp.cost.fits = get<bool>(pred, "fits", root + "/predicted");
   pp.spmdSeconds = get<double>(pred, "spmd_seconds", root + "/predicted");
   pp.spmdFits = get<bool>(pred, "spmd_fits", root + "/predicted");
