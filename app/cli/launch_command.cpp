@@ -8,12 +8,14 @@
 #include <array>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
 
 #include "engine/base/error.h"
+#include "engine/pipeline/pipeline_json.h"
 #include "engine/plan/open_plan.h"
 #include "engine/plan/plan_json.h"
 #include "runtime/launch/launch_scripts.h"
@@ -88,7 +90,23 @@ std::string joinShares(const std::vector<double>& shares) {
 // The plan opened as every worker opens it (plan::openPlan: read with every field checked, its
 // model located and its hash checked, imported, verified): a plan that does not verify starts no
 // worker.
+// A pipelined plan (engine/pipeline/pipeline_json.h) runs on every rank of its cluster, each
+// worker running its stage (runtime/train/pipeline_trainer.h): its file and its model's hash are
+// checked here, each worker verifies its stage's plan.
 plan::Plan openForLaunch(const LaunchArgs& a) {
+  std::ifstream in(a.plan);
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_object() && doc.contains("pipeline")) {
+    plan::Plan spmd;
+    pipeline::pipelineFromJson(doc, a.plan, &spmd);
+    const std::string given = workerOptions(a).modelPath;
+    const std::optional<std::string> model = plan::locatePlanModel(spmd, a.plan, given);
+    if (!model)
+      throw Error(fmt::format("{}: the plan's model {} is not there (nor beside the plan); name it with --model",
+                              a.plan, spmd.modelPath));
+    plan::checkPlanModel(spmd, a.plan, *model);
+    return spmd;
+  }
   plan::OpenPlanOptions options;
   options.modelPath = workerOptions(a).modelPath;
   options.metaWeights = true;

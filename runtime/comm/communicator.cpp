@@ -573,4 +573,47 @@ Communicator::Replicated Communicator::connectReplicated(const WorkerEnv& env, b
   });
 }
 
+Communicator::Grouped Communicator::connectGroups(const WorkerEnv& env, bool cuda,
+                                                  const std::vector<std::vector<int>>& groups) {
+  int mine = -1, local = 0, covered = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    covered += static_cast<int>(groups[g].size());
+    for (size_t j = 0; j < groups[g].size(); ++j)
+      if (groups[g][j] == env.rank) {
+        mine = static_cast<int>(g);
+        local = static_cast<int>(j);
+      }
+  }
+  if (mine < 0 || covered != env.worldSize)
+    throw RuntimeError(fmt::format(
+        "rank {}: the pipeline's stage groups cover {} ranks{}, but WORLD_SIZE is {}; start one worker per "
+        "device of the plan (hap launch does)",
+        env.rank, covered, mine < 0 ? " and not this one" : "", env.worldSize));
+  const c10::Device device = rankDevice(env, cuda);
+  const int k = static_cast<int>(groups[static_cast<size_t>(mine)].size());
+  const Membership world{env.rank, env.worldSize, ""};
+  const Membership member{local, k, fmt::format("stage {}", mine)};
+  if (env.worldSize == 1) {
+    Grouped out;
+    out.world = std::make_unique<GroupCommunicator>(env, world, c10::intrusive_ptr<CommBackend>(),
+                                                    c10::intrusive_ptr<CommBackend>(), device);
+    out.group = std::make_unique<GroupCommunicator>(env, member, c10::intrusive_ptr<CommBackend>(),
+                                                    c10::intrusive_ptr<CommBackend>(), device);
+    return out;
+  }
+  return rendezvous(env, [&] {
+    Rendezvous r(env, cuda);
+    Grouped out;
+    auto all = r.group("hap", env.rank, env.worldSize);
+    auto stage = r.group(fmt::format("hap-stage-{}", mine), local, k);
+    auto stageGradients = r.group(fmt::format("hap-stage-gradients-{}", mine), local, k);
+    out.world = std::make_unique<GroupCommunicator>(env, world, std::move(all), c10::intrusive_ptr<CommBackend>(),
+                                                    device);
+    out.group = std::make_unique<GroupCommunicator>(env, member, std::move(stage), std::move(stageGradients), device);
+    const std::shared_ptr<Liveness> liveness = Liveness::start(env);
+    for (Communicator* c : {out.world.get(), out.group.get()}) static_cast<GroupCommunicator*>(c)->watch(liveness);
+    return out;
+  });
+}
+
 }  // namespace hap::runtime

@@ -63,6 +63,14 @@ class Communicator {
   // Rendezvous as connect does, creating the three. RuntimeError when WORLD_SIZE is not a multiple
   // of `machines`.
   static Replicated connectReplicated(const WorkerEnv& env, bool cuda, int machines);
+  // A pipelined plan's communicators (runtime/train/pipeline_trainer.h): `groups` partitions the
+  // world's ranks into stage groups (each ascending). `world`: every rank (losses, norms,
+  // metrics); `group`: this rank's stage group (group rank = its place there), with a gradient
+  // channel; flat all-reduces. RuntimeError when `groups` is not such a partition.
+  struct Grouped {
+    std::unique_ptr<Communicator> world, group;
+  };
+  static Grouped connectGroups(const WorkerEnv& env, bool cuda, const std::vector<std::vector<int>>& groups);
   virtual ~Communicator() = default;
 
   virtual int rank() const = 0;

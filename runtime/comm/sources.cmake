@@ -8,4 +8,5 @@ list(APPEND HAP_RUNTIME_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/job_chain.cpp
   ${CMAKE_CURRENT_LIST_DIR}/liveness.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collectives.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/point_to_point.cpp
 )

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -136,6 +137,7 @@ struct Executor::Impl {
   // stretched compute step made in the last forward(), in step order (so ascending).
   std::vector<std::pair<uint64_t, uint64_t>> stretchedNodes;
   Slowdown slowdown{options.slowdown};
+  int microBatch = 0;  // ExecutorOptions::microBatches: the one the next forward() runs
 
   Impl(const plan::Plan& p, const ir::Graph& planned, Communicator& c, const ExecutorOptions& o)
       : plan(p), g(planned), comm(c), options(o) {}
@@ -320,7 +322,13 @@ void Executor::Impl::setUpParameters(const std::vector<plan::PlanStep>& planStep
 
 void Executor::Impl::plant(const std::vector<plan::PlanStep>& planSteps, const import::ModelTensors& tensors) {
   rank = comm.rank();
-  const KernelContext kernelContext{rank, options.device, &plan.replication, options.machine, options.floating};
+  const KernelContext kernelContext{rank,
+                                    options.device,
+                                    &plan.replication,
+                                    options.machine,
+                                    options.floating,
+                                    options.microBatches,
+                                    options.microBatches > 1 ? &microBatch : nullptr};
   if (comm.size() != static_cast<int>(plan.devices.size()))
     throw RuntimeError(fmt::format("the plan is for {} ranks, but WORLD_SIZE is {}; start one worker per plan device",
                                    plan.devices.size(), comm.size()));
@@ -534,6 +542,81 @@ void Executor::backward(const at::Tensor& partialLoss) {
     for (const GradientBuckets::Span& s : m.buckets->spans())
       m.spans.push_back({s.name, true, std::chrono::duration<double>(s.start - m.epoch).count(),
                          std::chrono::duration<double>(s.end - m.epoch).count()});
+}
+
+void Executor::setMicroBatch(int index) {
+  if (index < 0 || index >= std::max(impl_->options.microBatches, 1))
+    throw RuntimeError(fmt::format("rank {}: micro-batch {} of {} (a runtime bug)", impl_->rank, index,
+                                   impl_->options.microBatches));
+  impl_->microBatch = index;
+}
+
+std::vector<Executor::HeldForm> Executor::held(ir::ValueId v) const {
+  const Impl& m = *impl_;
+  std::vector<HeldForm> out;
+  std::vector<Rel> rels = {rules::kIdentity, rules::kIdentitySfb, rules::kReduce};
+  for (int d = 0; d < m.g.value(v).rank(); ++d) rels.push_back(static_cast<Rel>(d));
+  for (Rel r : rels) {
+    auto it = m.env.find(formKey(v, r));
+    if (it == m.env.end()) continue;
+    HeldForm f;
+    f.rel = r;
+    f.tensor = it->second;
+    if (rules::isGather(r)) {
+      // The plan's lengths of this form (the same wherever it appears).
+      for (const plan::PlanStep& s : m.plan.steps) {
+        auto match = [&](const plan::Form& x) { return x.value == v && x.rel == r; };
+        if (s.kind == plan::PlanStep::Kind::Convert && match(s.to)) f.lengths = s.to.lengths;
+        for (const plan::Form& x : s.outputs)
+          if (match(x)) f.lengths = x.lengths;
+        if (!f.lengths.empty()) break;
+      }
+      if (f.lengths.empty()) continue;
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+void Executor::backwardSeeded(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& seeds) {
+  Impl& m = *impl_;
+  const double start = m.now();
+  std::vector<at::Tensor> outputs, grads;
+  for (size_t k = 0; k < roots.size(); ++k)
+    if (roots[k].defined() && roots[k].requires_grad()) {
+      outputs.push_back(roots[k]);
+      grads.push_back(seeds[k]);
+    }
+  if (!outputs.empty()) torch::autograd::backward(outputs, grads);
+  if (m.options.slowdown > 1) m.slowdown.pay();
+  m.spans.push_back({"backward", false, start, m.now()});
+}
+
+void Executor::sumGradients() {
+  Impl& m = *impl_;
+  for (LocalParameter& p : m.parameters)
+    if (!p.value.grad().defined()) p.value.mutable_grad() = at::zeros_like(p.value);
+  if (m.comm.size() == 1 || m.bucketed.empty()) return;
+  const double start = m.now();
+  // One all-reduce per dtype over the replicated parameters' gradients, in parameter order.
+  std::map<at::ScalarType, std::vector<at::Tensor>> groups;
+  for (int i : m.bucketed) {
+    at::Tensor g = m.parameters[static_cast<size_t>(i)].value.grad();
+    groups[g.scalar_type()].push_back(g);
+  }
+  c10::NoGradGuard noGrad;
+  for (auto& [dtype, grads] : groups) {
+    std::vector<at::Tensor> flat;
+    for (const at::Tensor& g : grads) flat.push_back(g.reshape({-1}));
+    at::Tensor buffer = at::cat(flat);
+    m.comm.allReduce(buffer);
+    int64_t offset = 0;
+    for (at::Tensor& g : grads) {
+      g.copy_(buffer.narrow(0, offset, g.numel()).view_as(g));
+      offset += g.numel();
+    }
+  }
+  m.spans.push_back({"gradient all-reduce", true, start, m.now()});
 }
 
 }  // namespace hap::runtime

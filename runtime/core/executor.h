@@ -68,6 +68,12 @@ struct ExecutorOptions {
   // target count) is stretched whole in forward, that collective included. Host times: meant for
   // CPU runs (on a GPU the ops' host launch times would be stretched, not their kernels).
   double slowdown = 1;
+  // A pipeline stage (runtime/train/pipeline_trainer.h) runs its program on one micro-batch of
+  // `microBatches` at a time (setMicroBatch): dropout then draws that micro-batch's rows of the
+  // global batch's mask (the input's dimension 0 taken as the batch's, batch-major, as the
+  // pipeline's micro-batches are), so that the micro-batches together draw the single-device
+  // program's mask. Other random ops cannot be split so: construction refuses them.
+  int microBatches = 1;
 };
 
 // The forward arguments program rank `rank` of `plan` reads (Executor::inputPieces, without
@@ -104,6 +110,25 @@ class Executor {
   // all-reducing the gradients of replicated parameters in buckets (ExecutorOptions::bucketBytes);
   // returns when every gradient is final.
   void backward(const at::Tensor& partialLoss);
+
+  // Pipeline stages (runtime/train/pipeline_trainer.h). setMicroBatch: the micro-batch (0 ..
+  // ExecutorOptions::microBatches - 1) the next forward() runs. held: the forms of value `v` the
+  // last forward() computed (rel as rules::Rel: -1 I, -2 R, -3 I for SFB, d >= 0 G(d) with the
+  // plan's lengths), this rank's tensors, in the autograd graph. backwardSeeded: back-propagates
+  // the sum of <roots[k], seeds[k]> (a stage's outputs seeded with the gradients the next stage
+  // sent back, or the last stage's partial loss with its micro-batch weight), accumulating into
+  // the parameters' gradients WITHOUT summing the replicated parameters' over ranks;
+  // sumGradients() does that once, after the last micro-batch (one all-reduce per dtype), and
+  // gives parameters that got no gradient zeros.
+  void setMicroBatch(int index);
+  struct HeldForm {
+    int rel = -1;
+    std::vector<int64_t> lengths;
+    at::Tensor tensor;
+  };
+  std::vector<HeldForm> held(ir::ValueId v) const;
+  void backwardSeeded(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& seeds);
+  void sumGradients();
 
   // What the last forward() and backward() did, for measured traces: one span per step that took
   // measurable time (computation or communication), backward as a whole, and each gradient

