@@ -116,6 +116,10 @@ Functionalizer::Step Functionalizer::classify(const std::string& op,
       s.start = intArg(schema, args, "start");
       s.end = intArg(schema, args, "end");
       s.step = intOr("step", 1);
+      // x[:, 0] traces as x.slice(0, 0, INT64_MAX).select(1, 0): the whole first dimension is the
+      // tensor itself (no scatter along the batch).
+      if (out.sizes() == self.sizes() && s.step == 1 && s.start.value_or(0) == 0)
+        s.kind = Step::Kind::Identity;
       return s;
     }
     if (op == "aten::narrow" && intArg(schema, args, "start")) {
@@ -403,7 +407,13 @@ Carried Functionalizer::emit(const std::string& op, const std::string& overload,
       a.values = {c->id};
       stack.push_back(c->carrier);
       if (name.empty()) {
-        name = fmt::format("{}.{}", g_.value(c->id).name, shortName(op));
+        // "h.1.slice_scatter", not "h.1.slice_scatter.reshape.slice_scatter" after a few writes.
+        std::string base = g_.value(c->id).name;
+        for (const char* suffix : {".slice_scatter", ".select_scatter", ".diagonal_scatter",
+                                   ".slice", ".select", ".diagonal", ".reshape", ".permute",
+                                   ".detach"})
+          if (auto at = base.find(suffix); at != std::string::npos) base.resize(at);
+        name = fmt::format("{}.{}", base, shortName(op));
         dtype = g_.value(c->id).dtype;
       }
     } else {

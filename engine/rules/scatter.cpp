@@ -9,6 +9,9 @@
 // dimensions only). Every scatter is linear in (self, src) jointly: both partial sums give a
 // partial sum. The scattered dimensions are not cut (a rank's piece of self would need another
 // range of src).
+//
+// diagonal(self, offset, dim1, dim2), the view diagonal_scatter writes back, maps the dimensions
+// the same way: a cut along any other dimension passes through, and it is linear.
 #include "engine/rules/families.h"
 #include "engine/rules/variant_util.h"
 
@@ -59,7 +62,23 @@ void diagonalScatterRule(const ir::Graph& g, const ir::Node& n, std::vector<Vari
   });
 }
 
+void diagonalRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  const ir::Value& self = tensorInput(g, n, 0);
+  const ir::Value& y = output(g, n);
+  if (self.rank() < 2) return;
+  const int d1 = normalizeDim(intArg(n, "dim1", 0), self.rank());
+  const int d2 = normalizeDim(intArg(n, "dim2", 1), self.rank());
+  for (int d = 0; d < self.rank(); ++d) {
+    if (d == d1 || d == d2) continue;
+    const int o = d - (d > d1 ? 1 : 0) - (d > d2 ? 1 : 0);
+    if (shardable(self, d) && shardable(y, o))
+      out.push_back(makeVariant(d == 0 ? "batch" : "shard", {gather(d)}, {gather(o)}));
+  }
+  out.push_back(makeVariant("partial", {kReduce}, {kReduce}));
+}
+
 constexpr RuleEntry kRules[] = {
+    {"aten::diagonal", diagonalRule},
     {"aten::slice_scatter", sliceScatterRule},
     {"aten::select_scatter", selectScatterRule},
     {"aten::diagonal_scatter", diagonalScatterRule},

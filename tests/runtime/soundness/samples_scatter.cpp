@@ -1,6 +1,7 @@
 // Samples of the scatter family (engine/rules/scatter.cpp): slice_scatter, select_scatter and
 // diagonal_scatter as the importer's functionalization emits them (negative dims and indices,
-// None and out-of-range slice ends, steps above one, offsets on both sides of the diagonal).
+// None and out-of-range slice ends, steps above one, offsets on both sides of the diagonal), and
+// diagonal, the view diagonal_scatter writes back.
 #include <algorithm>
 
 #include "tests/runtime/soundness/op_samples.h"
@@ -67,6 +68,17 @@ std::vector<SampleEntry> scatterSamples() {
     return OpSample{"aten::diagonal_scatter", "",
                     {{"self", t(self)}, {"src", t(src)}, {"offset", i(offset)},
                      {"dim1", i(r.coin() ? d1 : d1 - rank)}, {"dim2", i(d2)}}};
+  }));
+  s.push_back(entry("aten::diagonal", [](Rand& r) {
+    const int rank = static_cast<int>(r.range(2, 4));
+    ir::Shape self = r.shape(rank, 1, 6);
+    int d1 = static_cast<int>(r.range(0, rank - 1));
+    int d2 = static_cast<int>(r.range(0, rank - 2));
+    if (d2 >= d1) ++d2;
+    const int64_t n1 = self[static_cast<size_t>(d1)], n2 = self[static_cast<size_t>(d2)];
+    return OpSample{"aten::diagonal", "",
+                    {{"self", t(self)}, {"offset", i(r.range(-(n1 - 1), n2 - 1))},
+                     {"dim1", i(d1)}, {"dim2", i(r.coin() ? d2 : d2 - rank)}}};
   }));
   return s;
 }
