@@ -217,12 +217,19 @@ struct Search {
     return l.bandwidth > 0 ? l.latency + bytes / (parallel * l.bandwidth) : 0;
   }
 
-  // A stage's time per micro-batch where it is stage s of S, receiving from units [p0, u0).
-  double stageTime(int k0, int k1, int p0, int u0, int u1, int s, int S, int m) {
+  // A stage's terms where it is stage s of S, receiving from units [p0, u0): its bottleneck term
+  // max(F + B, the transfer into it: the link runs beside the computation, as in the 1F1B
+  // recurrence) and its sum term F + B + both transfers (what fill and drain pay); kInf when it
+  // has no plan or does not fit.
+  struct Terms {
+    double bottleneck = kInf, sum = kInf;
+  };
+  Terms stageTime(int k0, int k1, int p0, int u0, int u1, int s, int S, int m) {
     const Price& p = price(k0, k1, u0, u1, m);
-    if (!p.ok || !fitsAt(p.figures, std::min(S - s, m))) return kInf;
-    const double link = s > 0 ? 2 * linkSeconds(p0, u0, u1, p.receivedBytes) : 0;
-    return p.figures.forwardSeconds + p.figures.backwardSeconds + link;
+    if (!p.ok || !fitsAt(p.figures, std::min(S - s, m))) return {};
+    const double link = s > 0 ? linkSeconds(p0, u0, u1, p.receivedBytes) : 0;
+    const double work = p.figures.forwardSeconds + p.figures.backwardSeconds;
+    return {std::max(work, link), work + 2 * link};
   }
 
   // Equal unit counts, segments cut where the compute crosses each group's share.
@@ -253,11 +260,11 @@ struct Search {
     p.cuts.push_back(L);
     double bottleneck = 0, sum = 0;
     for (int s = 0; s < S; ++s) {
-      const double t = stageTime(p.cuts[static_cast<size_t>(s)], p.cuts[static_cast<size_t>(s) + 1],
-                                 s ? p.unitCuts[static_cast<size_t>(s) - 1] : 0, p.unitCuts[static_cast<size_t>(s)],
-                                 p.unitCuts[static_cast<size_t>(s) + 1], s, S, m);
-      bottleneck = std::max(bottleneck, t);
-      sum += t;
+      const Terms t = stageTime(p.cuts[static_cast<size_t>(s)], p.cuts[static_cast<size_t>(s) + 1],
+                                s ? p.unitCuts[static_cast<size_t>(s) - 1] : 0, p.unitCuts[static_cast<size_t>(s)],
+                                p.unitCuts[static_cast<size_t>(s) + 1], s, S, m);
+      bottleneck = std::max(bottleneck, t.bottleneck);
+      sum += t.sum;
     }
     p.bottleneck = bottleneck;
     p.sum = sum;
@@ -290,9 +297,9 @@ struct Search {
                 ++stats.pruned;
                 continue;
               }
-              const double t = stageTime(k, k1, from.prevU < 0 ? 0 : from.prevU, u, u1, s, S, m);
-              if (t == kInf) continue;
-              Cell next{std::max(from.bottleneck, t), from.sum + t, k, u};
+              const Terms t = stageTime(k, k1, from.prevU < 0 ? 0 : from.prevU, u, u1, s, S, m);
+              if (t.bottleneck == kInf) continue;
+              Cell next{std::max(from.bottleneck, t.bottleneck), from.sum + t.sum, k, u};
               Cell& to = cell[idx(s + 1, k1, u1)];
               const bool better = next.bottleneck < to.bottleneck * (1 - 1e-12) ||
                                   (next.bottleneck <= to.bottleneck * (1 + 1e-12) && next.sum < to.sum);
@@ -423,7 +430,7 @@ PipelinePlan planPipeline(const ir::Graph& model, const MicroBatchGraph& atMicro
     if (options.microBatches > 0) {
       ms = {options.microBatches};
     } else {
-      for (int want : {S, 2 * S, 4 * S})
+      for (int want : {2 * S, 4 * S})
         for (int64_t d = want; d <= out.batch; ++d)
           if (out.batch % d == 0) {
             if (std::find(ms.begin(), ms.end(), static_cast<int>(d)) == ms.end()) ms.push_back(static_cast<int>(d));
@@ -473,6 +480,8 @@ PipelinePlan planPipeline(const ir::Graph& model, const MicroBatchGraph& atMicro
   std::optional<PipelinePlan> best;
   for (size_t f = 0; f < found.size() && f < static_cast<size_t>(std::max(1, options.finalists)); ++f) {
     const Found& c = found[f];
+    // A further finalist only where the search priced it within 10% of the first.
+    if (f > 0 && (!c.fits || c.step > found[0].step * 1.1)) break;
     PipelinePlan p;
     p.microBatches = c.m;
     std::vector<StageFigures> figures;

@@ -4,8 +4,9 @@
 // micro-batch count m (a divisor of the batch), and plans every stage with today's synthesis.
 //
 // For every (S, m) tried, a dynamic programme over (segments covered, units used, stages placed)
-// finds the partition of least bottleneck (the largest per-micro-batch stage time F + B, with the
-// transfers into the stage), ties broken by the least sum; stage s must fit its device memory with
+// finds the partition of least bottleneck (the largest of every stage's per-micro-batch F + B and
+// every link's transfer, as the 1F1B recurrence's steady state runs them side by side), ties
+// broken by the least sum (F + B and both transfers: what fill and drain pay); stage s must fit its device memory with
 // min(S - s, m) micro-batches in flight. Every candidate stage (segment range x group x m) is
 // priced by the A* search at shares proportional to peak FLOP/s (PartitionOptions::searchRatios),
 // from a cache keyed by the stage graph's structure (identical layers), the group's signature
@@ -14,7 +15,7 @@
 // model on the rest of the units, whose roofline lower bound (forward FLOPs over the group's peak
 // FLOP/s, forward bytes over its memory bandwidth) exceeds it is not priced. The best partitions
 // of all (S, m) are then ranked by the 1F1B recurrence (pipeline_cost.h); the `finalists` best
-// are planned stage by stage with the requested options (plan::makePlan: ratios, MILP, ...), and
+// (a further one only within 10% of the first) are planned stage by stage with the requested options (plan::makePlan: ratios, MILP, ...), and
 // the cheapest of those by the recurrence is the plan. On clusters of more than 16 units the
 // group boundaries lie on a grid (PartitionOptions::unitGranularity), so the search is exact over
 // that grid only.
@@ -33,7 +34,7 @@ namespace hap::pipeline {
 struct PartitionOptions {
   int stages = 0;     // 0: auto, every S in [2, maxStages]; N >= 2: exactly N
   int maxStages = 8;  // auto's bound (also bounded by the segments and the units)
-  int microBatches = 0;  // 0: for each S the smallest divisors of the batch >= S, 2S and 4S
+  int microBatches = 0;  // 0: for each S the smallest divisors of the batch >= 2S and >= 4S
   plan::PlanOptions stagePlan;  // how each chosen stage is planned (segments, ratios, cost, search)
   plan::PlanOptions::Ratios searchRatios = plan::PlanOptions::Ratios::Proportional;
   int finalists = 2;
