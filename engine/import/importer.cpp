@@ -457,6 +457,35 @@ std::vector<IValue> Importer::executeMetaWithFallback(jit::Node* n,
     shape.push_back(weight.size(1));
     return {at::empty(shape, weight.options())};
   }
+  // (_)embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+  // include_last_offset[, padding_idx]): no meta kernel in LibTorch 1.13, and its CPU kernel on
+  // zeros writes past its buffers when include_last_offset is set (the last offset, 0, is not the
+  // index count). The shapes are those of the CPU kernel training runs call (_embedding_bag, the
+  // weight requiring grad), in the weight's dtype: output [B, D] with B = offsets - include_last;
+  // offset2bag [N], but [0] on the float/half sum path, which skips it; bag_size [B]; max_indices
+  // [B, D] in max mode, else [B]; the last three of the indices' dtype. (A float64 run, hap-worker
+  // --check, fills offset2bag where the plan says [0]: no node reads it, see step_kernel.cpp.)
+  if ((op == "aten::embedding_bag" || op == "aten::_embedding_bag") && in.size() >= 8) {
+    at::Tensor weight = toIValue(in[0], Pass::Meta).toTensor();
+    at::Tensor idx = toIValue(in[1], Pass::Meta).toTensor();
+    at::Tensor offsets = toIValue(in[2], Pass::Meta).toTensor();
+    const IValue modeArg = toIValue(in[4], Pass::Meta);
+    const IValue lastArg = toIValue(in[7], Pass::Meta);
+    const IValue padArg = in.size() > 8 ? toIValue(in[8], Pass::Meta) : IValue();
+    if (weight.dim() == 2 && idx.dim() == 1 && offsets.dim() == 1 && modeArg.isInt() &&
+        lastArg.isBool()) {
+      const int64_t mode = modeArg.toInt();
+      const int64_t bags = offsets.size(0) - (lastArg.toBool() ? 1 : 0);
+      const bool skipsOffset2bag =
+          mode == 0 &&
+          (weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf) &&
+          !(padArg.isInt() && padArg.toInt() >= 0);
+      const at::TensorOptions ints = idx.options();
+      return {at::empty({bags, weight.size(1)}, weight.options()),
+              at::empty({skipsOffset2bag ? 0 : idx.size(0)}, ints), at::empty({bags}, ints),
+              mode == 2 ? at::empty({bags, weight.size(1)}, ints) : at::empty({bags}, ints)};
+    }
+  }
   // one_hot with a given class count: the indices' shape plus one dimension, int64 (its CPU
   // fallback would allocate that whole result: 16 GiB for a 512-expert MoE at batch 32768).
   if (op == "aten::one_hot" && in.size() == 2) {

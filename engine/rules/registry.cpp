@@ -85,6 +85,7 @@ std::string_view executionName(Execution e) {
     case Execution::SyncStatistics: return "sync-statistics";
     case Execution::DepthwiseGroups: return "depthwise-groups";
     case Execution::VocabOffset: return "vocab-offset";
+    case Execution::BagSlice: return "bag-slice";
     case Execution::Reshard: return "reshard";
   }
   return "?";

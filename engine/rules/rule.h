@@ -44,6 +44,7 @@ enum class Execution : uint8_t {
   SyncStatistics,      // batch norm on a cut other than the channels: statistics all-reduced
   DepthwiseGroups,     // a depthwise convolution on a channel cut: groups = the local channels
   VocabOffset,         // an embedding with the table's rows cut: local ids looked up, zeros elsewhere
+  BagSlice,            // embedding_bag with its bags cut: this rank's bags' indices sliced out
   Reshard,             // hap::reshard: an all-to-all between the segments' cuts
 };
 

@@ -46,6 +46,7 @@ enum class Adjust : uint8_t {
   ProbabilityLossMean,  // cross-entropy with class probabilities: sum / global position count
   Depthwise,            // DepthwiseGroups: groups = local channels
   VocabEmbedding,       // VocabOffset: look up local ids, zeros elsewhere
+  BagSlice,             // BagSlice: this rank's bags of an embedding_bag, their indices sliced out
   Reshard,        // hap::reshard: all-to-all between the segments' cuts (G), identity otherwise
   SfbLinear,      // sfb: a linear whose weight gradient is formed by sufficient-factor broadcasting
   SyncBatchNorm,  // SyncStatistics: batch norm whose statistics are all-reduced
@@ -176,6 +177,8 @@ struct StepKernel::Impl {
   int64_t globalCount = 0;  // MeanSharded / PointwiseLossMean / ProbabilityLossMean denominators;
                             // ClassLossMean: the static target count (0: all-reduced per step)
   int64_t vocabOffset = 0;  // VocabEmbedding: first row of this rank
+  // VocabEmbedding and BagSlice of embedding_bag: its arguments' indices (-1: absent).
+  int bagIndicesArg = -1, bagOffsetsArg = -1, bagWeightsArg = -1, bagLastArg = -1;
   int reductionArg = -1;    // loss means: the `reduction` argument's index
   int groupsArg = -1;       // Depthwise
   double dropoutP = 0;
@@ -262,6 +265,7 @@ struct StepKernel::Impl {
                                         Communicator& comm) const;
   std::vector<at::Tensor> dropout(const std::vector<at::Tensor>& in) const;
   std::vector<at::Tensor> vocabEmbedding(const std::vector<at::Tensor>& in) const;
+  std::vector<at::Tensor> bagSlice(const std::vector<at::Tensor>& in) const;
   std::vector<at::Tensor> callOperator(const std::vector<at::Tensor>& in, Communicator& comm);
   std::vector<c10::IValue> operatorArgs(const std::vector<at::Tensor>& in) const;
   void adjustResults(std::vector<at::Tensor>& out, const std::vector<at::Tensor>& in,
@@ -275,6 +279,7 @@ struct StepKernel::Impl {
   std::vector<c10::IValue> stackWith(const std::vector<at::Tensor>& in) const;
   bool emptyOutputs() const;
   bool shapesMatch(const std::vector<at::Tensor>& out) const;
+  bool unread(ir::ValueId v) const;
   std::vector<at::Tensor> emptyPieces(std::vector<c10::IValue> args,
                                       const std::vector<at::Tensor>& in) const;
   std::vector<at::Tensor> zerosOnGraph(const std::vector<at::Tensor>& in) const;
@@ -431,6 +436,17 @@ void StepKernel::Impl::chooseAdjustment(const ir::Node& n) {
     case Execution::VocabOffset:
       adjust = Adjust::VocabEmbedding;
       vocabOffset = offsetOf(inputs[0].lengths, context.rank);
+      bagWeightsArg = argIndex(n, "per_sample_weights");  // embedding_bag
+      return;
+    case Execution::BagSlice:
+      adjust = Adjust::BagSlice;
+      bagIndicesArg = argIndex(n, "indices");
+      bagOffsetsArg = argIndex(n, "offsets");
+      bagWeightsArg = argIndex(n, "per_sample_weights");
+      bagLastArg = argIndex(n, "include_last_offset");
+      if (bagIndicesArg < 0 || bagOffsetsArg < 0 || bagWeightsArg < 0 || bagLastArg < 0 ||
+          outputs.size() != 4 || !rules::isGather(outputs[0].rel))
+        fail("bag-slice execution is implemented for embedding_bag with its bags cut only");
       return;
   }
 }
@@ -572,6 +588,8 @@ std::vector<at::Tensor> StepKernel::Impl::compute(const std::vector<at::Tensor>&
       return dropout(in);
     case Adjust::VocabEmbedding:
       return vocabEmbedding(in);
+    case Adjust::BagSlice:
+      return bagSlice(in);
     case Adjust::None:
     case Adjust::FullPiece:
     case Adjust::RandomPadded:
@@ -670,13 +688,57 @@ std::vector<at::Tensor> StepKernel::Impl::vocabEmbedding(const std::vector<at::T
   const at::Tensor& weight = in[0];
   const at::Tensor& ids = in[1];
   const int64_t rows = weight.size(0);
-  if (rows == 0) return zerosOnGraph(in);
+  if (rows == 0 && bagWeightsArg < 0) return zerosOnGraph(in);
   std::vector<c10::IValue> args = stackWith(in);
+  // embedding_bag's other outputs (offset2bag, bag sizes) do not depend on the rows: an empty
+  // range looks up a zero row, weighing zero.
+  if (rows == 0)
+    args[0] = at::cat({weight, at::zeros({1, weight.size(1)}, weight.options().requires_grad(false))});
   const at::Tensor local = ids - vocabOffset;
   const at::Tensor mine = (local >= 0).logical_and(local < rows);
   args[1] = at::where(mine, local, at::zeros_like(local));
+  if (bagWeightsArg >= 0) {  // embedding_bag (sum): the other ids weigh zero in their bags
+    const size_t w = static_cast<size_t>(bagWeightsArg);
+    at::Tensor weights = mine.to(weight.scalar_type());
+    if (!args[w].isNone()) weights = args[w].toTensor() * weights;
+    args[w] = weights;
+    return call(std::move(args));
+  }
   op->getOperation()(args);
   return {args.back().toTensor() * mine.unsqueeze(-1).to(weight.scalar_type())};
+}
+
+// embedding_bag with its bags (output rows) cut and indices, offsets and per-sample weights whole:
+// this rank's bags [b0, b1) are indices [offsets[b0], offsets[b1]) (the index count past the
+// last bag), run with offsets rebased to 0. offset2bag, where the kernel fills it, comes back at
+// full length: this rank's entries as global bag numbers, zeros elsewhere (partials of the op's).
+std::vector<at::Tensor> StepKernel::Impl::bagSlice(const std::vector<at::Tensor>& in) const {
+  const int64_t first = offsetOf(outputs[0].lengths, context.rank);
+  const int64_t bags = outputs[0].lengths[static_cast<size_t>(context.rank)];
+  if (bags == 0) return zerosOnGraph(in);
+  std::vector<c10::IValue> args = stackWith(in);
+  const at::Tensor indices = args[static_cast<size_t>(bagIndicesArg)].toTensor();
+  const at::Tensor offsets = args[static_cast<size_t>(bagOffsetsArg)].toTensor();
+  const int64_t count = indices.size(0);
+  const at::Tensor host = offsets.to(at::kCPU, at::kLong);
+  auto start = [&](int64_t bag) {
+    return bag < host.size(0) ? std::min(host[bag].item<int64_t>(), count) : count;
+  };
+  const int64_t begin = start(first), end = std::max(begin, start(first + bags));
+  args[static_cast<size_t>(bagIndicesArg)] = indices.slice(0, begin, end);
+  args[static_cast<size_t>(bagOffsetsArg)] = offsets.slice(0, first, first + bags) - begin;
+  c10::IValue& weights = args[static_cast<size_t>(bagWeightsArg)];
+  if (!weights.isNone()) weights = weights.toTensor().slice(0, begin, end);
+  args[static_cast<size_t>(bagLastArg)] = false;
+  std::vector<at::Tensor> out = call(std::move(args));
+  const bool filled = out.size() == 4 && out[1].numel() == end - begin &&
+                      (end > begin || outputShapes[1] == std::vector<int64_t>{count});
+  if (filled) {
+    at::Tensor full = at::zeros({count}, out[1].options());
+    full.slice(0, begin, end).copy_(out[1] + first);
+    out[1] = full;
+  }
+  return out;
 }
 
 // The operator on this rank's operands (with the adjustment's arguments), then the adjustment of
@@ -798,7 +860,14 @@ at::Tensor StepKernel::Impl::classLossMean(const at::Tensor& sum, const std::vec
   return sum / denominator;
 }
 
-// The outputs the plan expects, in number and local shape.
+// Whether no node reads v and it is not the loss. Such an output (embedding_bag's offset2bag,
+// which autograd keeps for itself) may have another shape in another dtype: the float32 sum skips
+// it ([0], as the importer infers), where a float64 run (hap-worker --check) fills it ([N]).
+bool StepKernel::Impl::unread(ir::ValueId v) const {
+  return g.value(v).users.empty() && v != g.loss;
+}
+
+// The outputs the plan expects, in number and local shape (an unread output: in number).
 void StepKernel::Impl::checkOutputs(std::vector<at::Tensor>& out,
                                     const std::vector<at::Tensor>& in) const {
   if (out.size() != outputs.size())
@@ -808,7 +877,7 @@ void StepKernel::Impl::checkOutputs(std::vector<at::Tensor>& out,
   // convolution over zero input channels gives zero output channels).
   if (!shapesMatch(out) && anyEmpty(in)) out = emptyPieces(stackWith(in), in);
   for (size_t k = 0; k < out.size(); ++k)
-    if (!out[k].sizes().equals(outputShapes[k]))
+    if (!out[k].sizes().equals(outputShapes[k]) && !unread(outputs[k].value))
       fail(fmt::format("output {} has local shape {} here, the plan says {}", k,
                        ir::formatShape(out[k].sizes().vec()), ir::formatShape(outputShapes[k])));
 }
@@ -867,7 +936,7 @@ bool StepKernel::Impl::emptyOutputs() const {
 bool StepKernel::Impl::shapesMatch(const std::vector<at::Tensor>& out) const {
   if (out.size() != outputShapes.size()) return false;
   for (size_t k = 0; k < out.size(); ++k)
-    if (!out[k].sizes().equals(outputShapes[k])) return false;
+    if (!out[k].sizes().equals(outputShapes[k]) && !unread(outputs[k].value)) return false;
   return true;
 }
 

@@ -26,6 +26,8 @@ enum class Domain : uint8_t {
   Targets,      // class indices in [0, bound), about a quarter of them `ignore` (-100 unless set)
   Mask,         // bool, about half true
   Integer,      // integers in [-4, 5)
+  Offsets,      // embedding_bag's offsets: sorted, the first 0, all in [0, bound]
+  OffsetsToEnd,  // the same with the last one `bound` (include_last_offset)
 };
 
 struct TensorSpec {
@@ -88,6 +90,9 @@ inline TensorSpec mask(ir::Shape s) { return {std::move(s), ir::DType::Bool, Dom
 inline TensorSpec index(ir::Shape s, int64_t bound) { return {std::move(s), ir::DType::Int64, Domain::Index, bound}; }
 inline TensorSpec targets(ir::Shape s, int64_t classes, int64_t ignore = -100) {
   return {std::move(s), ir::DType::Int64, Domain::Targets, classes, ignore};
+}
+inline TensorSpec offsets(int64_t count, int64_t indices, bool toEnd = false) {
+  return {{count}, ir::DType::Int64, toEnd ? Domain::OffsetsToEnd : Domain::Offsets, indices};
 }
 inline TensorSpec absentTensor() {
   TensorSpec spec;

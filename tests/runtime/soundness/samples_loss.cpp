@@ -78,6 +78,25 @@ std::vector<SampleEntry> embeddingSamples() {
                              {"padding_idx", i(padding ? r.range(0, vocab - 1) : -1)},
                              {"scale_grad_by_freq", b(r.coin(0.2))}}};
   }));
+  // embedding_bag as nn.EmbeddingBag traces it (1-D indices with sorted offsets; a 2-D input
+  // arrives so, with offsets arange(0, N, L)): sum, mean, max; empty bags; per-sample weights
+  // (sum only); include_last_offset (the last offset the index count); padding_idx.
+  auto bag = [](Rand& r, const std::string& overload) {
+    const int64_t vocab = r.dim(2, 9);
+    const int64_t count = r.dim(1, 12), bags = r.dim(1, 6);
+    const int64_t mode = r.range(0, 2);
+    const bool last = r.coin(0.3);
+    OpSample sample{"", overload, {{"weight", param({vocab, r.dim(1, 6)})}, {"indices", index({count}, vocab)},
+                                   {"offsets", offsets(bags + (last ? 1 : 0), count, last)},
+                                   {"scale_grad_by_freq", b(r.coin(0.15))}, {"mode", i(mode)}, {"sparse", b(false)},
+                                   {"include_last_offset", b(last)}}};
+    if (mode == 0 && r.coin()) sample.args.emplace_back("per_sample_weights", t({count}));
+    if (overload == "padding_idx") sample.args.emplace_back("padding_idx", r.coin(0.3) ? i(r.range(0, vocab - 1)) : none());
+    return sample;
+  };
+  s.push_back(entry("aten::embedding_bag", [bag](Rand& r) { return bag(r, ""); }));
+  s.push_back(entry("aten::embedding_bag", [bag](Rand& r) { return bag(r, "padding_idx"); }));
+  s.push_back(entry("aten::_embedding_bag", [bag](Rand& r) { return bag(r, ""); }));
   return s;
 }
 

@@ -152,7 +152,14 @@ at::Tensor makeData(const test::TensorSpec& s, std::mt19937_64& gen) {
         break;
       case test::Domain::Mask: v = unit(gen) < 0.5 ? 1 : 0; break;
       case test::Domain::Integer: v = std::floor(unit(gen) * 9) - 4; break;
+      case test::Domain::Offsets:
+      case test::Domain::OffsetsToEnd: v = std::floor(unit(gen) * static_cast<double>(s.bound + 1)); break;
     }
+  }
+  if ((s.domain == test::Domain::Offsets || s.domain == test::Domain::OffsetsToEnd) && !values.empty()) {
+    std::sort(values.begin(), values.end());
+    values.front() = 0;
+    if (s.domain == test::Domain::OffsetsToEnd) values.back() = static_cast<double>(s.bound);
   }
   return at::tensor(values, at::kDouble).reshape(s.shape).to(type);
 }
