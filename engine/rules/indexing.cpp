@@ -1,5 +1,5 @@
 // Ops that index along one dimension: topk, sort, argsort, cumulative ops, one_hot, gather,
-// index_select, index (one index tensor), scatter. The indexed dimension is never split (an element's result depends on the
+// index_select, index (index tensors broadcast together), scatter. The indexed dimension is never split (an element's result depends on the
 // whole of it, or indices address all of it); the other dimensions are independent lanes.
 // Data-dependent shapes (masked_select, nonzero) have no rule: only replication is exact.
 #include <algorithm>
@@ -81,33 +81,70 @@ void indexSelectRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>
   out.push_back(makeVariant("partial", {kReduce, kIdentity}, {kReduce}));
 }
 
-// index(self, indices): x[..., idx, ...] with one index tensor at list position p, the other
-// entries None (slices), as traces of x[:, idx] write it. out = x's dimensions before p, idx's
-// dimensions, x's dimensions after p.
-//   dim<d>: self split along d ≠ p, the index whole; out split along d's place.
-//   index: the index split along its dimension k, self whole; out split along p + k.
+// index(self, indices): x[..., i0, i1, ...] with index tensors at some positions of the list, the
+// other entries None (slices), as traces of x[:, idx] and x[rows, cols] write them. The index
+// tensors broadcast together to a shape S; out = x's dimensions before the first indexed one, S,
+// x's dimensions after the last, when the indexed positions are adjacent; else S first, then
+// every dimension of x not indexed.
+//   dim<d>: self split along a dimension d it is not indexed on, the indices whole; out split
+//     along d's place.
+//   index: out split along a dimension k of S, each index tensor split along its dimension
+//     aligned with k (whole where it broadcasts there), self whole.
 //   partial: linear in self.
-// Several index tensors (broadcast together, their dimensions first when apart) and boolean masks
-// (data-dependent shapes) have no rule.
+// Boolean masks (data-dependent shapes) have no rule.
 void indexRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   const ir::Arg* list = n.arg("indices");
-  if (!list || list->kind != ir::Arg::Kind::TensorList || list->values.size() != 1) return;
+  if (!list || list->kind != ir::Arg::Kind::TensorList || list->values.empty()) return;
   const ir::Value& x = tensorInput(g, n, 0);
-  const ir::Value& index = tensorInput(g, n, 1);
-  if (index.dtype == ir::DType::Bool || index.dtype == ir::DType::UInt8) return;
-  int p = 0;  // the index's place in the list: the first position that is not a None
-  while (std::find(list->noneAt.begin(), list->noneAt.end(), p) != list->noneAt.end()) ++p;
-  if (p >= x.rank()) return;
   const ir::Value& result = output(g, n);
-  if (result.rank() != x.rank() - 1 + index.rank()) return;
-  for (int d = 0; d < x.rank(); ++d) {
-    if (d == p || !shardable(x, d)) continue;
-    const int at = d < p ? d : d - 1 + index.rank();
-    out.push_back(makeVariant(dimName(d), {gather(d), kIdentity}, {gather(at)}));
+  std::vector<int> places;  // the indexed dimensions of x, in list order
+  const int entries = static_cast<int>(list->values.size() + list->noneAt.size());
+  for (int p = 0; p < entries; ++p)
+    if (std::find(list->noneAt.begin(), list->noneAt.end(), p) == list->noneAt.end()) places.push_back(p);
+  if (places.size() != list->values.size() || places.back() >= x.rank()) return;
+  // The broadcast shape S of the index tensors (right-aligned).
+  ir::Shape common;
+  for (ir::ValueId id : list->values) {
+    const ir::Value& index = g.value(id);
+    if (index.dtype == ir::DType::Bool || index.dtype == ir::DType::UInt8) return;
+    if (index.rank() > static_cast<int>(common.size())) common.insert(common.begin(), index.rank() - common.size(), 1);
+    for (int k = 0; k < index.rank(); ++k) {
+      int64_t& c = common[common.size() - static_cast<size_t>(index.rank() - k)];
+      const int64_t len = index.shape[static_cast<size_t>(k)];
+      if (c == 1) c = len;
+      else if (len != 1 && len != c) return;
+    }
   }
-  for (int k = 0; k < index.rank(); ++k)
-    if (shardable(index, k)) out.push_back(makeVariant("index", {kIdentity, gather(k)}, {gather(p + k)}));
-  out.push_back(makeVariant("partial", {kReduce, kIdentity}, {kReduce}));
+  const int indexed = static_cast<int>(places.size()), sRank = static_cast<int>(common.size());
+  if (result.rank() != x.rank() - indexed + sRank) return;
+  const bool adjacent = places.back() - places.front() + 1 == indexed;
+  const int front = adjacent ? places.front() : 0;  // where S stands in out
+  const std::vector<Rel> whole(list->values.size(), kIdentity);
+  int kept = 0;  // dimensions of x not indexed, before d
+  for (int d = 0; d < x.rank(); ++d) {
+    if (std::find(places.begin(), places.end(), d) != places.end()) continue;
+    const int at = adjacent ? (d < front ? d : d - indexed + sRank) : sRank + kept;
+    ++kept;
+    if (!shardable(x, d) || !shardable(result, at)) continue;
+    Variant v = makeVariant(dimName(d), {gather(d)}, {gather(at)});
+    v.inputs.insert(v.inputs.end(), whole.begin(), whole.end());
+    out.push_back(std::move(v));
+  }
+  for (int k = 0; k < sRank; ++k) {
+    if (!shardable(result, front + k)) continue;
+    Variant v = makeVariant("index", {kIdentity}, {gather(front + k)});
+    for (ir::ValueId id : list->values) {
+      const ir::Value& index = g.value(id);
+      const int aligned = k - (sRank - index.rank());
+      v.inputs.push_back(aligned >= 0 && index.shape[static_cast<size_t>(aligned)] == common[static_cast<size_t>(k)]
+                             ? gather(aligned)
+                             : kIdentity);
+    }
+    out.push_back(std::move(v));
+  }
+  Variant partial = makeVariant("partial", {kReduce}, {kReduce});
+  partial.inputs.insert(partial.inputs.end(), whole.begin(), whole.end());
+  out.push_back(std::move(partial));
 }
 
 // scatter(self, dim, index, src | value [, reduce]), scatter_add(self, dim, index, src): writes

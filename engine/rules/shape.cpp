@@ -168,10 +168,12 @@ void repeatRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out
 }
 
 // repeat_interleave(self, repeats: int, dim): each element repeated along `dim`; any other
-// dimension passes G. Without dim the tensor is flattened first: partial only. A tensor of
-// repeats (data-dependent lengths) and the repeats-only overload have no rule. Cutting `dim` by
-// whole repeated groups (grouped-query attention's heads) would need lengths linked by the factor:
-// not yet.
+// dimension passes G. `dim` itself passes G by whole groups (grouped-query attention's K/V heads):
+// input element i becomes output elements [i*r, (i+1)*r), so the output's dimension (r times
+// the input's) is linked to the input's and cut at multiples of r, at the same relative
+// positions (synth/dim_classes.h), and each rank repeats its own elements. Without dim the
+// tensor is flattened first: partial only. A tensor of repeats (data-dependent lengths) and the
+// repeats-only overload have no rule.
 void repeatInterleaveRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   if (n.overload != "self_int") return;
   const ir::Value& x = tensorInput(g, n, 0);
@@ -181,6 +183,9 @@ void repeatInterleaveRule(const ir::Graph& g, const ir::Node& n, std::vector<Var
     const int k = normalizeDim(intArg(n, "dim", 0), x.rank());
     for (int d = 0; d < x.rank(); ++d)
       if (d != k && shardable(x, d)) out.push_back(makeVariant(dimName(d), {gather(d)}, {gather(d)}));
+    if (shardable(x, k) && shardable(output(g, n), k))
+      out.push_back(makeVariant("groups", {gather(k)}, {gather(k)},
+                                "the repeated dimension by whole groups of repeats"));
   }
   appendPartial(n, out);
 }
@@ -258,9 +263,11 @@ void stackRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out)
   appendPartial(n, out);
 }
 
-// chunk, split, split_with_sizes along `dim`, unbind(self, dim): another dimension passes G to
-// every piece (shifted down past `dim` for unbind, which drops it).
+// chunk, split, split_with_sizes, tensor_split (sections or int indices) along `dim`,
+// unbind(self, dim): another dimension passes G to every piece (shifted down past `dim` for
+// unbind, which drops it). tensor_split by a tensor of indices has no rule.
 void splitRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  if (n.tensorInputs().size() != 1) return;
   const ir::Value& x = tensorInput(g, n, 0);
   const int k = normalizeDim(intArg(n, "dim", 0), x.rank());
   const bool drops = n.op == "aten::unbind";
@@ -332,6 +339,7 @@ constexpr RuleEntry kRules[] = {
     {"aten::chunk", splitRule},
     {"aten::split", splitRule},
     {"aten::split_with_sizes", splitRule},
+    {"aten::tensor_split", splitRule},
     {"aten::unbind", splitRule},
 };
 

@@ -70,6 +70,30 @@ std::vector<SampleEntry> indexingSamples() {
       else break;
     return OpSample{"", "Tensor", {{"self", t(x)}, {"indices", indices}}};
   }));
+  // x[i0, :, i2] or x[:, i1, i2]: two or three index tensors broadcast together (shapes of up to
+  // two dimensions, some of length 1 or missing), adjacent or apart (then their dimensions lead
+  // the result).
+  s.push_back(entry("aten::index", [](Rand& r) {
+    const ir::Shape x = anyShape(r, 2, 4);
+    const int rank = static_cast<int>(x.size());
+    ir::Shape common{r.dim(1, 5)};
+    if (r.coin(0.4)) common.push_back(r.dim(1, 3));
+    std::vector<TensorSpec> indices;
+    int tensors = 0;
+    for (int p = 0; p < rank; ++p) {
+      const bool take = tensors < 2 ? r.coin(0.6) || rank - p <= 2 - tensors : r.coin(0.3);
+      if (!take) {
+        indices.push_back(absentTensor());
+        continue;
+      }
+      ir::Shape shape = r.broadcastable(common);
+      if (tensors == 0) shape = common;  // one of them has the whole shape
+      indices.push_back(index(shape, x[static_cast<size_t>(p)]));
+      ++tensors;
+    }
+    while (!indices.empty() && indices.back().absent) indices.pop_back();
+    return OpSample{"", "Tensor", {{"self", t(x)}, {"indices", indices}}};
+  }));
   s.push_back(entry("aten::index_select", [](Rand& r) {
     const ir::Shape x = anyShape(r, 1, 4);
     const int rank = static_cast<int>(x.size());

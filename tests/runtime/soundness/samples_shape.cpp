@@ -248,6 +248,15 @@ std::vector<SampleEntry> shapeSamples() {
     x[static_cast<size_t>(d)] = sizes[0] + sizes[1];
     return OpSample{"", "", {{"self", t(x)}, {"split_sizes", ints(sizes)}, {"dim", i(d)}}};
   }));
+  // tensor_split by int indices (MViT's class token: indices=(1,)) or by a number of sections.
+  s.push_back(entry("aten::tensor_split", [](Rand& r) {
+    const ir::Shape x = anyShape(r, 1, 4);
+    const int64_t d = oneDim(r, static_cast<int>(x.size()));
+    if (r.coin()) return OpSample{"", "sections", {{"self", t(x)}, {"sections", i(r.dim(1, 3))}, {"dim", i(d)}}};
+    std::vector<int64_t> cuts{r.range(0, 3)};
+    if (r.coin()) cuts.push_back(cuts[0] + r.range(0, 3));
+    return OpSample{"", "indices", {{"self", t(x)}, {"indices", ints(cuts)}, {"dim", i(d)}}};
+  }));
   s.push_back(entry("aten::unbind", [](Rand& r) {
     const ir::Shape x = anyShape(r, 1, 4);
     return OpSample{"", "int", {{"self", t(x)}, {"dim", i(oneDim(r, static_cast<int>(x.size())))}}};
