@@ -98,6 +98,9 @@ std::string formatSummary(const Plan& p) {
   if (!p.balanceNote.empty()) out += "Note: " + p.balanceNote + ".\n";
   if (!p.choice.empty()) out += "Chosen: " + p.choice + " (--prefer-simpler-within 0 keeps HAP's).\n";
   for (const Plan::Replicated& u : p.unsharded) out += "Replicated: " + u.message + ".\n";
+  if (!p.unsharded.empty())
+    out += fmt::format("Replicated for want of a rule: {:.1f}% of the forward FLOPs.\n",
+                       100 * p.unshardedFlopsShare);
   return out;
 }
 

@@ -210,6 +210,8 @@ struct Plan {
     std::string message;
   };
   std::vector<Replicated> unsharded;
+  // The share of the model's forward FLOPs in those ops (0 to 1): computed whole on every device.
+  double unshardedFlopsShare = 0;
   // Search statistics. provenOptimal is false when the beam search produced the program, and
   // notOptimal then says why (synth::SearchStats::notOptimal).
   bool provenOptimal = true;

@@ -561,6 +561,8 @@ Plan readPlanFields(const Field& doc) {
                                         fmt::format("a node of the model's {}, or -1", p.nodes)),
                              u.at("message", "a message").string()});
     });
+  if (const std::optional<Field> share = doc.find("unsharded_flops_share"))
+    p.unshardedFlopsShare = share->number(0, 1, "a share of FLOPs");
   return p;
 }
 
@@ -754,6 +756,7 @@ ojson toJson(const Plan& p, const ir::Graph& imported) {
   for (const Plan::Replicated& u : p.unsharded)
     unsharded.push_back({{"node", u.node}, {"where", u.node != ir::kNone ? g.describe(u.node) : ""}, {"message", u.message}});
   doc["unsharded"] = std::move(unsharded);
+  doc["unsharded_flops_share"] = p.unshardedFlopsShare;
   if (const std::optional<std::string> bad = firstNonUtf8(doc, ""))
     throw PlanError(fmt::format("the plan's field '{}' is not valid UTF-8: the names a plan records (the model's path and "
                                 "inputs, the cluster's machines, hosts and devices) must be UTF-8",

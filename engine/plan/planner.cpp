@@ -61,6 +61,12 @@ Plan planOf(const ir::Graph& imported, const synth::Theory& theory, const synth:
   plan.parameters = g.parameterCount();
   plan.nodes = static_cast<int>(g.nodes.size());
   for (const ir::Diagnostic& d : theory.diagnostics()) plan.unsharded.push_back({d.node, d.message});
+  double flops = 0, unruledFlops = 0;
+  for (const ir::Node& n : g.nodes) {
+    flops += n.cost.flops;
+    if (!rules::findRule(n.op)) unruledFlops += n.cost.flops;
+  }
+  plan.unshardedFlopsShare = flops > 0 ? unruledFlops / flops : 0;
   plan.cluster = cluster;
 
   // Steps with exact forms and their times.

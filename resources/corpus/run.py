@@ -7,8 +7,10 @@ and 3 CPU ranks (uneven shares), and prints one table.
 Usage:
   run.py --corpus DIR [--hap PATH] [--model NAME ...] [--subset ci] [--steps 3] [--json FILE]
 
-The table has, per model: its parameters and graph nodes; the ops planned replicated because no
-sharding rule exists (and how many nodes); HAP's speedup over DP-CP on the 3 CPU ranks and on
+The table has, per model: its parameters and graph nodes; whether every inferred shape agrees with
+one real CPU run (`hap inspect --verify-shapes`: "ok (N values)", or how many differ); the ops
+planned replicated because no sharding rule exists (and how many nodes) and their share of the
+forward FLOPs; HAP's speedup over DP-CP on the 3 CPU ranks and on
 the GPU cluster, as the cost model predicts it (no plan is timed: the columns say 'predicted');
 and the check's verdict on 1, 2 and 3 ranks with its worst relative errors (loss / gradient /
 parameter). A verdict that is not PASS names what failed. Exit status:
@@ -117,6 +119,7 @@ def check_model(hap, corpus, entry, steps, work):
         return result
     result["nodes"] = p3["model"]["nodes"]
     result["unsharded"] = [u["message"] for u in p3.get("unsharded", [])]
+    result["unsharded_flops"] = p3.get("unsharded_flops_share", 0.0)
     result["speedup_cpu3"] = speedup(p3)
     result["seconds_cpu3"] = iteration_times(p3)
     gpu, error = plan(hap, model, entry["inputs"], GPU_CLUSTER, os.path.join(work, "gpu4.json"))
@@ -150,15 +153,16 @@ def shapes_cell(r):
 
 def table(results):
     # The two speedup columns are the cost model's predictions (hap plan's baselines), not measured runs.
-    rows = [["model", "params", "nodes", "shapes", "replicated (no rule)", "predicted vs DP-CP cpu3", "predicted vs DP-CP gpu4",
-             "1 rank", "2 ranks", "3 ranks"]]
+    rows = [["model", "params", "nodes", "shapes", "replicated (no rule)", "FLOPs replicated (no rule)", "predicted vs DP-CP cpu3",
+             "predicted vs DP-CP gpu4", "1 rank", "2 ranks", "3 ranks"]]
     for r in results:
         if "error" in r:
-            rows.append([r["name"], f"{r['parameters'] / 1e6:.2f}M", "-", shapes_cell(r), r["error"][:60], "-", "-", "-", "-", "-"])
+            rows.append([r["name"], f"{r['parameters'] / 1e6:.2f}M", "-", shapes_cell(r), r["error"][:60], "-", "-", "-", "-", "-", "-"])
             continue
         ops = ", ".join(re.sub(r"no sharding rule for (\S+) \((\d+) nodes?\).*", r"\1×\2", u) for u in r["unsharded"])
         fmt = lambda s: f"{s:.2f}x" if s else "-"
-        rows.append([r["name"], f"{r['parameters'] / 1e6:.2f}M", str(r["nodes"]), shapes_cell(r), ops or "none", fmt(r["speedup_cpu3"]),
+        rows.append([r["name"], f"{r['parameters'] / 1e6:.2f}M", str(r["nodes"]), shapes_cell(r), ops or "none",
+                     f"{100 * r['unsharded_flops']:.1f}%", fmt(r["speedup_cpu3"]),
                      fmt(r["speedup_gpu4"])] + [cell(r["checks"][k]) for k in (1, 2, 3)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
