@@ -219,7 +219,7 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   cmd->add_option("--micro-batches", args->microBatches,
                   "With --pipeline: the number of micro-batches a step is split into (a divisor of the batch; "
-                  "0: the search tries the smallest divisors of the batch at least S, 2S and 4S for S stages)")
+                  "0: the search tries the smallest divisors of the batch at least 2S and 4S for S stages)")
       ->type_name("M")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
