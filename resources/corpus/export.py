@@ -328,12 +328,13 @@ def lm_inputs():
 class Model:
     """A corpus entry: its constructor as source text, a factory that calls the libraries' own
     constructors, its `--input` arguments, whether the CI subset checks it, its family (the CI subset
-    keeps at least one model of each), and whether it is saved scripted (torch.jit.script) rather
-    than traced."""
+    keeps at least one model of each), whether it is saved scripted (torch.jit.script) rather
+    than traced, and a known failure that HAP Studio has not fixed yet (tests/corpus expects the check
+    to fail, and fails once it passes)."""
 
-    def __init__(self, source, factory, inputs, ci, family, script=False):
+    def __init__(self, source, factory, inputs, ci, family, script=False, known=None):
         self.source, self.factory, self.inputs, self.ci = source, factory, inputs, ci
-        self.family, self.script = family, script
+        self.family, self.script, self.known = family, script, known
 
 
 # name -> Model. Where the stock size would make a slow test, the same class is built smaller
@@ -461,13 +462,15 @@ MODELS = {
                                 lambda: Classify(tvvideo.VideoResNet(tvvideo.resnet.BasicBlock,
                                                                      [tvvideo.resnet.Conv3DSimple] * 4, [1, 1, 1, 1],
                                                                      tvvideo.resnet.BasicStem, num_classes=CLASSES)),
-                                video(), True, "video"),
+                                video(), False, "video"),
     # S3D's last pooling is (2, 7, 7): its smallest input is 16 frames of 224x224 (a batch of 2)
     "s3d": Model("torchvision.models.video.s3d(num_classes=10)",
                  lambda: Classify(tvvideo.s3d(num_classes=CLASSES)), video(16, 224, batch=2), False, "video"),
-    "mvit_v1": Model(MVIT_SOURCE + "mvit_v1_b's flags)", lambda: mvit(False), video(), False, "video"),
+    "mvit_v1": Model(MVIT_SOURCE + "mvit_v1_b's flags)", lambda: mvit(False), video(), True, "video"),
     "mvit_v2": Model(MVIT_SOURCE + "mvit_v2_s's flags: residual_pool, rel_pos_embed, proj_after_attn)",
-                     lambda: mvit(True), video(), False, "video"),
+                     lambda: mvit(True), video(), False, "video",
+                     known="hap-worker stops at step 1 on aten::index with a folded constant index "
+                           "(rel_pos_h[dist_h.long()]): 'Expected GenericList but got String'"),
     # torchvision segmentation
     "fcn_resnet50": Model("torchvision.models.segmentation.fcn_resnet50(weights=None, weights_backbone=None, "
                           "num_classes=10)",
@@ -489,12 +492,15 @@ MODELS = {
                    "multiple_of=16, max_seq_len=16)): Meta's reference model.py, non-parallel",
                    lambda: LlamaLM(llama.ModelArgs(dim=32, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=LM_VOCAB,
                                                    multiple_of=16, max_seq_len=LM_LENGTH)),
-                   lm_inputs(), False, "decoder-lm"),
+                   lm_inputs(), False, "decoder-lm",
+                   known="the importer refuses the complex dtype of its rotary embeddings (aten::view_as_complex)"),
     "nanogpt": Model("nanogpt.GPT(GPTConfig(block_size=16, vocab_size=64, n_layer=2, n_head=4, n_embd=32, "
                      "dropout=0.1)): Karpathy's nanoGPT model.py, tied embeddings",
                      lambda: NanoGptLM(nanogpt.GPTConfig(block_size=LM_LENGTH, vocab_size=LM_VOCAB, n_layer=2,
                                                          n_head=4, n_embd=32, dropout=0.1)),
-                     lm_inputs(), True, "decoder-lm"),
+                     lm_inputs(), True, "decoder-lm",
+                     known="the update of the tied embedding (wte.weight is lm_head.weight) differs from one "
+                           "device's, 1 rank included (parameter error 0.024)"),
     # a scripted model (torch.jit.script of the whole model and its loss) rather than a trace
     "scripted_resnet": Model("torch.jit.script(torchvision.models.resnet.ResNet(BasicBlock, [1, 1, 1, 1]))",
                              lambda: Classify(resnet.ResNet(resnet.BasicBlock, [1, 1, 1, 1], num_classes=CLASSES)),
@@ -532,7 +538,8 @@ def export(name, out, quiet):
     if not quiet:
         print(f"{name:28s} {parameters / 1e6:7.2f}M parameters  {time.time() - start:5.1f} s  {path}")
     return {"name": name, "file": f"{name}.pt", "source": m.source, "inputs": m.inputs, "ci": m.ci,
-            "family": m.family, "saved": "scripted" if m.script else "traced", "parameters": parameters}
+            "family": m.family, "saved": "scripted" if m.script else "traced", "parameters": parameters,
+            **({"known_failure": m.known} if m.known else {})}
 
 
 def main():

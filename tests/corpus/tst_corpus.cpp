@@ -37,6 +37,7 @@ class TstCorpus : public QObject {
   void models_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<double>("parameters");
+    QTest::addColumn<QString>("knownFailure");
     QFile file(QStringLiteral(HAP_CORPUS_DIR) + "/corpus.json");
     QVERIFY2(file.open(QIODevice::ReadOnly), "run the corpus fixture (export_corpus_ci) first");
     const QJsonArray models = QJsonDocument::fromJson(file.readAll()).object()["models"].toArray();
@@ -46,13 +47,14 @@ class TstCorpus : public QObject {
       const QString name = m.toObject()["name"].toString();
       const double parameters = m.toObject()["parameters"].toDouble();
       QVERIFY2(!name.isEmpty() && parameters > 0, qPrintable(file.fileName() + ": a model without a name or parameters"));
-      QTest::newRow(qPrintable(name)) << name << parameters;
+      QTest::newRow(qPrintable(name)) << name << parameters << m.toObject()["known_failure"].toString();
     }
   }
 
   void models() {
     QFETCH(QString, model);
     QFETCH(double, parameters);
+    QFETCH(QString, knownFailure);
     QTemporaryDir dir;
     const QString results = dir.filePath("results.json");
     QProcess runner;
@@ -89,6 +91,15 @@ class TstCorpus : public QObject {
     }
     // Every rank count checked, passed, with finite errors and a time.
     const QJsonObject checks = r["checks"].toObject();
+    // A family's only model may have a known, reported failure (export.py's `known`): it stays in
+    // the subset, expected to fail its check; the day it passes, this test fails until the mark goes.
+    if (!knownFailure.isEmpty()) {
+      QCOMPARE(checks.size(), 3);
+      bool allPass = true;
+      for (const char* ranks : {"1", "2", "3"}) allPass = allPass && checks[ranks].toObject()["ok"].toBool();
+      QEXPECT_FAIL("", qPrintable(knownFailure), Abort);
+      QVERIFY2(allPass, qPrintable(output));
+    }
     QCOMPARE(checks.size(), 3);
     for (const char* ranks : {"1", "2", "3"}) {
       const QJsonObject c = checks[ranks].toObject();
