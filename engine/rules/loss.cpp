@@ -1,5 +1,5 @@
-// Losses: nll_loss (and its nd/2d forms), cross_entropy_loss, and the pointwise losses (mse, l1,
-// smooth l1, huber, binary cross-entropy).
+// Losses: nll_loss (and its nd/2d forms), cross_entropy_loss, the pointwise losses (mse, l1,
+// smooth l1, huber, binary cross-entropy), and ctc_loss.
 //
 // Each position's loss depends only on the inputs at that position (and, for the class losses,
 // on the whole class dimension there). Sharding positions is therefore exact: with
@@ -93,7 +93,27 @@ void pointwiseLossRule(const ir::Graph& g, const ir::Node& n, std::vector<Varian
   }
 }
 
+// ctc_loss(log_probs [T, N, C], targets [N, S], input_lengths [N], target_lengths [N], blank,
+// reduction, zero_infinity), the overload with length tensors: each sample's loss depends on its
+// own inputs only, so the batch cuts through all four. 'mean' divides each loss by its target
+// length and averages over the batch: the local op's mean, times the local over the global batch.
+// Concatenated 1-D targets (their cut would follow the lengths' values) and length lists
+// (constants) have no rule.
+void ctcLossRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  if (n.overload != "Tensor" || n.tensorInputs().size() != 4) return;
+  const ir::Value& logProbs = tensorInput(g, n, 0);
+  if (logProbs.rank() != 3 || tensorInput(g, n, 1).rank() != 2 || !shardable(logProbs, 1)) return;
+  const int64_t reduction = intArg(n, "reduction", kMean);
+  Variant& v = out.emplace_back(makeVariant(
+      reduction == kNoReduction ? "shard" : "reduce",
+      {rules::gather(1), rules::gather(0), rules::gather(0), rules::gather(0)},
+      {reducedOutput(reduction, 0)},
+      reduction == kMean ? "mean: the local mean times the local over the global batch" : ""));
+  if (reduction == kMean) v.execution = Execution::ScaledMean;
+}
+
 constexpr RuleEntry kRules[] = {
+    {"aten::ctc_loss", ctcLossRule},
     {"aten::nll_loss", classLossRule},
     {"aten::nll_loss_nd", classLossRule},
     {"aten::nll_loss2d", classLossRule},

@@ -86,6 +86,7 @@ std::string_view executionName(Execution e) {
     case Execution::DepthwiseGroups: return "depthwise-groups";
     case Execution::VocabOffset: return "vocab-offset";
     case Execution::BagSlice: return "bag-slice";
+    case Execution::ScaledMean: return "scaled-mean";
     case Execution::Reshard: return "reshard";
   }
   return "?";

@@ -45,6 +45,7 @@ enum class Execution : uint8_t {
   DepthwiseGroups,     // a depthwise convolution on a channel cut: groups = the local channels
   VocabOffset,         // an embedding with the table's rows cut: local ids looked up, zeros elsewhere
   BagSlice,            // embedding_bag with its bags cut: this rank's bags' indices sliced out
+  ScaledMean,          // the op's own mean over cut positions, times local / global count (ctc)
   Reshard,             // hap::reshard: an all-to-all between the segments' cuts
 };
 

@@ -47,6 +47,7 @@ enum class Adjust : uint8_t {
   Depthwise,            // DepthwiseGroups: groups = local channels
   VocabEmbedding,       // VocabOffset: look up local ids, zeros elsewhere
   BagSlice,             // BagSlice: this rank's bags of an embedding_bag, their indices sliced out
+  ScaledMean,           // ScaledMean: the op's mean over this rank's positions, times local/global
   Reshard,        // hap::reshard: all-to-all between the segments' cuts (G), identity otherwise
   SfbLinear,      // sfb: a linear whose weight gradient is formed by sufficient-factor broadcasting
   SyncBatchNorm,  // SyncStatistics: batch norm whose statistics are all-reduced
@@ -179,6 +180,7 @@ struct StepKernel::Impl {
   int64_t vocabOffset = 0;  // VocabEmbedding: first row of this rank
   // VocabEmbedding and BagSlice of embedding_bag: its arguments' indices (-1: absent).
   int bagIndicesArg = -1, bagOffsetsArg = -1, bagWeightsArg = -1, bagLastArg = -1;
+  double meanScale = 1;  // ScaledMean: this rank's count of the cut positions over the global one
   int reductionArg = -1;    // loss means: the `reduction` argument's index
   int groupsArg = -1;       // Depthwise
   double dropoutP = 0;
@@ -448,6 +450,17 @@ void StepKernel::Impl::chooseAdjustment(const ir::Node& n) {
           outputs.size() != 4 || !rules::isGather(outputs[0].rel))
         fail("bag-slice execution is implemented for embedding_bag with its bags cut only");
       return;
+    case Execution::ScaledMean: {
+      adjust = Adjust::ScaledMean;
+      const auto cut = std::find_if(inputs.begin(), inputs.end(),
+                                    [](const Operand& o) { return rules::isGather(o.rel); });
+      if (cut == inputs.end()) fail("a scaled mean without a cut input");
+      const int64_t global = offsetOf(cut->lengths, static_cast<int>(cut->lengths.size()));
+      meanScale = global == 0 ? 0
+                              : static_cast<double>(cut->lengths[static_cast<size_t>(context.rank)]) /
+                                    static_cast<double>(global);
+      return;
+    }
   }
 }
 
@@ -590,6 +603,12 @@ std::vector<at::Tensor> StepKernel::Impl::compute(const std::vector<at::Tensor>&
       return vocabEmbedding(in);
     case Adjust::BagSlice:
       return bagSlice(in);
+    case Adjust::ScaledMean: {  // an empty piece's mean is NaN: its share is zero
+      if (meanScale == 0) return zerosOnGraph(in);
+      std::vector<at::Tensor> out = callOperator(in, comm);
+      out[0] = out[0] * meanScale;
+      return out;
+    }
     case Adjust::None:
     case Adjust::FullPiece:
     case Adjust::RandomPadded:

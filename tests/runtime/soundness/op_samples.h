@@ -28,6 +28,7 @@ enum class Domain : uint8_t {
   Integer,      // integers in [-4, 5)
   Offsets,      // embedding_bag's offsets: sorted, the first 0, all in [0, bound]
   OffsetsToEnd,  // the same with the last one `bound` (include_last_offset)
+  Full,         // every element `bound` (ctc_loss's input lengths)
 };
 
 struct TensorSpec {

@@ -66,6 +66,17 @@ std::vector<SampleEntry> lossSamples() {
                              {"pos_weight", r.coin() ? ArgValue(buffer({x.back()}, Domain::Positive)) : ArgValue(none())},
                              {"reduction", i(r.range(0, 2))}}};
   }));
+  // ctc_loss with length tensors (torchaudio's CTC models): log-probabilities [T, N, C], padded
+  // targets [N, S] of non-blank classes (blank the last class), input lengths T, target lengths
+  // in [0, S] (T > 2S, so every alignment exists).
+  s.push_back(entry("aten::ctc_loss", [](Rand& r) {
+    const int64_t batch = r.dim(1, 5), classes = r.dim(2, 5), longest = r.dim(1, 4);
+    const int64_t steps = 2 * longest + r.dim(1, 3);
+    TensorSpec lengths{{batch}, ir::DType::Int64, Domain::Full, steps};
+    return OpSample{"", "Tensor", {{"log_probs", t({steps, batch, classes})}, {"targets", index({batch, longest}, classes - 1)},
+                                   {"input_lengths", lengths}, {"target_lengths", index({batch}, longest + 1)},
+                                   {"blank", i(classes - 1)}, {"reduction", i(r.range(0, 2))}, {"zero_infinity", b(r.coin())}}};
+  }));
   return s;
 }
 

@@ -154,6 +154,7 @@ at::Tensor makeData(const test::TensorSpec& s, std::mt19937_64& gen) {
       case test::Domain::Integer: v = std::floor(unit(gen) * 9) - 4; break;
       case test::Domain::Offsets:
       case test::Domain::OffsetsToEnd: v = std::floor(unit(gen) * static_cast<double>(s.bound + 1)); break;
+      case test::Domain::Full: v = static_cast<double>(s.bound); break;
     }
   }
   if ((s.domain == test::Domain::Offsets || s.domain == test::Domain::OffsetsToEnd) && !values.empty()) {
