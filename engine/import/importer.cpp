@@ -595,6 +595,16 @@ ir::Arg Importer::makeArg(const c10::Argument& schemaArg, const Slot& s, const j
     a.kind = ir::Arg::Kind::TensorList;
     for (const at::Tensor& t : s.iv.toTensorVector())
       a.values.push_back(materialize(t, v->debugName(), n));
+  } else if (s.iv.isList() && typeHasTensor(schemaArg.type())) {
+    // A folded list of optional tensors (x[idx] with a constant idx: Tensor?[] indices).
+    a.kind = ir::Arg::Kind::TensorList;
+    const c10::List<IValue> items = s.iv.toList();
+    for (size_t k = 0; k < items.size(); ++k) {
+      const IValue e = items.get(k);
+      if (e.isTensor()) a.values.push_back(materialize(e.toTensor(), v->debugName(), n));
+      else if (e.isNone()) a.noneAt.push_back(static_cast<int>(k));
+      else fail(n, fmt::format("unsupported element in list argument '{}'", a.name));
+    }
   } else {
     a.constant = toConstant(s.iv);
   }
