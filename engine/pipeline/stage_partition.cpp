@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <deque>
 #include <cmath>
@@ -178,7 +179,7 @@ struct Search {
   std::vector<int> groupIds;  // per (u0, u1): index into signatures, -1 until computed
   std::unordered_map<std::string, int> signatureIds;
   std::vector<std::string> signatures;
-  std::unordered_map<uint64_t, const Price*> memo;
+  std::map<std::array<int, 4>, const Price*> memo;  // (k0, k1, group id, m)
 
   int groupId(int u0, int u1) {
     int& id = groupIds[static_cast<size_t>(u0) * (U + 1) + u1];
@@ -193,9 +194,7 @@ struct Search {
 
   const Price& price(int k0, int k1, int u0, int u1, int m) {
     const int g = groupId(u0, u1);
-    const uint64_t key = ((static_cast<uint64_t>(k0) * (L + 1) + k1) * (signatures.size() + 1) + g) * 4099 +
-                         static_cast<uint64_t>(m);
-    auto [it, fresh] = memo.try_emplace(key, nullptr);
+    auto [it, fresh] = memo.try_emplace(std::array<int, 4>{k0, k1, g, m}, nullptr);
     if (fresh) it->second = &pricer.price(k0, k1, ranksOf(units, u0, u1), signatures[static_cast<size_t>(g)], m);
     return *it->second;
   }
