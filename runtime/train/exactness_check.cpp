@@ -9,6 +9,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -62,10 +63,13 @@ class Reference {
     torch::jit::setGraphExecutorOptimize(false);
     // Dropout draws the counter-based masks whose pieces the ranks draw (counter_dropout.h).
     useCounterDropout(module_);
+    // A tied parameter (nanoGPT's wte.weight is lm_head.weight) is listed under each of its names
+    // but optimized and clipped once, as torch.nn.Module.parameters() yields it once.
     for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
       p.value.set_requires_grad(true);
       params_.emplace(p.name, p.value);
-      list_.push_back(p.value);
+      auto same = [&](const at::Tensor& t) { return t.is_same(p.value); };
+      if (std::none_of(list_.begin(), list_.end(), same)) list_.push_back(p.value);
     }
     for (const auto& b : module_.named_buffers(/*recurse=*/true)) buffers_.emplace(b.name, b.value);
     switch (o.kind) {
