@@ -94,10 +94,20 @@ std::string stripInplace(std::string op) {
   return op;
 }
 
-// The weight of one micro-batch's loss in the full batch's (pipeline_trainer.h "Exactness"), from
-// the model imported at micro-batch shapes and at the global batch (the same nodes).
-double microBatchLossWeight(const ir::Graph& micro, const ir::Graph& full, int m, const std::string& origin) {
-  if (m == 1) return 1;
+// The weight of one micro-batch's loss in the full batch's (pipeline_trainer.h "Exactness"): a
+// fixed one, or for a class loss whose targets may be ignore_index, micro-batch i's count of the
+// other targets over the batch's (counted in every step's batch, on every rank).
+struct LossWeight {
+  double fixed = 1;
+  std::string targets;  // the model input counted, when counted
+  int64_t ignore = -100;
+};
+
+// From the model imported at micro-batch shapes and at the global batch (the same nodes).
+LossWeight microBatchLossWeight(const ir::Graph& micro, const ir::Graph& full, int m, const std::string& origin) {
+  LossWeight out;
+  if (m == 1) return out;
+  int terms = 0;
   auto refuse = [&](const ir::Node& n, const std::string& why) {
     throw PipelineRefused(fmt::format(
         "{}: the loss cannot be split into {} micro-batches exactly: {} ({}); re-plan with --pipeline off or "
@@ -119,6 +129,7 @@ double microBatchLossWeight(const ir::Graph& micro, const ir::Graph& full, int m
     return static_cast<double>(a.numel()) / static_cast<double>(std::max<int64_t>(b.numel(), 1));
   };
   auto note = [&](const ir::Node& n, double w) {
+    ++terms;
     if (weight && std::abs(*weight - w) > 1e-12 * std::max(1.0, w))
       refuse(n, fmt::format("its terms weigh micro-batches differently ({:g} and {:g})", *weight, w));
     weight = w;
@@ -173,10 +184,12 @@ double microBatchLossWeight(const ir::Graph& micro, const ir::Graph& full, int m
           if (target && !target->values.empty() && !ir::isFloating(micro.value(target->values[0]).dtype)) {
             const int64_t ignore = intArg(n, "ignore_index").value_or(-100);
             const ir::Value* t = targetInput(target->values[0]);
-            if (!t || !t->high || !(ignore < t->low.value_or(0) || ignore >= *t->high))
-              refuse(n, fmt::format("its targets may be ignore_index {} (their declared range admits it), so "
-                                    "its mean divides by a count that differs per micro-batch",
-                                    ignore));
+            if (!t || !t->high || !(ignore < t->low.value_or(0) || ignore >= *t->high)) {
+              // Targets that may be ignore_index: weighed by their counts, every step.
+              if (!t) refuse(n, "its targets, which may be ignore_index, come from no model input to count them in");
+              out.targets = t->name;
+              out.ignore = ignore;
+            }
           }
         }
         note(n, ratio(n));
@@ -188,7 +201,12 @@ double microBatchLossWeight(const ir::Graph& micro, const ir::Graph& full, int m
     }
   };
   visit(micro.loss);
-  return weight.value_or(1);
+  out.fixed = weight.value_or(1);
+  if (!out.targets.empty() && terms > 1)
+    throw PipelineRefused(fmt::format("{}: the loss adds terms to a class loss whose targets may be ignore_index: "
+                                      "the micro-batches' weights would differ per term; re-plan with --pipeline off",
+                                      origin));
+  return out;
 }
 
 // One stage of the pipeline as this run holds it (every rank holds every stage's description).
@@ -253,6 +271,7 @@ class PipelineRun {
     return microBatch * static_cast<int>(micro_.values.size()) + static_cast<int>(v);
   }
   std::vector<LocalParameter>& params() { return exec_->parameters(); }
+  std::vector<double> weightsOf(const std::vector<at::Tensor>& wholeBatch) const;
 
   const WorkerOptions& o_;
   const WorkerEnv& env_;
@@ -268,7 +287,8 @@ class PipelineRun {
   std::vector<Route> routes_;
   std::vector<InputPiece> wholePieces_;       // the global batch's inputs, whole
   std::vector<bool> scaled_;                  // per model input: cut into micro-batches (dim 0)
-  double lossWeight_ = 1;
+  LossWeight lossWeight_;
+  std::vector<double> weights_;  // this step's, per micro-batch (weighsOf)
   std::vector<std::string> parameterNames_, bufferNames_;  // model order
   std::map<std::string, std::vector<int>> holders_;       // parameter or buffer -> stages holding it
 
@@ -431,6 +451,10 @@ void PipelineRun::load() {
   if (!stages_.back().sg.holdsLoss)
     throw PipelineRefused(fmt::format("{}: the last pipeline stage does not hold the loss", path));
   lossWeight_ = microBatchLossWeight(micro_, full_, m, path);
+  for (size_t k = 0; k < wholePieces_.size(); ++k)
+    if (wholePieces_[k].name == lossWeight_.targets && !scaled_[k])
+      throw PipelineRefused(fmt::format("{}: the loss's targets '{}' are not cut into micro-batches along dimension 0",
+                                        path, lossWeight_.targets));
 
   // The routes of the boundary values.
   std::map<ir::ValueId, int> routeOf;
@@ -488,9 +512,13 @@ void PipelineRun::build() {
     c10::set_default_dtype(caffe2::TypeMeta::Make<double>());
   }
   if (lead_)
-    std::cout << fmt::format("pipeline: {} stages, {} micro-batches of {} rows (1F1B), loss weight {:g} per "
+    std::cout << fmt::format("pipeline: {} stages, {} micro-batches of {} rows (1F1B), loss weight {} per "
                              "micro-batch\n",
-                             stages_.size(), pp_.microBatches, pp_.batch / std::max(pp_.microBatches, 1), lossWeight_)
+                             stages_.size(), pp_.microBatches, pp_.batch / std::max(pp_.microBatches, 1),
+                             lossWeight_.targets.empty()
+                                 ? fmt::format("{:g}", lossWeight_.fixed)
+                                 : fmt::format("its count of '{}' other than {} over the batch's", lossWeight_.targets,
+                                               lossWeight_.ignore))
               << std::flush;
   if (stage_ >= 0) {
     const Stage& st = stages_[static_cast<size_t>(stage_)];
@@ -540,6 +568,21 @@ void PipelineRun::build() {
                                               env_.rank, *world_, *world_);
   }
   flight_.resize(static_cast<size_t>(pp_.microBatches));
+}
+
+std::vector<double> PipelineRun::weightsOf(const std::vector<at::Tensor>& wholeBatch) const {
+  const int m = pp_.microBatches;
+  std::vector<double> w(static_cast<size_t>(m), lossWeight_.fixed);
+  if (lossWeight_.targets.empty()) return w;
+  for (size_t k = 0; k < wholePieces_.size(); ++k) {
+    if (wholePieces_[k].name != lossWeight_.targets) continue;
+    const at::Tensor kept = wholeBatch[k].ne(lossWeight_.ignore).to(at::kCPU);
+    const int64_t rows = kept.size(0) / m;
+    const double total = kept.sum().item<double>();
+    for (int i = 0; i < m && total > 0; ++i)
+      w[static_cast<size_t>(i)] = kept.narrow(0, i * rows, rows).sum().item<double>() / total;
+  }
+  return w;
 }
 
 void PipelineRun::forward(int i, const std::vector<at::Tensor>& wholeBatch, uint64_t seed) {
@@ -634,7 +677,7 @@ void PipelineRun::backward(int i) {
   std::vector<at::Tensor> roots, seeds;
   if (st.sg.holdsLoss) {
     roots.push_back(f.loss);
-    seeds.push_back(at::full_like(f.loss, lossWeight_));
+    seeds.push_back(at::full_like(f.loss, weights_[static_cast<size_t>(i)]));
   }
   size_t w = 0;
   for (int r : sends_) {
@@ -834,12 +877,14 @@ void PipelineRun::train() {
     const uint64_t seed = iterationSeed(o_.seed, it);
     const std::vector<at::Tensor> batch = source_->batch(it);
     at::Tensor partial = at::zeros({}, at::kDouble);
+    weights_ = weightsOf(batch);
     if (stage_ >= 0) {
       for (int op : order) {
         if (op >= 0) {
           forward(op, batch, seed);
           if (stages_[static_cast<size_t>(stage_)].sg.holdsLoss)
-            partial = partial + flight_[static_cast<size_t>(op)].loss.detach().to(at::kCPU, at::kDouble) * lossWeight_;
+            partial = partial + flight_[static_cast<size_t>(op)].loss.detach().to(at::kCPU, at::kDouble) *
+                                    weights_[static_cast<size_t>(op)];
         } else {
           backward(-op - 1);
         }

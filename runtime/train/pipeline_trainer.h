@@ -28,11 +28,14 @@
 //
 // Exactness (hap-worker --check): the micro-batches together compute the single-device step. The
 // loss's micro-batch weight is 1/m for a mean over the batch (its reduced tensor's elements scale
-// with the batch), 1 for a sum; a class loss whose targets may hold ignore_index, a loss that is
-// no linear combination of such reductions, random ops other than dropout (dropout draws each
-// micro-batch's rows of the global mask: ExecutorOptions::microBatches) and batch statistics in
-// training are refused with PipelineRefused saying why: the runtime does not synchronise batch
-// norm across micro-batches, whose statistics would then differ from the full batch's.
+// with the batch), 1 for a sum, and for a mean class loss whose targets may hold ignore_index the
+// micro-batch's count of the other targets over the batch's (counted every step in the batch every
+// rank reads whole; a micro-batch with every target ignored makes its loss NaN, as PyTorch's own
+// mean does). A loss that is no linear combination of such reductions, random ops other than
+// dropout (dropout draws each micro-batch's rows of the global mask:
+// ExecutorOptions::microBatches) and batch statistics in training over m > 1 micro-batches are
+// refused with PipelineRefused saying why: the runtime does not synchronise batch norm across
+// micro-batches, whose statistics would then differ from the full batch's.
 #pragma once
 
 #include <string>
