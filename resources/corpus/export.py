@@ -468,9 +468,7 @@ MODELS = {
                  lambda: Classify(tvvideo.s3d(num_classes=CLASSES)), video(16, 224, batch=2), False, "video"),
     "mvit_v1": Model(MVIT_SOURCE + "mvit_v1_b's flags)", lambda: mvit(False), video(), True, "video"),
     "mvit_v2": Model(MVIT_SOURCE + "mvit_v2_s's flags: residual_pool, rel_pos_embed, proj_after_attn)",
-                     lambda: mvit(True), video(), False, "video",
-                     known="hap-worker stops at step 1 on aten::index with a folded constant index "
-                           "(rel_pos_h[dist_h.long()]): 'Expected GenericList but got String'"),
+                     lambda: mvit(True), video(), False, "video"),
     # torchvision segmentation
     "fcn_resnet50": Model("torchvision.models.segmentation.fcn_resnet50(weights=None, weights_backbone=None, "
                           "num_classes=10)",
