@@ -199,6 +199,9 @@ class TstPipelinePlan : public QObject {
     }
     QVERIFY2(bottleneckOf(p) <= best * (1 + 1e-9),
              qPrintable(QString("search %1 s, brute force %2 s").arg(bottleneckOf(p)).arg(best)));
+    // Planned with the search's own ratio policy, the chosen stages cost what the search priced.
+    QCOMPARE(p.candidates.size(), size_t{1});
+    QVERIFY(qFuzzyCompare(p.candidates[0].stepSeconds, p.cost.stepSeconds));
   }
 
   // Two machines behind a slow link: a pipeline beats the SPMD-only plan. One machine with fast
