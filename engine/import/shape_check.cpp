@@ -74,9 +74,13 @@ c10::IValue constantValue(const ir::Arg& a) {
 
 // Ops whose output shape depends on the values of an input the verifier does not have (it runs
 // on zeros): a boolean index's count of true elements, repeat_interleave's tensor of repeats,
-// one_hot's class count taken from the data, CTC's longest target. Their shapes are the
-// importer's, checked against real data by checkShapes.
+// one_hot's class count taken from the data, CTC's longest target, embedding_bag's offsets (and
+// LibTorch 1.13's kernel writes past its buffers on zero offsets with include_last_offset, while
+// without autograd it dispatches to a forward-only kernel whose bag_size is [B + 1] there; the
+// importer infers its shapes from the arguments instead). Their shapes are the importer's,
+// checked against real data by checkShapes.
 bool shapeDependsOnValues(const ir::Graph& g, const ir::Node& n) {
+  if (n.op == "aten::embedding_bag" || n.op == "aten::_embedding_bag") return true;
   if (n.op == "aten::index")
     for (ir::ValueId v : n.tensorInputs())
       if (g.value(v).dtype == ir::DType::Bool || g.value(v).dtype == ir::DType::UInt8) return true;
