@@ -46,6 +46,7 @@ from torchvision.models import segmentation as tvseg
 from torchvision.models import video as tvvideo
 
 import llama
+import llama_hf
 import nanogpt
 
 BATCH = 8
@@ -321,6 +322,18 @@ class NanoGptLM(nn.Module):
         return self.model(tokens, targets)[1]
 
 
+class LlamaHfLM(nn.Module):
+    """Hugging Face's own loss: LlamaForCausalLM(input_ids, labels=...) returns (loss, logits), the
+    cross-entropy of the logits shifted by one token."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.model = llama_hf.LlamaForCausalLM(config)
+
+    def forward(self, tokens, targets):
+        return self.model(tokens, labels=targets)[0]
+
+
 def lm_inputs():
     return [f"tokens={BATCH}x{LM_LENGTH}:int64:0..{LM_VOCAB}", f"targets={BATCH}x{LM_LENGTH}:int64:0..{LM_VOCAB}"]
 
@@ -492,6 +505,14 @@ MODELS = {
                                                    multiple_of=16, max_seq_len=LM_LENGTH)),
                    lm_inputs(), False, "decoder-lm",
                    known="the importer refuses the complex dtype of its rotary embeddings (aten::view_as_complex)"),
+    "llama_hf": Model("llama_hf.LlamaForCausalLM(LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, "
+                      "num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=16, "
+                      "tie_word_embeddings=True)): Hugging Face transformers' modeling_llama.py, eager attention",
+                      lambda: LlamaHfLM(llama_hf.LlamaConfig(vocab_size=LM_VOCAB, hidden_size=32, intermediate_size=64,
+                                                             num_hidden_layers=2, num_attention_heads=4,
+                                                             num_key_value_heads=2, max_position_embeddings=LM_LENGTH,
+                                                             tie_word_embeddings=True)),
+                      lm_inputs(), False, "decoder-lm"),
     "nanogpt": Model("nanogpt.GPT(GPTConfig(block_size=16, vocab_size=64, n_layer=2, n_head=4, n_embd=32, "
                      "dropout=0.1)): Karpathy's nanoGPT model.py, tied embeddings",
                      lambda: NanoGptLM(nanogpt.GPTConfig(block_size=LM_LENGTH, vocab_size=LM_VOCAB, n_layer=2,
