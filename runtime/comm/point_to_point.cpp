@@ -41,7 +41,8 @@ std::string detailOf(const std::exception& e) {
     text = c10->what_without_backtrace();
   else
     text = e.what();
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '.')) text.pop_back();
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '.'))
+    text.pop_back();
   return text;
 }
 
@@ -59,7 +60,10 @@ class GroupPointToPoint final : public PointToPoint {
  public:
   GroupPointToPoint(WorkerEnv env, c10::Device device, c10::intrusive_ptr<CommBackend> forward,
                     c10::intrusive_ptr<CommBackend> backward)
-      : env_(std::move(env)), device_(device), forward_(std::move(forward)), backward_(std::move(backward)) {}
+      : env_(std::move(env)),
+        device_(device),
+        forward_(std::move(forward)),
+        backward_(std::move(backward)) {}
   ~GroupPointToPoint() override {
     try {
       flush();
@@ -67,7 +71,8 @@ class GroupPointToPoint final : public PointToPoint {
     }
   }
 
-  void send(const at::Tensor& t, int peer, int tag, Channel channel, const std::string& what) override {
+  void send(const at::Tensor& t, int peer, int tag, Channel channel,
+            const std::string& what) override {
     c10::NoGradGuard noGrad;
     at::Tensor buffer = t.detach().to(device_).contiguous();
     std::vector<at::Tensor> tensors{wire(buffer)};
@@ -82,12 +87,13 @@ class GroupPointToPoint final : public PointToPoint {
     }
   }
 
-  at::Tensor receive(const std::vector<int64_t>& shape, at::ScalarType dtype, int peer, int tag, Channel channel,
-                     const std::string& what) override {
+  at::Tensor receive(const std::vector<int64_t>& shape, at::ScalarType dtype, int peer, int tag,
+                     Channel channel, const std::string& what) override {
     c10::NoGradGuard noGrad;
     at::Tensor buffer = at::empty(shape, at::TensorOptions().dtype(dtype).device(device_));
     std::vector<at::Tensor> tensors{wire(buffer)};
-    guarded("receiving", what, peer, [&] { group(channel).recv(tensors, peer, tag)->wait(env_.timeout); });
+    guarded("receiving", what, peer,
+            [&] { group(channel).recv(tensors, peer, tag)->wait(env_.timeout); });
     return buffer;
   }
 
@@ -117,10 +123,11 @@ class GroupPointToPoint final : public PointToPoint {
       throw;
     } catch (const std::exception& e) {
       throw RuntimeError(fmt::format(
-          "rank {}: {} {} {} rank {} failed (store at MASTER_ADDR:MASTER_PORT {}:{}): {}. Is rank {} still "
+          "rank {}: {} {} {} rank {} failed (store at MASTER_ADDR:MASTER_PORT {}:{}): {}. Is rank "
+          "{} still "
           "running? A peer that does not answer within HAP_TIMEOUT_S={} s fails the step",
-          env_.rank, verb, what, verb[0] == 's' ? "to" : "from", peer, env_.masterAddr, env_.masterPort,
-          detailOf(e), peer, env_.timeout.count()));
+          env_.rank, verb, what, verb[0] == 's' ? "to" : "from", peer, env_.masterAddr,
+          env_.masterPort, detailOf(e), peer, env_.timeout.count()));
     }
   }
 
@@ -139,32 +146,38 @@ std::unique_ptr<PointToPoint> PointToPoint::connect(const WorkerEnv& env, c10::D
     storeOptions.isServer = false;
     storeOptions.waitWorkers = false;
     storeOptions.timeout = env.timeout;
-    c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, storeOptions);
+    c10::intrusive_ptr<c10d::Store> store =
+        c10::make_intrusive<c10d::TCPStore>(env.masterAddr, storeOptions);
     auto make = [&](const std::string& prefix) -> c10::intrusive_ptr<CommBackend> {
       auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
 #ifdef HAP_HAVE_CUDA
       if (device.is_cuda()) {
         auto options = c10d::ProcessGroupNCCL::Options::create();
         options->timeout = env.timeout;
-        return c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, env.rank, env.worldSize, options);
+        return c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, env.rank, env.worldSize,
+                                                           options);
       }
 #endif
       auto options = c10d::ProcessGroupGloo::Options::create(env.timeout);
       options->devices.push_back(glooDevice(env));
       options->threads = 1;
-      return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank, env.worldSize, options);
+      return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank, env.worldSize,
+                                                         options);
     };
     auto forward = make("hap-p2p-forward");
     auto backward = make("hap-p2p-backward");
-    return std::make_unique<GroupPointToPoint>(env, device, std::move(forward), std::move(backward));
+    return std::make_unique<GroupPointToPoint>(env, device, std::move(forward),
+                                               std::move(backward));
   } catch (const hap::Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw RuntimeError(fmt::format(
-        "rank {}: joining the pipeline's point-to-point channels failed (store at MASTER_ADDR:MASTER_PORT {}:{}): "
-        "{}. Is every rank started, with the same MASTER_ADDR, MASTER_PORT and WORLD_SIZE? A peer that does not "
-        "answer within HAP_TIMEOUT_S={} s fails the start",
-        env.rank, env.masterAddr, env.masterPort, detailOf(e), env.timeout.count()));
+    throw RuntimeError(
+        fmt::format("rank {}: joining the pipeline's point-to-point channels failed (store at "
+                    "MASTER_ADDR:MASTER_PORT {}:{}): "
+                    "{}. Is every rank started, with the same MASTER_ADDR, MASTER_PORT and "
+                    "WORLD_SIZE? A peer that does not "
+                    "answer within HAP_TIMEOUT_S={} s fails the start",
+                    env.rank, env.masterAddr, env.masterPort, detailOf(e), env.timeout.count()));
   }
 }
 

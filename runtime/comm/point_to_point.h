@@ -40,9 +40,10 @@ class PointToPoint {
   static std::unique_ptr<PointToPoint> connect(const WorkerEnv& env, c10::Device device);
   virtual ~PointToPoint() = default;
 
-  virtual void send(const at::Tensor& t, int peer, int tag, Channel channel, const std::string& what) = 0;
-  virtual at::Tensor receive(const std::vector<int64_t>& shape, at::ScalarType dtype, int peer, int tag,
-                             Channel channel, const std::string& what) = 0;
+  virtual void send(const at::Tensor& t, int peer, int tag, Channel channel,
+                    const std::string& what) = 0;
+  virtual at::Tensor receive(const std::vector<int64_t>& shape, at::ScalarType dtype, int peer,
+                             int tag, Channel channel, const std::string& what) = 0;
   // Waits for every send started (RuntimeError naming the first that failed).
   virtual void flush() = 0;
 };

@@ -104,24 +104,34 @@ struct LossWeight {
 };
 
 // From the model imported at micro-batch shapes and at the global batch (the same nodes).
-LossWeight microBatchLossWeight(const ir::Graph& micro, const ir::Graph& full, int m, const std::string& origin) {
+LossWeight microBatchLossWeight(const ir::Graph& micro, const ir::Graph& full, int m,
+                                const std::string& origin) {
   LossWeight out;
   if (m == 1) return out;
   int terms = 0;
   auto refuse = [&](const ir::Node& n, const std::string& why) {
-    throw PipelineRefused(fmt::format(
-        "{}: the loss cannot be split into {} micro-batches exactly: {} ({}); re-plan with --pipeline off or "
-        "--micro-batches 1",
-        origin, m, why, micro.describe(n.id)));
+    throw PipelineRefused(
+        fmt::format("{}: the loss cannot be split into {} micro-batches exactly: {} ({}); re-plan "
+                    "with --pipeline off or "
+                    "--micro-batches 1",
+                    origin, m, why, micro.describe(n.id)));
   };
   std::optional<double> weight;
-  static const std::set<std::string> kLosses = {
-      "aten::cross_entropy_loss", "aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss2d", "aten::mse_loss",
-      "aten::l1_loss", "aten::smooth_l1_loss", "aten::huber_loss", "aten::binary_cross_entropy",
-      "aten::binary_cross_entropy_with_logits", "aten::kl_div", "aten::soft_margin_loss"};
-  static const std::set<std::string> kViews = {"aten::reshape", "aten::view",   "aten::flatten", "aten::squeeze",
-                                               "aten::unsqueeze", "aten::to", "aten::contiguous", "aten::clone",
-                                               "aten::type_as"};
+  static const std::set<std::string> kLosses = {"aten::cross_entropy_loss",
+                                                "aten::nll_loss",
+                                                "aten::nll_loss_nd",
+                                                "aten::nll_loss2d",
+                                                "aten::mse_loss",
+                                                "aten::l1_loss",
+                                                "aten::smooth_l1_loss",
+                                                "aten::huber_loss",
+                                                "aten::binary_cross_entropy",
+                                                "aten::binary_cross_entropy_with_logits",
+                                                "aten::kl_div",
+                                                "aten::soft_margin_loss"};
+  static const std::set<std::string> kViews = {
+      "aten::reshape", "aten::view",       "aten::flatten", "aten::squeeze", "aten::unsqueeze",
+      "aten::to",      "aten::contiguous", "aten::clone",   "aten::type_as"};
   auto ratio = [&](const ir::Node& n) {
     const ir::Value& a = micro.value(n.tensorInputs().at(0));
     const ir::Node& f = full.node(n.id);
@@ -131,7 +141,8 @@ LossWeight microBatchLossWeight(const ir::Graph& micro, const ir::Graph& full, i
   auto note = [&](const ir::Node& n, double w) {
     ++terms;
     if (weight && std::abs(*weight - w) > 1e-12 * std::max(1.0, w))
-      refuse(n, fmt::format("its terms weigh micro-batches differently ({:g} and {:g})", *weight, w));
+      refuse(n,
+             fmt::format("its terms weigh micro-batches differently ({:g} and {:g})", *weight, w));
     weight = w;
   };
   // The input a class loss's targets come from, through views.
@@ -147,9 +158,10 @@ LossWeight microBatchLossWeight(const ir::Graph& micro, const ir::Graph& full, i
   std::function<void(ir::ValueId)> visit = [&](ir::ValueId v) {
     const ir::Value& x = micro.value(v);
     if (x.producer == ir::kNone)
-      throw PipelineRefused(fmt::format("{}: the loss adds '{}', which does not come from the batch; the "
-                                        "micro-batches cannot share it out exactly; re-plan with --pipeline off",
-                                        origin, x.name));
+      throw PipelineRefused(
+          fmt::format("{}: the loss adds '{}', which does not come from the batch; the "
+                      "micro-batches cannot share it out exactly; re-plan with --pipeline off",
+                      origin, x.name));
     const ir::Node& n = micro.node(x.producer);
     const std::string op = stripInplace(n.op);
     const std::vector<ir::ValueId> in = n.tensorInputs();
@@ -179,14 +191,19 @@ LossWeight microBatchLossWeight(const ir::Graph& micro, const ir::Graph& full, i
       } else if (reduction == 1) {
         if (op == "aten::cross_entropy_loss" || op.rfind("aten::nll_loss", 0) == 0) {
           const ir::Arg* w = n.arg("weight");
-          if (w && !w->values.empty()) refuse(n, "a class loss with class weights (its mean divides by their sum)");
+          if (w && !w->values.empty())
+            refuse(n, "a class loss with class weights (its mean divides by their sum)");
           const ir::Arg* target = n.arg("target");
-          if (target && !target->values.empty() && !ir::isFloating(micro.value(target->values[0]).dtype)) {
+          if (target && !target->values.empty() &&
+              !ir::isFloating(micro.value(target->values[0]).dtype)) {
             const int64_t ignore = intArg(n, "ignore_index").value_or(-100);
             const ir::Value* t = targetInput(target->values[0]);
             if (!t || !t->high || !(ignore < t->low.value_or(0) || ignore >= *t->high)) {
               // Targets that may be ignore_index: weighed by their counts, every step.
-              if (!t) refuse(n, "its targets, which may be ignore_index, come from no model input to count them in");
+              if (!t)
+                refuse(n,
+                       "its targets, which may be ignore_index, come from no model input to count "
+                       "them in");
               out.targets = t->name;
               out.ignore = ignore;
             }
@@ -203,9 +220,10 @@ LossWeight microBatchLossWeight(const ir::Graph& micro, const ir::Graph& full, i
   visit(micro.loss);
   out.fixed = weight.value_or(1);
   if (!out.targets.empty() && terms > 1)
-    throw PipelineRefused(fmt::format("{}: the loss adds terms to a class loss whose targets may be ignore_index: "
-                                      "the micro-batches' weights would differ per term; re-plan with --pipeline off",
-                                      origin));
+    throw PipelineRefused(
+        fmt::format("{}: the loss adds terms to a class loss whose targets may be ignore_index: "
+                    "the micro-batches' weights would differ per term; re-plan with --pipeline off",
+                    origin));
   return out;
 }
 
@@ -216,12 +234,14 @@ struct Stage {
   pipeline::StageGraph sg;
   plan::Plan plan;
   ir::Graph planned;
-  std::unordered_map<ir::ValueId, ir::ValueId> fromModel;  // model activation -> the stage's (planned)
-  std::vector<std::vector<InputPiece>> pieces;           // per group rank: planInputPieces
+  std::unordered_map<ir::ValueId, ir::ValueId>
+      fromModel;                                // model activation -> the stage's (planned)
+  std::vector<std::vector<InputPiece>> pieces;  // per group rank: planInputPieces
   int dropoutKeysBefore = 0;  // keys the earlier stages' dropouts draw (counter_dropout.h)
   ir::ValueId local(ir::ValueId modelValue) const { return fromModel.at(modelValue); }
   int inputIndex(ir::ValueId v) const {
-    return static_cast<int>(std::find(planned.inputs.begin(), planned.inputs.end(), v) - planned.inputs.begin());
+    return static_cast<int>(std::find(planned.inputs.begin(), planned.inputs.end(), v) -
+                            planned.inputs.begin());
   }
 };
 
@@ -246,7 +266,8 @@ struct InFlight {
 
 class PipelineRun {
  public:
-  PipelineRun(const WorkerOptions& o, const WorkerEnv& env) : o_(o), env_(env), lead_(env.rank == 0) {}
+  PipelineRun(const WorkerOptions& o, const WorkerEnv& env)
+      : o_(o), env_(env), lead_(env.rank == 0) {}
   void load();
   void build();
   void train();
@@ -285,12 +306,12 @@ class PipelineRun {
   import::ModelTensors tensors_;  // of micro_
   std::vector<Stage> stages_;
   std::vector<Route> routes_;
-  std::vector<InputPiece> wholePieces_;       // the global batch's inputs, whole
-  std::vector<bool> scaled_;                  // per model input: cut into micro-batches (dim 0)
+  std::vector<InputPiece> wholePieces_;  // the global batch's inputs, whole
+  std::vector<bool> scaled_;             // per model input: cut into micro-batches (dim 0)
   LossWeight lossWeight_;
   std::vector<double> weights_;  // this step's, per micro-batch (weighsOf)
   std::vector<std::string> parameterNames_, bufferNames_;  // model order
-  std::map<std::string, std::vector<int>> holders_;       // parameter or buffer -> stages holding it
+  std::map<std::string, std::vector<int>> holders_;  // parameter or buffer -> stages holding it
 
   // build()
   int stage_ = -1, groupRank_ = 0, groupSize_ = 1;
@@ -316,8 +337,8 @@ void PipelineRun::load() {
   const std::string& path = o_.planPath;
   auto unsupported = [&](bool given, const char* option) {
     if (given)
-      throw PipelineRefused(fmt::format("{}: {} is not supported with a pipelined plan yet; run without it",
-                                        path, option));
+      throw PipelineRefused(fmt::format(
+          "{}: {} is not supported with a pipelined plan yet; run without it", path, option));
   };
   unsupported(!o_.checkpointDir.empty(), "--checkpoint-dir");
   unsupported(!o_.resumePath.empty(), "--resume");
@@ -333,8 +354,9 @@ void PipelineRun::load() {
   if (S < 1) throw plan::PlanError(fmt::format("{}: the pipeline has no stage", path));
   const std::optional<std::string> model = plan::locatePlanModel(spmd_, path, o_.modelPath);
   if (!model)
-    throw plan::PlanError(fmt::format("{}: the plan's model {} is not there (nor beside the plan); name it with --model",
-                                      path, spmd_.modelPath));
+    throw plan::PlanError(fmt::format(
+        "{}: the plan's model {} is not there (nor beside the plan); name it with --model", path,
+        spmd_.modelPath));
   modelPath_ = *model;
   plan::checkPlanModel(spmd_, path, modelPath_);
 
@@ -347,9 +369,10 @@ void PipelineRun::load() {
   if (m > 1) microOptions.inputOverrides = import::dividedBatch(full_, m);
   micro_ = import::importModel(modelPath_, microOptions, tensors_);
   if (micro_.nodes.size() != full_.nodes.size() || pp_.nodeSegment.size() != micro_.nodes.size())
-    throw plan::PlanError(fmt::format("{}: the pipeline's segmentation has {} nodes, but {} imports to {} nodes at "
-                                      "micro-batch shapes ({} at the batch); re-plan for this model",
-                                      path, pp_.nodeSegment.size(), modelPath_, micro_.nodes.size(), full_.nodes.size()));
+    throw plan::PlanError(fmt::format(
+        "{}: the pipeline's segmentation has {} nodes, but {} imports to {} nodes at "
+        "micro-batch shapes ({} at the batch); re-plan for this model",
+        path, pp_.nodeSegment.size(), modelPath_, micro_.nodes.size(), full_.nodes.size()));
   for (ir::ValueId v : full_.inputs) {
     const ir::Value& x = full_.value(v);
     InputPiece p;
@@ -368,11 +391,13 @@ void PipelineRun::load() {
     for (ir::ValueId u : micro_.inputs)
       if (micro_.value(u).name == x.name) mv = &micro_.value(u);
     const bool cut = mv && !x.shape.empty() && mv->shape != x.shape;
-    if (cut && (mv->shape[0] * m != x.shape[0] ||
-                !std::equal(mv->shape.begin() + 1, mv->shape.end(), x.shape.begin() + 1, x.shape.end())))
-      throw PipelineRefused(fmt::format("{}: input '{}' is [{}] at the batch and [{}] per micro-batch: only dimension "
-                                        "0 can be cut into {} micro-batches",
-                                        path, x.name, ir::formatShape(x.shape), ir::formatShape(mv->shape), m));
+    if (cut &&
+        (mv->shape[0] * m != x.shape[0] ||
+         !std::equal(mv->shape.begin() + 1, mv->shape.end(), x.shape.begin() + 1, x.shape.end())))
+      throw PipelineRefused(fmt::format(
+          "{}: input '{}' is [{}] at the batch and [{}] per micro-batch: only dimension "
+          "0 can be cut into {} micro-batches",
+          path, x.name, ir::formatShape(x.shape), ir::formatShape(mv->shape), m));
     scaled_.push_back(cut);
   }
 
@@ -391,10 +416,12 @@ void PipelineRun::load() {
     if (static_cast<size_t>(st.plan.devices.size()) != st.ranks.size())
       throw plan::PlanError(fmt::format("{}: its plan is for {} ranks, its group has {}", where,
                                         st.plan.devices.size(), st.ranks.size()));
-    if (const std::vector<std::string> problems = plan::verifyPlan(st.sg.graph, st.plan); !problems.empty())
-      throw plan::PlanError(fmt::format("{}: its plan does not verify against its stage graph of {} ({} problems; "
-                                        "first: {})",
-                                        where, modelPath_, problems.size(), problems.front()));
+    if (const std::vector<std::string> problems = plan::verifyPlan(st.sg.graph, st.plan);
+        !problems.empty())
+      throw plan::PlanError(
+          fmt::format("{}: its plan does not verify against its stage graph of {} ({} problems; "
+                      "first: {})",
+                      where, modelPath_, problems.size(), problems.front()));
     plan::assignExecutions(st.sg.graph, st.plan);
     st.planned = plan::planGraph(st.sg.graph, st.plan);
     // planGraph keeps the stage graph's value ids (reshards append theirs).
@@ -409,12 +436,13 @@ void PipelineRun::load() {
       st.pieces.push_back(planInputPieces(st.plan, st.planned, tensors_.inputs, q));
     // Random draws other than dropout cannot be split between stages and micro-batches.
     for (const plan::PlanStep& step : st.plan.steps)
-      if (step.kind == plan::PlanStep::Kind::Compute && step.execution == rules::Execution::RandomDraws &&
-          (S > 1 || m > 1))
-        throw PipelineRefused(fmt::format("{}: {} draws random numbers, which pipeline stages and micro-batches "
-                                          "cannot draw as the single-device program does (only dropout can); "
-                                          "re-plan with --pipeline off",
-                                          where, st.planned.describe(step.node)));
+      if (step.kind == plan::PlanStep::Kind::Compute &&
+          step.execution == rules::Execution::RandomDraws && (S > 1 || m > 1))
+        throw PipelineRefused(
+            fmt::format("{}: {} draws random numbers, which pipeline stages and micro-batches "
+                        "cannot draw as the single-device program does (only dropout can); "
+                        "re-plan with --pipeline off",
+                        where, st.planned.describe(step.node)));
     st.dropoutKeysBefore = keys;
     for (size_t k = 0; k < micro_.nodes.size(); ++k) {
       const int seg = pp_.nodeSegment[k];
@@ -425,25 +453,28 @@ void PipelineRun::load() {
         const ir::Value& a = micro_.value(n.tensorInputs().at(0));
         const ir::Value& b = full_.value(full_.nodes[k].tensorInputs().at(0));
         if (m > 1 && (a.shape.empty() || a.shape[0] * m != b.shape[0]))
-          throw PipelineRefused(fmt::format("{}: dropout {} reads [{}] per micro-batch and [{}] at the batch: its "
-                                            "mask can be split into micro-batches only along dimension 0",
-                                            where, micro_.describe(n.id), ir::formatShape(a.shape),
-                                            ir::formatShape(b.shape)));
+          throw PipelineRefused(fmt::format(
+              "{}: dropout {} reads [{}] per micro-batch and [{}] at the batch: its "
+              "mask can be split into micro-batches only along dimension 0",
+              where, micro_.describe(n.id), ir::formatShape(a.shape), ir::formatShape(b.shape)));
       }
       // Batch statistics in training differ between a micro-batch and the batch.
       const std::string op = stripInplace(n.op);
-      if (m > 1 && (op == "aten::batch_norm" || op == "aten::native_batch_norm" ||
-                    op == "aten::_batch_norm_impl_index" || op == "aten::_native_batch_norm_legit")) {
+      if (m > 1 &&
+          (op == "aten::batch_norm" || op == "aten::native_batch_norm" ||
+           op == "aten::_batch_norm_impl_index" || op == "aten::_native_batch_norm_legit")) {
         const ir::Arg* training = n.arg("training");
         bool train = true;
         if (training && training->kind == ir::Arg::Kind::Constant)
           if (const bool* b = std::get_if<bool>(&training->constant)) train = *b;
         if (train)
-          throw PipelineRefused(fmt::format(
-              "{}: batch norm in training ({}) over {} micro-batches: each micro-batch's statistics would differ "
-              "from the full batch's, and this runtime does not synchronise them across micro-batches (refused, "
-              "not synchronised); re-plan with --pipeline off or --micro-batches 1",
-              where, micro_.describe(n.id), m));
+          throw PipelineRefused(
+              fmt::format("{}: batch norm in training ({}) over {} micro-batches: each "
+                          "micro-batch's statistics would differ "
+                          "from the full batch's, and this runtime does not synchronise them "
+                          "across micro-batches (refused, "
+                          "not synchronised); re-plan with --pipeline off or --micro-batches 1",
+                          where, micro_.describe(n.id), m));
       }
     }
     stages_.push_back(std::move(st));
@@ -453,8 +484,9 @@ void PipelineRun::load() {
   lossWeight_ = microBatchLossWeight(micro_, full_, m, path);
   for (size_t k = 0; k < wholePieces_.size(); ++k)
     if (wholePieces_[k].name == lossWeight_.targets && !scaled_[k])
-      throw PipelineRefused(fmt::format("{}: the loss's targets '{}' are not cut into micro-batches along dimension 0",
-                                        path, lossWeight_.targets));
+      throw PipelineRefused(fmt::format(
+          "{}: the loss's targets '{}' are not cut into micro-batches along dimension 0", path,
+          lossWeight_.targets));
 
   // The routes of the boundary values.
   std::map<ir::ValueId, int> routeOf;
@@ -472,8 +504,8 @@ void PipelineRun::load() {
     for (size_t b = 0; b < st.sg.inputsFrom.size(); ++b) {
       auto it = routeOf.find(st.sg.inputsFrom[b]);
       if (it == routeOf.end())
-        throw plan::PlanError(fmt::format("{}: stage {} reads '{}', which no earlier stage sends", path, st.index,
-                                          micro_.value(st.sg.inputsFrom[b]).name));
+        throw plan::PlanError(fmt::format("{}: stage {} reads '{}', which no earlier stage sends",
+                                          path, st.index, micro_.value(st.sg.inputsFrom[b]).name));
       routes_[static_cast<size_t>(it->second)].readers.push_back(
           {st.index, st.inputIndex(st.sg.boundaryInputs[b])});
     }
@@ -481,14 +513,16 @@ void PipelineRun::load() {
   for (ir::ValueId v : micro_.parameters) parameterNames_.push_back(micro_.value(v).name);
   for (ir::ValueId v : micro_.buffers) bufferNames_.push_back(micro_.value(v).name);
   for (const Stage& st : stages_) {
-    for (ir::ValueId v : st.planned.parameters) holders_[st.planned.value(v).name].push_back(st.index);
+    for (ir::ValueId v : st.planned.parameters)
+      holders_[st.planned.value(v).name].push_back(st.index);
     for (ir::ValueId v : st.planned.buffers) holders_[st.planned.value(v).name].push_back(st.index);
   }
   const int world = static_cast<int>(plan::worldDevices(spmd_).size());
   if (world != env_.worldSize)
-    throw RuntimeError(fmt::format("{}: the plan is for {} ranks, but WORLD_SIZE is {}; start one worker per device "
-                                   "of the plan (hap launch does)",
-                                   path, world, env_.worldSize));
+    throw RuntimeError(fmt::format(
+        "{}: the plan is for {} ranks, but WORLD_SIZE is {}; start one worker per device "
+        "of the plan (hap launch does)",
+        path, world, env_.worldSize));
 }
 
 void PipelineRun::build() {
@@ -502,7 +536,8 @@ void PipelineRun::build() {
         groupSize_ = static_cast<int>(st.ranks.size());
       }
   }
-  if (stage_ < 0) groups.push_back({env_.rank});  // a rank the pipeline leaves idle: a group of its own
+  if (stage_ < 0)
+    groups.push_back({env_.rank});  // a rank the pipeline leaves idle: a group of its own
   Communicator::Grouped c = Communicator::connectGroups(env_, o_.cuda, groups);
   world_ = std::move(c.world);
   group_ = std::move(c.group);
@@ -512,13 +547,14 @@ void PipelineRun::build() {
     c10::set_default_dtype(caffe2::TypeMeta::Make<double>());
   }
   if (lead_)
-    std::cout << fmt::format("pipeline: {} stages, {} micro-batches of {} rows (1F1B), loss weight {} per "
-                             "micro-batch\n",
-                             stages_.size(), pp_.microBatches, pp_.batch / std::max(pp_.microBatches, 1),
-                             lossWeight_.targets.empty()
-                                 ? fmt::format("{:g}", lossWeight_.fixed)
-                                 : fmt::format("its count of '{}' other than {} over the batch's", lossWeight_.targets,
-                                               lossWeight_.ignore))
+    std::cout << fmt::format(
+                     "pipeline: {} stages, {} micro-batches of {} rows (1F1B), loss weight {} per "
+                     "micro-batch\n",
+                     stages_.size(), pp_.microBatches, pp_.batch / std::max(pp_.microBatches, 1),
+                     lossWeight_.targets.empty()
+                         ? fmt::format("{:g}", lossWeight_.fixed)
+                         : fmt::format("its count of '{}' other than {} over the batch's",
+                                       lossWeight_.targets, lossWeight_.ignore))
               << std::flush;
   if (stage_ >= 0) {
     const Stage& st = stages_[static_cast<size_t>(stage_)];
@@ -536,7 +572,8 @@ void PipelineRun::build() {
       for (ir::ValueId v : model) {
         if (!read[static_cast<size_t>(v)]) continue;
         if (k >= stage.size() || st.planned.value(stage[k]).name != micro_.value(v).name)
-          throw RuntimeError(fmt::format("stage {}: its sources do not match the model's (a runtime bug)", stage_));
+          throw RuntimeError(fmt::format(
+              "stage {}: its sources do not match the model's (a runtime bug)", stage_));
         auto found = tensors_.values.find(v);
         if (found != tensors_.values.end()) stageTensors_->values.emplace(stage[k], found->second);
         ++k;
@@ -564,8 +601,8 @@ void PipelineRun::build() {
     CheckTolerance tolerance = CheckTolerance::forDtype(at::kDouble);
     if (o_.checkRtol) tolerance.rtol = *o_.checkRtol;
     if (o_.checkAtol) tolerance.atol = *o_.checkAtol;
-    check_ = std::make_unique<ExactnessCheck>(modelPath_, o_.optimizer, world_->device(), at::kDouble, tolerance,
-                                              env_.rank, *world_, *world_);
+    check_ = std::make_unique<ExactnessCheck>(modelPath_, o_.optimizer, world_->device(),
+                                              at::kDouble, tolerance, env_.rank, *world_, *world_);
   }
   flight_.resize(static_cast<size_t>(pp_.microBatches));
 }
@@ -630,7 +667,8 @@ void PipelineRun::forward(int i, const std::vector<at::Tensor>& wholeBatch, uint
     }
   }
   at::manual_seed(seed);
-  for (int k = 0; k < st.dropoutKeysBefore; ++k) drawDropoutKey();  // the earlier stages' dropouts' keys
+  for (int k = 0; k < st.dropoutKeysBefore; ++k)
+    drawDropoutKey();  // the earlier stages' dropouts' keys
   exec_->setMicroBatch(i);
   at::Tensor loss = exec_->forward(batch);
   if (st.sg.holdsLoss) f.loss = loss;
@@ -638,7 +676,8 @@ void PipelineRun::forward(int i, const std::vector<at::Tensor>& wholeBatch, uint
   for (int r : sends_) {
     const Route& route = routes_[static_cast<size_t>(r)];
     const std::vector<Executor::HeldForm> forms = exec_->held(st.local(route.value));
-    // The cheapest form to make whole: I as it is, else G(d) (an all-gather), else R (an all-reduce).
+    // The cheapest form to make whole: I as it is, else G(d) (an all-gather), else R (an
+    // all-reduce).
     auto cost = [](const Executor::HeldForm& h) {
       return h.rel == rules::kIdentity || h.rel == rules::kIdentitySfb ? 0 : h.rel >= 0 ? 1 : 2;
     };
@@ -646,25 +685,29 @@ void PipelineRun::forward(int i, const std::vector<at::Tensor>& wholeBatch, uint
     for (const Executor::HeldForm& h : forms)
       if (!best || cost(h) < cost(*best)) best = &h;
     if (!best)
-      throw RuntimeError(fmt::format("rank {}: stage {} did not compute '{}', which it sends (a runtime bug)",
-                                     env_.rank, stage_, route.name));
+      throw RuntimeError(
+          fmt::format("rank {}: stage {} did not compute '{}', which it sends (a runtime bug)",
+                      env_.rank, stage_, route.name));
     at::Tensor whole;
     if (best->rel == rules::kIdentity || best->rel == rules::kIdentitySfb)
       whole = best->tensor;
     else if (best->rel == rules::kReduce)
       whole = collective::allReduce(*group_, best->tensor);
     else
-      whole = collective::allGather(*group_, best->tensor, best->rel, best->lengths, CommMethod::Padded);
+      whole = collective::allGather(*group_, best->tensor, best->rel, best->lengths,
+                                    CommMethod::Padded);
     if (route.floating) f.wholes.push_back(whole);
     const at::ScalarType dtype = computed(micro_.value(route.value).dtype);
     for (const Route::Reader& reader : route.readers) {
       const Stage& to = stages_[static_cast<size_t>(reader.stage)];
       for (int q = groupRank_; q < static_cast<int>(to.ranks.size()); q += groupSize_) {
-        const InputPiece& piece = to.pieces[static_cast<size_t>(q)][static_cast<size_t>(reader.input)];
+        const InputPiece& piece =
+            to.pieces[static_cast<size_t>(q)][static_cast<size_t>(reader.input)];
         at::Tensor t = whole.detach();
         if (piece.dim >= 0) t = t.narrow(piece.dim, piece.offset, piece.length);
         if (t.numel() == 0) continue;
-        links_->send(t.to(dtype), worldRank(reader.stage, q), tag(i, route.value), PointToPoint::Channel::Forward,
+        links_->send(t.to(dtype), worldRank(reader.stage, q), tag(i, route.value),
+                     PointToPoint::Channel::Forward,
                      fmt::format("'{}' of micro-batch {}", route.name, i));
       }
     }
@@ -688,12 +731,14 @@ void PipelineRun::backward(int i) {
     for (const Route::Reader& reader : route.readers) {
       const Stage& to = stages_[static_cast<size_t>(reader.stage)];
       for (int q = groupRank_; q < static_cast<int>(to.ranks.size()); q += groupSize_) {
-        const InputPiece& piece = to.pieces[static_cast<size_t>(q)][static_cast<size_t>(reader.input)];
+        const InputPiece& piece =
+            to.pieces[static_cast<size_t>(q)][static_cast<size_t>(reader.input)];
         const ir::Shape shape = piece.pieceShape();
         if (ir::numel(shape) == 0) continue;
-        at::Tensor g = links_->receive(shape, whole.scalar_type(), worldRank(reader.stage, q), tag(i, route.value),
-                                       PointToPoint::Channel::Backward,
-                                       fmt::format("the gradient of '{}' of micro-batch {}", route.name, i));
+        at::Tensor g =
+            links_->receive(shape, whole.scalar_type(), worldRank(reader.stage, q),
+                            tag(i, route.value), PointToPoint::Channel::Backward,
+                            fmt::format("the gradient of '{}' of micro-batch {}", route.name, i));
         if (piece.dim >= 0)
           seed.narrow(piece.dim, piece.offset, piece.length).add_(g);
         else
@@ -716,7 +761,8 @@ void PipelineRun::backward(int i) {
       const at::Tensor g = leaf.grad().defined() ? leaf.grad() : at::zeros_like(leaf);
       const int senders = static_cast<int>(stages_[static_cast<size_t>(route.from)].ranks.size());
       links_->send(g, worldRank(route.from, groupRank_ % senders), tag(i, route.value),
-                   PointToPoint::Channel::Backward, fmt::format("the gradient of '{}' of micro-batch {}", route.name, i));
+                   PointToPoint::Channel::Backward,
+                   fmt::format("the gradient of '{}' of micro-batch {}", route.name, i));
     }
   }
   f = InFlight();
@@ -731,7 +777,8 @@ void PipelineRun::sumTied() {
     const std::vector<int>& holding = holders_[name];
     if (holding.size() < 2) continue;
     const ir::Value& v = micro_.value(micro_.parameters[k]);
-    at::Tensor sum = at::zeros(v.shape, at::TensorOptions().dtype(computed(v.dtype)).device(world_->device()));
+    at::Tensor sum =
+        at::zeros(v.shape, at::TensorOptions().dtype(computed(v.dtype)).device(world_->device()));
     LocalParameter* mine = nullptr;
     if (stage_ >= 0)
       for (LocalParameter& p : params())
@@ -748,12 +795,14 @@ void PipelineRun::sumTied() {
 // The global norm over every stage (a replicated parameter once per group, a tied one in its
 // first stage only), and clipping as Optimizer::clipGradients does.
 double PipelineRun::clip() {
-  at::Tensor squares = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(world_->device()));
+  at::Tensor squares =
+      at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(world_->device()));
   c10::NoGradGuard noGrad;
   if (stage_ >= 0)
     for (const LocalParameter& p : params()) {
       const at::Tensor& g = p.value.grad();
-      if (!g.defined() || (p.replicated() && groupRank_ != 0) || holders_[p.name].front() != stage_) continue;
+      if (!g.defined() || (p.replicated() && groupRank_ != 0) || holders_[p.name].front() != stage_)
+        continue;
       squares.add_(g.detach().norm().to(at::kDouble).square());
     }
   world_->allReduce(squares);
@@ -848,7 +897,8 @@ bool PipelineRun::replicasIdentical() {
     const std::vector<int>& holding = holders_[name];
     if (holding.size() < 2) continue;
     const ir::Value& v = micro_.value(micro_.parameters[k]);
-    at::Tensor first = at::zeros(v.shape, at::TensorOptions().dtype(computed(v.dtype)).device(world_->device()));
+    at::Tensor first =
+        at::zeros(v.shape, at::TensorOptions().dtype(computed(v.dtype)).device(world_->device()));
     at::Tensor mine;
     if (stage_ >= 0 && std::count(holding.begin(), holding.end(), stage_))
       for (LocalParameter& p : params())
@@ -865,11 +915,13 @@ bool PipelineRun::replicasIdentical() {
 void PipelineRun::train() {
   if (lead_ && !o_.metricsPath.empty()) {
     metrics_.open(o_.metricsPath);
-    if (!metrics_) throw RuntimeError(fmt::format("cannot write the metrics file {}", o_.metricsPath));
+    if (!metrics_)
+      throw RuntimeError(fmt::format("cannot write the metrics file {}", o_.metricsPath));
   }
   const int S = static_cast<int>(stages_.size());
   const int m = pp_.microBatches;
-  const std::vector<int> order = stage_ >= 0 ? pipeline::oneFOneBOrder(stage_, S, m) : std::vector<int>();
+  const std::vector<int> order =
+      stage_ >= 0 ? pipeline::oneFOneBOrder(stage_, S, m) : std::vector<int>();
   const int64_t total = o_.warmup + o_.steps;
   world_->barrier();
   for (int64_t it = 0; it < total; ++it) {
@@ -883,8 +935,9 @@ void PipelineRun::train() {
         if (op >= 0) {
           forward(op, batch, seed);
           if (stages_[static_cast<size_t>(stage_)].sg.holdsLoss)
-            partial = partial + flight_[static_cast<size_t>(op)].loss.detach().to(at::kCPU, at::kDouble) *
-                                    weights_[static_cast<size_t>(op)];
+            partial =
+                partial + flight_[static_cast<size_t>(op)].loss.detach().to(at::kCPU, at::kDouble) *
+                              weights_[static_cast<size_t>(op)];
         } else {
           backward(-op - 1);
         }
@@ -915,17 +968,19 @@ void PipelineRun::train() {
     if (!warm) seconds_.push_back(seconds);
     losses_.push_back(lossValue);
     if (lead_) {
-      std::cout << fmt::format("step {}/{}: loss {:.6f}, {:.2f} ms{}\n", it + 1, total, lossValue, seconds * 1e3,
-                               warm ? " (warm-up)" : "")
+      std::cout << fmt::format("step {}/{}: loss {:.6f}, {:.2f} ms{}\n", it + 1, total, lossValue,
+                               seconds * 1e3, warm ? " (warm-up)" : "")
                 << std::flush;
       if (metrics_.is_open()) {
-        ojson line = {{"step", it + 1}, {"loss", lossValue}, {"seconds", seconds}, {"warmup", warm}};
+        ojson line = {
+            {"step", it + 1}, {"loss", lossValue}, {"seconds", seconds}, {"warmup", warm}};
         if (o_.optimizer.clipNorm > 0) line["grad_norm"] = norm;
         metrics_ << line.dump() << "\n" << std::flush;
       }
     }
     if (o_.stop && o_.stop->load() != 0)
-      throw RuntimeError(fmt::format("rank {}: stopped by signal {} after step {}", env_.rank, o_.stop->load(), it + 1));
+      throw RuntimeError(fmt::format("rank {}: stopped by signal {} after step {}", env_.rank,
+                                     o_.stop->load(), it + 1));
   }
 }
 
@@ -934,14 +989,17 @@ int PipelineRun::report() {
   for (double s : seconds_) mean += s;
   if (!seconds_.empty()) mean /= static_cast<double>(seconds_.size());
   for (double s : seconds_) var += (s - mean) * (s - mean);
-  const double stdev = seconds_.size() > 1 ? std::sqrt(var / static_cast<double>(seconds_.size() - 1)) : 0;
+  const double stdev =
+      seconds_.size() > 1 ? std::sqrt(var / static_cast<double>(seconds_.size() - 1)) : 0;
   if (lead_) {
-    std::cout << (losses_.empty() ? std::string("0 steps run: no timing and no loss")
-                                  : fmt::format("{} steps: {:.3f} ± {:.3f} ms per iteration, {:.1f} samples/s, final "
-                                                "loss {:.6f} ({} stages, {} micro-batches)",
-                                                seconds_.size(), mean * 1e3, stdev * 1e3,
-                                                mean > 0 ? static_cast<double>(pp_.batch) / mean : 0.0,
-                                                losses_.back(), stages_.size(), pp_.microBatches))
+    std::cout << (losses_.empty()
+                      ? std::string("0 steps run: no timing and no loss")
+                      : fmt::format(
+                            "{} steps: {:.3f} ± {:.3f} ms per iteration, {:.1f} samples/s, final "
+                            "loss {:.6f} ({} stages, {} micro-batches)",
+                            seconds_.size(), mean * 1e3, stdev * 1e3,
+                            mean > 0 ? static_cast<double>(pp_.batch) / mean : 0.0, losses_.back(),
+                            stages_.size(), pp_.microBatches))
               << "\n"
               << std::flush;
     if (metrics_.is_open())
@@ -958,10 +1016,12 @@ int PipelineRun::report() {
   }
   if (!check_) return 0;
   const bool identical = replicasIdentical();
-  const bool ok = check_->finish(fmt::format("rank {} (stage {})", env_.rank, stage_), o_.warmup + o_.steps, {},
-                                 nullptr);
+  const bool ok = check_->finish(fmt::format("rank {} (stage {})", env_.rank, stage_),
+                                 o_.warmup + o_.steps, {}, nullptr);
   if (!identical)
-    std::cout << fmt::format("check rank {}: replicated or tied parameters DIFFER across ranks; FAIL\n", env_.rank)
+    std::cout << fmt::format(
+                     "check rank {}: replicated or tied parameters DIFFER across ranks; FAIL\n",
+                     env_.rank)
               << std::flush;
   return ok && identical ? 0 : 1;
 }

@@ -18,7 +18,9 @@
 
 namespace {
 
-QString zoo(const QString& model) { return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + model + "-tiny.pt"; }
+QString zoo(const QString& model) {
+  return qEnvironmentVariable("HAP_ZOO_DIR") + "/" + model + "-tiny.pt";
+}
 
 // `machines` machines of `perMachine` devices each (a machine is a unit of the stage search, a
 // device when there is one machine), fast and slow machines alternating, behind a 1 GB/s network.
@@ -26,15 +28,18 @@ QString writeCluster(const QTemporaryDir& dir, int machines, int perMachine) {
   const QString path = dir.filePath(QString("cluster-%1x%2.yaml").arg(machines).arg(perMachine));
   QFile f(path);
   if (!f.open(QIODevice::WriteOnly)) return {};
-  QString text = "name: pipeline-test\n"
-                 "device_types:\n"
-                 "  fast: {flops: {float32: 60G}, memory: 4GiB, memory_bandwidth: 10GB/s}\n"
-                 "  slow: {flops: {float32: 20G}, memory: 4GiB, memory_bandwidth: 5GB/s}\n"
-                 "network: {bandwidth: 1GB/s, latency: 100us}\n"
-                 "machines:\n";
+  QString text =
+      "name: pipeline-test\n"
+      "device_types:\n"
+      "  fast: {flops: {float32: 60G}, memory: 4GiB, memory_bandwidth: 10GB/s}\n"
+      "  slow: {flops: {float32: 20G}, memory: 4GiB, memory_bandwidth: 5GB/s}\n"
+      "network: {bandwidth: 1GB/s, latency: 100us}\n"
+      "machines:\n";
   for (int k = 0; k < machines; ++k)
-    text += QString("  - {name: m%1, host: 127.0.0.1, device_type: %2, count: %3, link: {bandwidth: 10GB/s, "
-                    "latency: 10us}}\n")
+    text += QString(
+                "  - {name: m%1, host: 127.0.0.1, device_type: %2, count: %3, link: {bandwidth: "
+                "10GB/s, "
+                "latency: 10us}}\n")
                 .arg(k)
                 .arg(k % 2 == 0 ? "fast" : "slow")
                 .arg(perMachine);
@@ -49,14 +54,16 @@ struct Outcome {
 };
 
 // Plans `model` on `cluster` with `planArgs`, then runs `ranks` workers with --check.
-Outcome runChecked(const QString& model, const QString& cluster, int ranks, const QStringList& planArgs,
-                   int steps = 3) {
+Outcome runChecked(const QString& model, const QString& cluster, int ranks,
+                   const QStringList& planArgs, int steps = 3) {
   Outcome o;
   QTemporaryDir dir;
   const QString plan = dir.filePath("plan.json");
   QProcess planner;
   const QString file = model.endsWith(".pt") ? model : zoo(model);
-  planner.start(HAP_CLI_PATH, QStringList{"plan", file, "-c", cluster, "-o", plan, "-q", "--no-baselines"} + planArgs);
+  planner.start(
+      HAP_CLI_PATH,
+      QStringList{"plan", file, "-c", cluster, "-o", plan, "-q", "--no-baselines"} + planArgs);
   if (!planner.waitForFinished(240000) || planner.exitCode() != 0) {
     o.planError = planner.readAllStandardError() + planner.readAllStandardOutput();
     if (o.planError.isEmpty()) o.planError = "hap plan did not finish";
@@ -69,8 +76,8 @@ Outcome runChecked(const QString& model, const QString& cluster, int ranks, cons
     auto* w = new QProcess;
     w->setProcessEnvironment(torchrunEnvironment(r, ranks, port, 60));
     w->setProcessChannelMode(QProcess::MergedChannels);
-    w->start(HAP_WORKER_PATH, QStringList{plan, "--steps", QString::number(steps), "--warmup", "0", "--check",
-                                          "--clip-norm", "0.5"});
+    w->start(HAP_WORKER_PATH, QStringList{plan, "--steps", QString::number(steps), "--warmup", "0",
+                                          "--check", "--clip-norm", "0.5"});
     workers.push_back(w);
   }
   for (QProcess* w : workers) {
@@ -87,8 +94,10 @@ void expectPass(const Outcome& o) {
   QVERIFY2(o.planOutput.contains("Pipeline:"), qPrintable("no pipeline planned:\n" + o.planOutput));
   for (size_t r = 0; r < o.exitCodes.size(); ++r) {
     const QString& out = o.outputs[static_cast<int>(r)];
-    QVERIFY2(o.exitCodes[r] == 0, qPrintable(QString("rank %1 exited %2:\n%3").arg(r).arg(o.exitCodes[r]).arg(out)));
-    QVERIFY2(out.contains("PASS"), qPrintable(QString("rank %1 printed no check verdict:\n%2").arg(r).arg(out)));
+    QVERIFY2(o.exitCodes[r] == 0,
+             qPrintable(QString("rank %1 exited %2:\n%3").arg(r).arg(o.exitCodes[r]).arg(out)));
+    QVERIFY2(out.contains("PASS"),
+             qPrintable(QString("rank %1 printed no check verdict:\n%2").arg(r).arg(out)));
   }
   // The verdict with its errors, for the log.
   const QRegularExpression verdict("check rank 0[^\n]*");
@@ -116,19 +125,21 @@ class TstPipeline : public QObject {
   void mlpTwoStagesTwoRanksUneven() {
     QTemporaryDir dir;
     expectPass(runChecked("mlp", writeCluster(dir, 4, 1), 4,
-                          {"--pipeline", "2", "--micro-batches", "2", "--segments", "scope:1", "--ratios",
-                           "proportional"}));
+                          {"--pipeline", "2", "--micro-batches", "2", "--segments", "scope:1",
+                           "--ratios", "proportional"}));
   }
 
   // BERT: dropout drawn per micro-batch's rows of the global mask, a mean cross-entropy over two
   // micro-batches, layers cut between stages.
   void bertTwoStages() {
     QTemporaryDir dir;
-    expectPass(runChecked("bert", writeCluster(dir, 1, 2), 2, {"--pipeline", "2", "--micro-batches", "2"}));
+    expectPass(runChecked("bert", writeCluster(dir, 1, 2), 2,
+                          {"--pipeline", "2", "--micro-batches", "2"}));
   }
   void bertThreeStages() {
     QTemporaryDir dir;
-    expectPass(runChecked("bert", writeCluster(dir, 1, 3), 3, {"--pipeline", "3", "--micro-batches", "2"}));
+    expectPass(runChecked("bert", writeCluster(dir, 1, 3), 3,
+                          {"--pipeline", "3", "--micro-batches", "2"}));
   }
   void bertTwoStagesTwoRanksUneven() {
     QTemporaryDir dir;
@@ -137,21 +148,23 @@ class TstPipeline : public QObject {
   }
 
   // A GPT-style decoder written by others (tests/fixtures, no hap/inputs.json): its cross-entropy's
-  // targets may be ignore_index (the stage graphs carry no declared range), so each micro-batch's loss weighs its count of
-  // the other targets over the batch's.
+  // targets may be ignore_index (the stage graphs carry no declared range), so each micro-batch's
+  // loss weighs its count of the other targets over the batch's.
   void gptDecoderCountedTargets() {
     QTemporaryDir dir;
     const QString model = qEnvironmentVariable("HAP_FIXTURE_DIR") + "/gpt_decoder.pt";
-    expectPass(runChecked(model, writeCluster(dir, 1, 2), 2,
-                          {"--pipeline", "2", "--micro-batches", "2", "--input", "idx=8x8:int64:0..32", "--input",
-                           "targets=8x8:int64:0..32", "--segments", "scope:1"}));
+    expectPass(
+        runChecked(model, writeCluster(dir, 1, 2), 2,
+                   {"--pipeline", "2", "--micro-batches", "2", "--input", "idx=8x8:int64:0..32",
+                    "--input", "targets=8x8:int64:0..32", "--segments", "scope:1"}));
   }
 
   // Batch norm in training over 2 micro-batches: refused (not synchronised), saying so.
   void batchNormAcrossMicroBatchesRefused() {
     QTemporaryDir dir;
-    const Outcome o = runChecked(qEnvironmentVariable("HAP_FIXTURE_DIR") + "/conv_bn.pt", writeCluster(dir, 1, 2), 2,
-                                 {"--pipeline", "2", "--micro-batches", "2", "--segments", "scope:1"});
+    const Outcome o =
+        runChecked(qEnvironmentVariable("HAP_FIXTURE_DIR") + "/conv_bn.pt", writeCluster(dir, 1, 2),
+                   2, {"--pipeline", "2", "--micro-batches", "2", "--segments", "scope:1"});
     QVERIFY2(o.planError.isEmpty(), qPrintable(o.planError));
     for (size_t r = 0; r < o.exitCodes.size(); ++r) {
       QCOMPARE(o.exitCodes[r], 1);
@@ -166,8 +179,9 @@ class TstPipeline : public QObject {
     QTemporaryDir dir;
     const QString plan = dir.filePath("plan.json");
     QProcess planner;
-    planner.start(HAP_CLI_PATH, {"plan", zoo("mlp"), "-c", writeCluster(dir, 4, 1), "-o", plan, "-q", "--no-baselines",
-                                 "--pipeline", "2", "--micro-batches", "2", "--segments", "scope:1"});
+    planner.start(HAP_CLI_PATH, {"plan", zoo("mlp"), "-c", writeCluster(dir, 4, 1), "-o", plan,
+                                 "-q", "--no-baselines", "--pipeline", "2", "--micro-batches", "2",
+                                 "--segments", "scope:1"});
     QVERIFY(planner.waitForFinished(120000));
     QCOMPARE(planner.exitCode(), 0);
     QProcess launch;
