@@ -5,7 +5,8 @@
 // Each output element of these ops reads input elements of the same leading indices only, so a
 // cut along a leading dimension passes through: G(d) → G(d). The trailing dimensions they work on
 // are never cut (an output position reads its neighbours, or a position elsewhere), except that
-// pad and roll leave the dimensions they do not pad or roll alone, which may then be cut. All but
+// pad and roll leave the dimensions they do not pad or roll alone, which may then be cut, and
+// nearest upsampling by an integer factor cuts its spatial dimensions in whole groups. All but
 // constant padding with a non-zero value are linear in their input, so partial sums pass through
 // (R → R).
 #include <variant>
@@ -38,6 +39,33 @@ std::vector<int> leading(int rank, int trailing) {
 template <int kSpatial>
 void upsampleRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
   passThrough(g, n, leading(tensorInput(g, n, 0).rank(), kSpatial), true, out);
+}
+
+// Nearest upsampling by an integer factor s along a spatial dimension needs no halo: output
+// positions [i·s, (i+1)·s) read input position i alone (floor(o / s), and for the _exact kind
+// floor((o + 0.5) / s), agree), so a cut of the input passes to the output at s times its lengths,
+// whole groups of s (the two dimensions are linked at that ratio, synth/dim_classes.h). Only the
+// .vec overload without output_size (F.interpolate(scale_factor=s)): each rank's kernel then
+// scales its own piece; a constant output_size would be the whole tensor's.
+template <int kSpatial>
+void upsampleNearestRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) {
+  upsampleRule<kSpatial>(g, n, out);
+  const ir::Arg* size = n.arg("output_size");
+  const ir::Arg* scales = n.arg("scale_factors");
+  if (n.overload != "vec" || !size || !std::holds_alternative<std::monostate>(size->constant) || !scales) return;
+  const auto* factors = std::get_if<std::vector<double>>(&scales->constant);
+  const ir::Value& x = tensorInput(g, n, 0);
+  const ir::Value& y = output(g, n);
+  if (!factors || static_cast<int>(factors->size()) != kSpatial || x.rank() != y.rank()) return;
+  for (int k = 0; k < kSpatial; ++k) {
+    const double f = (*factors)[static_cast<size_t>(k)];
+    const int d = x.rank() - kSpatial + k;
+    const int64_t factor = static_cast<int64_t>(f);
+    if (f < 1 || static_cast<double>(factor) != f || y.shape[static_cast<size_t>(d)] != factor * x.shape[static_cast<size_t>(d)])
+      continue;
+    if (shardable(x, d))
+      out.push_back(makeVariant("spatial", {gather(d)}, {gather(d)}, "whole groups of the integer scale factor"));
+  }
 }
 
 // pixel_shuffle: [*, C·r², H, W] → [*, C, H·r, W·r]; pixel_unshuffle the reverse. An output
@@ -105,12 +133,12 @@ void rollRule(const ir::Graph& g, const ir::Node& n, std::vector<Variant>& out) 
 }
 
 constexpr RuleEntry kRules[] = {
-    {"aten::upsample_nearest1d", upsampleRule<1>},
-    {"aten::upsample_nearest2d", upsampleRule<2>},
-    {"aten::upsample_nearest3d", upsampleRule<3>},
-    {"aten::_upsample_nearest_exact1d", upsampleRule<1>},
-    {"aten::_upsample_nearest_exact2d", upsampleRule<2>},
-    {"aten::_upsample_nearest_exact3d", upsampleRule<3>},
+    {"aten::upsample_nearest1d", upsampleNearestRule<1>},
+    {"aten::upsample_nearest2d", upsampleNearestRule<2>},
+    {"aten::upsample_nearest3d", upsampleNearestRule<3>},
+    {"aten::_upsample_nearest_exact1d", upsampleNearestRule<1>},
+    {"aten::_upsample_nearest_exact2d", upsampleNearestRule<2>},
+    {"aten::_upsample_nearest_exact3d", upsampleNearestRule<3>},
     {"aten::upsample_linear1d", upsampleRule<1>},
     {"aten::upsample_bilinear2d", upsampleRule<2>},
     {"aten::upsample_bicubic2d", upsampleRule<2>},

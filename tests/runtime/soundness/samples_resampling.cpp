@@ -61,6 +61,18 @@ std::vector<SampleEntry> resamplingSamples() {
       return sample;
     }));
   }
+  // Nearest upsampling as F.interpolate(scale_factor=s) traces it: output_size None, integer
+  // factors (the spatial variant's case; a fractional one leaves it out).
+  for (Up u : {Up{"aten::upsample_nearest1d", 1, false}, Up{"aten::upsample_nearest2d", 2, false},
+               Up{"aten::upsample_nearest3d", 3, false}, Up{"aten::_upsample_nearest_exact1d", 1, false},
+               Up{"aten::_upsample_nearest_exact2d", 2, false}, Up{"aten::_upsample_nearest_exact3d", 3, false}}) {
+    s.push_back(entry(u.op, [u](Rand& r) {
+      const ir::Shape x = spatialShape(r, u.spatial, false, 1, u.spatial == 3 ? 4 : 6);
+      std::vector<double> factors;
+      for (int d = 0; d < u.spatial; ++d) factors.push_back(r.coin(0.85) ? static_cast<double>(r.range(1, 3)) : 1.5);
+      return OpSample{"", "vec", {{"input", t(x)}, {"output_size", none()}, {"scale_factors", ir::Constant(factors)}}};
+    }));
+  }
   for (const char* op : {"aten::pixel_shuffle", "aten::pixel_unshuffle"}) {
     const bool shuffle = std::string(op) == "aten::pixel_shuffle";
     s.push_back(entry(op, [shuffle](Rand& r) {

@@ -27,6 +27,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
@@ -863,6 +864,9 @@ class TstRuleSoundness : public QObject {
                                        op));
     necessity.report(failures);
     qInfo("%d cases, %zu failures", cases, failures.size());
+    if (std::getenv("HAP_SOUNDNESS_VARIANTS"))  // which variants the samples reached, per op
+      for (const auto& [op, variants] : variantsByOp)
+        qInfo("%s: %s", op.c_str(), fmt::format("{}", fmt::join(variants, ", ")).c_str());
     const size_t shown = std::getenv("HAP_SOUNDNESS_ALL") ? failures.size() : 40;
     for (size_t k = 0; k < failures.size() && k < shown; ++k) std::printf("  %s\n", failures[k].c_str());
     if (failures.size() > shown)
