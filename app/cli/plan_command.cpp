@@ -203,8 +203,8 @@ void addPlanCommand(CLI::App& app, int& exitCode) {
                   "Pipeline stages: 'off' (one SPMD program on every device), 'auto' (search 2 or more stages, "
                   "kept where predicted faster than the SPMD-only plan) or a stage count N (at least 2): the model "
                   "cut at segment boundaries, each stage planned on its own group of machines (devices on one "
-                  "machine) at micro-batch shapes, run with 1F1B; predicted only, nothing runs pipelined plans yet "
-                  "(docs/pipeline.md)")
+                  "machine) at micro-batch shapes, run with 1F1B by hap-worker; hap simulate and hap compare "
+                  "read SPMD plans only (docs/pipeline.md)")
       ->type_name("auto|off|N")
       ->check(CLI::Validator(
           [](std::string& text) {

@@ -17,13 +17,13 @@ std::string formatPipelineSummary(const PipelinePlan& p) {
     return fmt::format("Pipeline ({}): none; the SPMD-only plan is kept ({}).\n", p.requested, p.why);
   return fmt::format(
       "Pipeline: {} stages x {} micro-batches of {} (1F1B), predicted step {} ({}) against {} for the SPMD-only plan "
-      "({}); predicted only, nothing runs pipelined plans yet.\n",
+      "({}); predicted by the cost model, not measured.\n",
       p.stages.size(), p.microBatches, p.batch / std::max(1, p.microBatches), ms(p.cost.stepSeconds),
       p.cost.fits ? "fits" : "DOES NOT FIT", ms(p.spmdSeconds), p.spmdFits ? "fits" : "does not fit");
 }
 
 std::string formatPipelineExplain(const PipelinePlan& p) {
-  std::string out = "Pipeline (predicted only; hap-worker and hap simulate cannot run it yet)\n";
+  std::string out = "Pipeline (predicted by the cost model; hap simulate and hap compare cannot show it yet)\n";
   if (p.stages.empty()) {
     out += fmt::format("  none ({}): {}\n", p.requested, p.why);
   } else {

@@ -1,7 +1,7 @@
 // The text `hap plan --pipeline ... --explain` prints for a pipeline (docs/pipeline.md): the
 // stages with their segments, device groups, micro-batches, per-stage times, transfers, bubble and
 // memory, and why: the SPMD-only plan's predicted step beside the pipelined one, and the
-// candidates the search priced. Predictions only: nothing runs a pipelined plan yet.
+// candidates the search priced. Predictions of the cost model.
 #pragma once
 
 #include <string>

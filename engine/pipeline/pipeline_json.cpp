@@ -18,9 +18,9 @@ void refusePipeline(const json& doc, const std::string& origin) {
   const std::string m = p.is_object() && p.contains("micro_batches") ? p["micro_batches"].dump() : "?";
   throw PipelinePlanRefused(fmt::format(
       "{}: this plan runs the model as {} pipeline stages with {} micro-batches (plan version {}, field '/pipeline'); "
-      "this HAP cannot execute or simulate pipelined plans yet: hap-worker lacks the 1F1B schedule (send/recv "
-      "between stage groups, gradient accumulation over micro-batches) and hap simulate its pipeline timeline "
-      "(issue 34 items 2-3). Read it with 'hap plan --explain', or re-plan with --pipeline off",
+      "this reader takes SPMD plans only: a pipelined plan is run by hap-worker's 1F1B trainer, and the simulator, "
+      "hap compare and the app have no pipeline timeline yet (issue 34 item 3). Re-plan with --pipeline off to "
+      "simulate or compare",
       origin, stages, m, kPipelinePlanVersion));
 }
 

@@ -6,9 +6,9 @@
 // the predicted step and the search's statistics. Plans without pipeline stages keep version 2,
 // so every plan written before reads as before.
 //
-// Readers that cannot run a pipeline (plan::planFromJson: hap-worker, hap simulate, hap compare,
-// the app) refuse such a file with PipelinePlanRefused naming what is missing; pipelineFromJson
-// reads it.
+// Readers of SPMD plans (plan::planFromJson, hence plan::readPlan and plan::openPlan: hap
+// simulate, hap compare, the app) refuse such a file with PipelinePlanRefused naming what is
+// missing; pipelineFromJson reads it (hap-worker's 1F1B trainer reads pipelined plans).
 #pragma once
 
 #include <string>

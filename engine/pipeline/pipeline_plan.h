@@ -4,8 +4,8 @@
 // schedule, priced by pipeline_cost.h. Serialised by pipeline_json.h inside a plan file of
 // version kPipelinePlanVersion.
 //
-// Nothing runs a pipelined plan yet (issue 34 items 2-3): its figures are predictions only, and
-// plan readers that cannot run it refuse it (PipelinePlanRefused).
+// Its figures are predictions of the cost model; readers of SPMD plans refuse it
+// (PipelinePlanRefused), hap-worker's 1F1B trainer runs it (issue 34 item 2).
 #pragma once
 
 #include <memory>
