@@ -281,7 +281,7 @@ struct StepKernel::Impl {
   std::vector<c10::IValue> stackWith(const std::vector<at::Tensor>& in) const;
   bool emptyOutputs() const;
   bool shapesMatch(const std::vector<at::Tensor>& out) const;
-  bool unread(ir::ValueId v) const;
+  bool unread(size_t k) const;  // output k may differ in shape (see its definition)
   std::vector<at::Tensor> emptyPieces(std::vector<c10::IValue> args,
                                       const std::vector<at::Tensor>& in) const;
   std::vector<at::Tensor> zerosOnGraph(const std::vector<at::Tensor>& in) const;
@@ -879,11 +879,15 @@ at::Tensor StepKernel::Impl::classLossMean(const at::Tensor& sum, const std::vec
   return sum / denominator;
 }
 
-// Whether no node reads v and it is not the loss. Such an output (embedding_bag's offset2bag,
-// which autograd keeps for itself) may have another shape in another dtype: the float32 sum skips
-// it ([0], as the importer infers), where a float64 run (hap-worker --check) fills it ([N]).
-bool StepKernel::Impl::unread(ir::ValueId v) const {
-  return g.value(v).users.empty() && v != g.loss;
+// Whether output k is a secondary output (k > 0) that no node reads and that is not the loss.
+// Such an output (embedding_bag's offset2bag, which autograd keeps for itself) may have another
+// shape in another dtype: the float32 sum skips it ([0], as the importer infers), where a float64
+// run (hap-worker --check) fills it ([N]). An op's first output is always held to its shape (a
+// convolution over zero input channels must still give the plan's piece, even where nothing
+// reads it, as in the rule soundness test).
+bool StepKernel::Impl::unread(size_t k) const {
+  const ir::ValueId v = outputs[k].value;
+  return k > 0 && g.value(v).users.empty() && v != g.loss;
 }
 
 // The outputs the plan expects, in number and local shape (an unread output: in number).
@@ -896,7 +900,7 @@ void StepKernel::Impl::checkOutputs(std::vector<at::Tensor>& out,
   // convolution over zero input channels gives zero output channels).
   if (!shapesMatch(out) && anyEmpty(in)) out = emptyPieces(stackWith(in), in);
   for (size_t k = 0; k < out.size(); ++k)
-    if (!out[k].sizes().equals(outputShapes[k]) && !unread(outputs[k].value))
+    if (!out[k].sizes().equals(outputShapes[k]) && !unread(k))
       fail(fmt::format("output {} has local shape {} here, the plan says {}", k,
                        ir::formatShape(out[k].sizes().vec()), ir::formatShape(outputShapes[k])));
 }
@@ -955,7 +959,7 @@ bool StepKernel::Impl::emptyOutputs() const {
 bool StepKernel::Impl::shapesMatch(const std::vector<at::Tensor>& out) const {
   if (out.size() != outputShapes.size()) return false;
   for (size_t k = 0; k < out.size(); ++k)
-    if (!out[k].sizes().equals(outputShapes[k]) && !unread(outputs[k].value)) return false;
+    if (!out[k].sizes().equals(outputShapes[k]) && !unread(k)) return false;
   return true;
 }
 
