@@ -490,9 +490,12 @@ void MainWindow::createMenus() {
   QMenu* panels = m_viewMenu->addMenu(tr("&Panels"));
   for (QDockWidget* d : findChildren<QDockWidget*>()) {
     panels->addAction(d->toggleViewAction());
+    // Only a dock shown matters: a dock hidden may be the window closing in its destructor, when
+    // the actions are gone.
     connect(d, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+      if (!visible || m_togglingGraphOnly) return;
       QAction* graphOnly = action(QStringLiteral("view.graphOnly"));
-      if (visible && !m_togglingGraphOnly && graphOnly->isChecked()) graphOnly->setChecked(false);
+      if (graphOnly && graphOnly->isChecked()) graphOnly->setChecked(false);
     });
   }
   m_viewMenu->addAction(action("view.graphOnly"));
