@@ -8,6 +8,7 @@
 #include <cassert>
 
 #include "engine/base/error.h"
+#include "engine/import/ivalue_constant.h"
 
 namespace hap::import {
 namespace {
@@ -30,23 +31,6 @@ std::optional<int64_t> intArg(const c10::FunctionSchema& schema, const std::vect
 }
 
 int64_t normalized(int64_t dim, int64_t rank) { return dim < 0 ? dim + rank : dim; }
-
-ir::Constant constantOf(const IValue& v) {
-  if (v.isNone()) return std::monostate{};
-  if (v.isBool()) return v.toBool();
-  if (v.isInt()) return v.toInt();
-  if (v.isDouble()) return v.toDouble();
-  if (v.isString()) return v.toStringRef();
-  if (v.isIntList()) return v.toIntVector();
-  if (v.isDoubleList()) return v.toDoubleVector();
-  if (v.isBoolList()) {
-    std::vector<bool> out;
-    for (bool b : v.toBoolList()) out.push_back(b);
-    return out;
-  }
-  if (v.isDevice()) return v.toDevice().str();
-  throw std::logic_error("functionalize: a constant argument of an unexpected type");
-}
 
 IValue optionalInt(const std::optional<int64_t>& v) { return v ? IValue(*v) : IValue(); }
 
@@ -418,7 +402,7 @@ Carried Functionalizer::emit(const std::string& op, const std::string& overload,
       }
     } else {
       const IValue& v = std::get<IValue>(args[i]);
-      a.constant = constantOf(v);
+      a.constant = toConstant(v);
       stack.push_back(v);
     }
     node.args.push_back(std::move(a));

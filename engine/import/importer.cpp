@@ -20,6 +20,7 @@
 
 #include "engine/base/error.h"
 #include "engine/import/functionalize.h"
+#include "engine/import/ivalue_constant.h"
 #include "engine/ir/op_cost.h"
 
 namespace hap::import {
@@ -128,25 +129,6 @@ ir::DType fromScalarType(at::ScalarType t, const std::function<std::string()>& w
       throw ImportError(fmt::format("{}: unsupported dtype {} (HAP supports {})", where(),
                                     c10::toString(t), ir::dtypeNames()));
   }
-}
-
-ir::Constant toConstant(const IValue& v) {
-  if (v.isNone()) return std::monostate{};
-  if (v.isBool()) return v.toBool();
-  if (v.isInt()) return v.toInt();
-  if (v.isDouble()) return v.toDouble();
-  if (v.isString()) return v.toStringRef();
-  if (v.isIntList()) return v.toIntVector();
-  if (v.isDoubleList()) return v.toDoubleVector();
-  if (v.isBoolList()) {
-    std::vector<bool> out;
-    for (bool b : v.toBoolList()) out.push_back(b);
-    return out;
-  }
-  if (v.isDevice()) return v.toDevice().str();
-  std::ostringstream os;
-  os << v;
-  return os.str();
 }
 
 bool isDeviceType(const c10::TypePtr& t) {
